@@ -1,0 +1,31 @@
+"""The algorithm registry: one module per algorithm, one line per entry here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ppdm.algorithms.base import Anonymizer, validate_spec
+from ppdm.exceptions import UnknownAlgorithmError
+
+__all__ = ["ALGORITHMS", "Anonymizer", "get_algorithm", "validate_spec"]
+
+ALGORITHMS: dict[str, type[Anonymizer]] = {}
+
+
+def get_algorithm(name: str, **params: Any) -> Anonymizer:
+    """Instantiate the algorithm registered as ``name`` with ``params``."""
+    try:
+        cls = ALGORITHMS[name]
+    except KeyError:
+        raise UnknownAlgorithmError(
+            f"unknown algorithm {name!r}; registered: {', '.join(sorted(ALGORITHMS))}"
+        ) from None
+    unknown = set(params) - set(cls._param_names())
+    if unknown:
+        from ppdm.exceptions import InvalidParameterError
+
+        raise InvalidParameterError(
+            f"{name}: unknown parameter(s) {sorted(unknown)}; "
+            f"allowed: {sorted(cls._param_names())}"
+        )
+    return cls(**params)
