@@ -1,0 +1,1 @@
+"""Prefect tasks: one thin wrapper per release step over :mod:`ppdm.pipeline`."""

@@ -5,11 +5,14 @@ from __future__ import annotations
 from typing import Any
 
 from ppdm.algorithms.base import Anonymizer, validate_spec
+from ppdm.algorithms.mondrian import Mondrian
 from ppdm.exceptions import UnknownAlgorithmError
 
 __all__ = ["ALGORITHMS", "Anonymizer", "get_algorithm", "validate_spec"]
 
-ALGORITHMS: dict[str, type[Anonymizer]] = {}
+ALGORITHMS: dict[str, type[Anonymizer]] = {
+    "mondrian": Mondrian,
+}
 
 
 def get_algorithm(name: str, **params: Any) -> Anonymizer:

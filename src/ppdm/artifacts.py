@@ -1,0 +1,161 @@
+"""Content-addressed, atomically written artifacts.
+
+Every step writes its output here and passes on an :class:`ArtifactRef`
+(path + sha256). A file is first written under a temporary name in the same
+directory, flushed to disk, then renamed into place, so a crash never leaves a
+half-written artifact visible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+__all__ = [
+    "ArtifactRef",
+    "ArtifactStore",
+    "sha256_bytes",
+    "sha256_file",
+    "canonical_json",
+    "write_atomic",
+    "table_to_csv_bytes",
+]
+
+_CHUNK = 1 << 20
+
+
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def sha256_file(path: Path | str) -> str:
+    """sha256 of a file, read in chunks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def canonical_json(obj: Any) -> bytes:
+    """Deterministic JSON bytes: sorted keys, fixed separators, UTF-8, final newline."""
+    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, default=str)
+    return (text + "\n").encode("utf-8")
+
+
+def write_atomic(path: Path | str, data: bytes) -> Path:
+    """Write ``data`` to ``path`` via a temporary file and an atomic rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def table_to_csv_bytes(table: pd.DataFrame) -> bytes:
+    """A released table as CSV bytes: header, no index, missing as empty, LF."""
+    buffer = io.StringIO()
+    table.to_csv(buffer, index=False, lineterminator="\n")
+    return buffer.getvalue().encode("utf-8")
+
+
+@dataclass(frozen=True)
+class ArtifactRef:
+    """Where an artifact lives and what its bytes hash to.
+
+    Attributes
+    ----------
+    path : str
+        Absolute path of the file.
+    sha256 : str
+        Hex digest of its bytes (also its name in the store).
+    kind : str
+        What it holds, e.g. "raw-snapshot", "clean-table", "certificate".
+    rows : int or None
+        Number of rows, for tables.
+    """
+
+    path: str
+    sha256: str
+    kind: str
+    rows: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def verify(self) -> None:
+        """Raise if the file is gone or its bytes changed since it was written."""
+        from ppdm.exceptions import ArtifactIntegrityError
+
+        if not Path(self.path).is_file():
+            raise ArtifactIntegrityError(f"artifact {self.kind} missing: {self.path}")
+        actual = sha256_file(self.path)
+        if actual != self.sha256:
+            raise ArtifactIntegrityError(
+                f"artifact {self.kind} at {self.path} changed: recorded sha256 "
+                f"{self.sha256}, found {actual}"
+            )
+
+
+class ArtifactStore:
+    """A directory of content-addressed artifacts: ``<root>/<sha[:2]>/<sha>.<ext>``.
+
+    Parameters
+    ----------
+    root : path
+        Directory of the store (created on first write).
+    """
+
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+
+    def put_bytes(
+        self, data: bytes, *, kind: str, suffix: str, rows: int | None = None
+    ) -> ArtifactRef:
+        digest = sha256_bytes(data)
+        path = self.root / digest[:2] / f"{digest}.{suffix}"
+        if not (path.is_file() and sha256_file(path) == digest):
+            write_atomic(path, data)
+        return ArtifactRef(str(path.resolve()), digest, kind, rows)
+
+    def put_json(self, obj: Any, *, kind: str) -> ArtifactRef:
+        return self.put_bytes(canonical_json(obj), kind=kind, suffix="json")
+
+    def put_table(self, table: pd.DataFrame, *, kind: str) -> ArtifactRef:
+        """Store a typed table as Parquet (dtypes, categories and order preserved)."""
+        buffer = io.BytesIO()
+        table.to_parquet(buffer, index=False, engine="pyarrow", compression="zstd")
+        return self.put_bytes(
+            buffer.getvalue(), kind=kind, suffix="parquet", rows=len(table)
+        )
+
+    def put_csv(self, table: pd.DataFrame, *, kind: str) -> ArtifactRef:
+        return self.put_bytes(
+            table_to_csv_bytes(table), kind=kind, suffix="csv", rows=len(table)
+        )
+
+    @staticmethod
+    def read_table(ref: ArtifactRef) -> pd.DataFrame:
+        ref.verify()
+        return pd.read_parquet(ref.path, engine="pyarrow")
+
+    @staticmethod
+    def read_json(ref: ArtifactRef) -> Any:
+        ref.verify()
+        return json.loads(Path(ref.path).read_text(encoding="utf-8"))

@@ -1,0 +1,260 @@
+"""The one configuration object of a release, read from YAML.
+
+Unknown keys and out-of-range values are errors that name the key and the
+allowed values, e.g. ``config adult.yaml: k = 0 is out of range; allowed: an
+integer >= 1 and <= 1000000``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from ppdm.algorithms import ALGORITHMS
+from ppdm.exceptions import InvalidParameterError
+
+__all__ = [
+    "ReleaseConfig",
+    "SourceConfig",
+    "DiscretizeConfig",
+    "ValidationLimits",
+    "UtilityConfig",
+    "ConfigError",
+    "load_config",
+    "parse_config",
+    "default_config",
+]
+
+
+class ConfigError(InvalidParameterError):
+    """A release configuration is unreadable, has unknown keys or bad values."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SourceConfig(_Strict):
+    """Where the input table comes from."""
+
+    kind: Literal["embedded", "csv", "parquet", "sql"] = "embedded"
+    name: str | None = Field(None, description="embedded dataset name")
+    path: str | None = Field(None, description="CSV or Parquet file")
+    url: str | None = Field(None, description="SQLAlchemy database URL")
+    query: str | None = Field(None, description="SQL query returning the table")
+
+    @model_validator(mode="after")
+    def _needs(self) -> SourceConfig:
+        needed = {"embedded": ["name"], "csv": ["path"], "parquet": ["path"],
+                  "sql": ["url", "query"]}[self.kind]
+        missing = [key for key in needed if getattr(self, key) is None]
+        if missing:
+            raise ValueError(
+                f"source kind {self.kind!r} needs key(s) {missing} under 'source'"
+            )
+        return self
+
+
+class DiscretizeConfig(_Strict):
+    """How numeric quasi-identifiers become intervals before anonymization."""
+
+    method: Literal["mdl", "equal-frequency", "none"] = "mdl"
+    n_bins: int = Field(5, ge=2, le=100)
+    columns: list[str] | None = Field(
+        None, description="numeric QIs to bin; default: every numeric QI"
+    )
+
+
+class ValidationLimits(_Strict):
+    """Limits of the schema-validation step."""
+
+    max_rejected_fraction: float = Field(0.05, ge=0.0, le=1.0)
+
+
+class UtilityConfig(_Strict):
+    """The utility report's hold-out protocol."""
+
+    test_size: float = Field(0.3, gt=0.0, lt=1.0)
+
+
+class ReleaseConfig(_Strict):
+    """Everything a release run needs; the flow's only parameter."""
+
+    dataset: str = Field(..., min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    source: SourceConfig
+    schema_name: str | None = Field(
+        None, alias="schema", description="schema to validate with; default: dataset"
+    )
+    quasi_identifiers: list[str] = Field(..., min_length=1)
+    sensitive_attribute: str | None = None
+    target: str
+    k: int = Field(10, ge=1, le=1_000_000)
+    l: int = Field(1, ge=1, le=1000)  # noqa: E741 - the literature's name
+    l_variant: Literal["distinct", "entropy", "recursive"] = "distinct"
+    c: float | None = Field(None, gt=0.0, description="c of recursive (c,l)-diversity")
+    t: float | None = Field(None, gt=0.0, le=1.0, description="t-closeness threshold")
+    suppression_limit: float = Field(0.01, ge=0.0, le=1.0)
+    algorithm: str = "mondrian"
+    params: dict[str, Any] = Field(default_factory=dict)
+    discretize: DiscretizeConfig = DiscretizeConfig()
+    validation: ValidationLimits = ValidationLimits()
+    utility: UtilityConfig = UtilityConfig()
+    seed: int = Field(0, ge=0, le=2**32 - 1)
+    output_dir: str = "releases"
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ReleaseConfig:
+        if self.algorithm not in ALGORITHMS:
+            raise ValueError(
+                f"algorithm {self.algorithm!r} is not registered; "
+                f"allowed: {', '.join(sorted(ALGORITHMS))}"
+            )
+        if len(set(self.quasi_identifiers)) != len(self.quasi_identifiers):
+            raise ValueError("quasi_identifiers lists a column twice")
+        roles = {"target": self.target, "sensitive_attribute": self.sensitive_attribute}
+        for role, column in roles.items():
+            if column is not None and column in self.quasi_identifiers:
+                raise ValueError(f"{role} {column!r} is also a quasi-identifier")
+        if self.l > 1 and self.sensitive_attribute is None:
+            raise ValueError(f"l = {self.l} needs a sensitive_attribute")
+        if self.l_variant == "recursive" and self.c is None:
+            raise ValueError("l_variant 'recursive' needs c")
+        if self.t is not None and self.sensitive_attribute is None:
+            raise ValueError("t-closeness needs a sensitive_attribute")
+        return self
+
+    @property
+    def schema(self) -> str:
+        return self.schema_name or self.dataset
+
+    def with_overrides(self, **overrides: Any) -> ReleaseConfig:
+        """A copy with top-level keys replaced (``None`` values are ignored)."""
+        data = self.model_dump(by_alias=True)
+        data.update({key: value for key, value in overrides.items() if value is not None})
+        return parse_config(data, origin="overrides")
+
+
+def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
+    """Describe the allowed values of the field at ``loc`` from the JSON schema."""
+    schema = model.model_json_schema(by_alias=True)
+    node: dict[str, Any] = schema
+    for part in loc:
+        if not isinstance(part, str):
+            continue
+        props = node.get("properties", {})
+        if part not in props:
+            return ""
+        node = props[part]
+        ref = node.get("$ref") or next(
+            (a["$ref"] for a in node.get("anyOf", []) if "$ref" in a), None
+        )
+        if ref:
+            node = schema["$defs"][ref.rsplit("/", 1)[-1]]
+    options = node.get("anyOf", [node])
+    parts = []
+    for option in options:
+        if "enum" in option:
+            parts.append("one of " + ", ".join(map(repr, option["enum"])))
+        elif "const" in option:
+            parts.append(repr(option["const"]))
+        elif option.get("type") in ("integer", "number"):
+            name = "an integer" if option["type"] == "integer" else "a number"
+            bounds = []
+            for key, sign in (("minimum", ">="), ("exclusiveMinimum", ">"),
+                              ("maximum", "<="), ("exclusiveMaximum", "<")):
+                if key in option:
+                    bounds.append(f"{sign} {option[key]}")
+            parts.append(name + (" " + " and ".join(bounds) if bounds else ""))
+        elif option.get("type") == "null":
+            parts.append("null")
+        elif option.get("type"):
+            parts.append(f"a {option['type']}")
+    if node.get("properties"):
+        parts.append("keys: " + ", ".join(node["properties"]))
+    return " or ".join(parts)
+
+
+def _format_errors(err: ValidationError, origin: str) -> str:
+    lines = []
+    for error in err.errors():
+        loc = tuple(error["loc"])
+        key = ".".join(str(p) for p in loc) or "(top level)"
+        if error["type"] == "extra_forbidden":
+            parent = loc[:-1]
+            allowed = _allowed(ReleaseConfig, parent) if parent else ", ".join(
+                f.alias or name for name, f in ReleaseConfig.model_fields.items()
+            )
+            allowed = allowed.split("keys: ", 1)[-1]
+            lines.append(f"unknown key {key!r}; allowed keys: {allowed}")
+        elif error["type"] == "missing":
+            lines.append(f"required key {key!r} is missing")
+        elif error["type"] == "value_error":
+            message = str(error.get("ctx", {}).get("error", error["msg"]))
+            lines.append(message if not loc else f"{key}: {message}")
+        else:
+            allowed = _allowed(ReleaseConfig, loc)
+            got = error.get("input")
+            lines.append(
+                f"{key} = {got!r} is not allowed ({error['msg']})"
+                + (f"; allowed: {allowed}" if allowed else "")
+            )
+    return f"config {origin}: " + "; ".join(lines)
+
+
+def parse_config(data: Any, *, origin: str = "<dict>") -> ReleaseConfig:
+    """Validate a mapping into a :class:`ReleaseConfig` or raise :class:`ConfigError`."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {origin}: expected a mapping of keys, got {type(data).__name__}")
+    try:
+        return ReleaseConfig.model_validate(data)
+    except ValidationError as err:
+        raise ConfigError(_format_errors(err, origin)) from None
+
+
+def load_config(path: Path | str) -> ReleaseConfig:
+    """Read and validate a YAML release configuration."""
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"config {path}: file not found") from None
+    except yaml.YAMLError as err:
+        raise ConfigError(f"config {path}: not valid YAML ({err})") from None
+    return parse_config(data, origin=str(path))
+
+
+def default_config(dataset: str = "adult") -> ReleaseConfig:
+    """The documented default release of an embedded dataset."""
+    defaults: dict[str, dict[str, Any]] = {
+        "adult": {
+            "quasi_identifiers": ["age", "workclass", "education", "marital-status",
+                                  "race", "sex", "native-country"],
+            "sensitive_attribute": "occupation",
+            "target": "income",
+            "k": 10,
+            "l": 2,
+        },
+        "german": {
+            "quasi_identifiers": ["age", "personal-status-sex", "job", "housing",
+                                  "foreign-worker", "employment-since"],
+            "sensitive_attribute": "purpose",
+            "target": "credit",
+            "k": 5,
+            "l": 2,
+        },
+    }
+    if dataset not in defaults:
+        raise ConfigError(
+            f"no default configuration for dataset {dataset!r}; "
+            f"embedded: {', '.join(defaults)}"
+        )
+    return parse_config(
+        {"dataset": dataset, "source": {"kind": "embedded", "name": dataset},
+         **defaults[dataset]},
+        origin=f"default for {dataset}",
+    )

@@ -1,0 +1,72 @@
+"""k-anonymity."""
+
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ppdm.exceptions import InvalidParameterError
+from ppdm.measures import ClassPartition
+from ppdm.privacy.base import PrivacyModel
+
+__all__ = ["KAnonymity"]
+
+
+@dataclass(frozen=True)
+class KAnonymity(PrivacyModel):
+    """Every equivalence class over the quasi-identifiers has ``>= k`` rows.
+
+    Parameters
+    ----------
+    k : int
+        Smallest allowed class size, ``k >= 1``.
+
+    References
+    ----------
+    .. [1] L. Sweeney, "k-anonymity: a model for protecting privacy",
+       International Journal of Uncertainty, Fuzziness and Knowledge-Based
+       Systems 10(5), 557-570, 2002.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> t = pd.DataFrame({"age": ["[20, 29]"] * 3 + ["*"] * 2, "sex": ["F"] * 5})
+    >>> r = KAnonymity(3).check(t, ["age", "sex"])
+    >>> str(KAnonymity(3)), r.achieved, r.passed, r.n_violating_classes
+    ('3-anonymity', 2, False, 1)
+    """
+
+    k: int
+
+    name: ClassVar[str] = "k-anonymity"
+    measure: ClassVar[str] = "k"
+    monotonic_under_generalization: ClassVar[bool] = True
+    monotonic_under_suppression: ClassVar[bool] = True
+    uses_sensitive_attribute: ClassVar[bool] = False
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
+            raise InvalidParameterError(
+                f"k-anonymity: k must be an integer >= 1; got {self.k!r}"
+            )
+        if self.k < 1:
+            raise InvalidParameterError(f"k-anonymity: k must be >= 1; got {self.k}")
+
+    def __str__(self) -> str:
+        return f"{self.k}-anonymity"
+
+    @property
+    def minimal_class_size(self) -> int:
+        return int(self.k)
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.name, "k": int(self.k)}
+
+    def per_class(self, partition: ClassPartition) -> np.ndarray:
+        return partition.sizes
+
+    def class_passes(self, values: np.ndarray) -> np.ndarray:
+        return values >= self.k

@@ -1,0 +1,201 @@
+"""The contract every privacy model follows, after ARX's ``PrivacyCriterion``.
+
+A privacy model is a small immutable object holding its thresholds. It
+answers one question, :meth:`PrivacyModel.check`, from the released values
+alone, and describes itself for the verification certificate.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ppdm.measures import ClassPartition
+
+__all__ = ["PrivacyModel", "PrivacyResult", "json_value"]
+
+#: Violating classes listed in a result (the worst ones first).
+MAX_EXAMPLES = 10
+
+# Float measures (entropy l, EMD) are compared with this slack so that a
+# class exactly at the threshold (e.g. two equally frequent values and l=2,
+# where exp(ln 2) may round below 2) is not failed by rounding.
+TOLERANCE = 1e-9
+
+
+def json_value(value: Any) -> Any:
+    """A JSON-safe, deterministic form of a scalar cell or measure."""
+    if value is None:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        if number != number or number in (float("inf"), float("-inf")):
+            return None
+        return round(number, 12)
+    if value is pd.NA or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return str(value)
+
+
+@dataclass(frozen=True)
+class PrivacyResult:
+    """What a table achieves against one privacy model.
+
+    Attributes
+    ----------
+    model : str
+        The model as text, e.g. ``"5-anonymity"``.
+    requirement : dict
+        The model's :meth:`PrivacyModel.describe`.
+    measure : str
+        Name of the achieved value (``"k"``, ``"l"``, ``"t"``).
+    achieved : float or int
+        Value the table achieves (smallest k or l, largest t).
+    passed : bool
+    n_classes : int
+    n_violating_classes : int
+    n_violating_rows : int
+    examples : tuple of dict
+        Up to ten violating classes, worst first: their quasi-identifier
+        values (as released), ``size`` and the class's own measure.
+    """
+
+    model: str
+    requirement: dict[str, Any]
+    measure: str
+    achieved: float | int
+    passed: bool
+    n_classes: int
+    n_violating_classes: int
+    n_violating_rows: int
+    examples: tuple[dict[str, Any], ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe form, in a fixed key order."""
+        return {
+            "model": self.model,
+            "requirement": dict(self.requirement),
+            "measure": self.measure,
+            "achieved": json_value(self.achieved),
+            "passed": bool(self.passed),
+            "n_classes": int(self.n_classes),
+            "n_violating_classes": int(self.n_violating_classes),
+            "n_violating_rows": int(self.n_violating_rows),
+            "examples": [dict(e) for e in self.examples],
+        }
+
+
+class PrivacyModel(ABC):
+    """Base class of the privacy models (immutable dataclasses).
+
+    Subclasses define the per-class measure and its threshold; the shared
+    :meth:`check` counts the violating classes and picks examples.
+
+    Class attributes
+    ----------------
+    name : str
+        Registry key in :data:`ppdm.privacy.PRIVACY_MODELS`.
+    measure : str
+        Name of the achieved value in results and certificates.
+    monotonic_under_generalization : bool
+        Whether generalizing a table that satisfies the model (merging classes)
+        keeps it satisfied; lattice searches may prune on it.
+    monotonic_under_suppression : bool
+        Whether removing the records of violating classes can only repair the
+        table (as in ARX's ``isMonotonicWithSuppression``).
+    """
+
+    name: ClassVar[str]
+    measure: ClassVar[str]
+    monotonic_under_generalization: ClassVar[bool] = True
+    monotonic_under_suppression: ClassVar[bool] = False
+    #: Whether the model reads a sensitive attribute.
+    uses_sensitive_attribute: ClassVar[bool] = True
+
+    @property
+    def sensitive_attribute(self) -> str | None:
+        return getattr(self, "attribute", None)
+
+    @property
+    def minimal_class_size(self) -> int:
+        """Smallest class that can satisfy the model (ARX's pruning bound)."""
+        return 1
+
+    @abstractmethod
+    def describe(self) -> dict[str, Any]:
+        """Name and thresholds, for the certificate (ARX's ``render()``)."""
+
+    @abstractmethod
+    def per_class(self, partition: ClassPartition) -> np.ndarray:
+        """The model's measure for every class."""
+
+    @abstractmethod
+    def class_passes(self, values: np.ndarray) -> np.ndarray:
+        """Which classes meet the threshold, given :meth:`per_class`."""
+
+    #: True when a larger per-class value is better (k, l); False for t.
+    higher_is_better: ClassVar[bool] = True
+
+    def check(
+        self,
+        table: pd.DataFrame | ClassPartition,
+        quasi_identifiers: Sequence[str],
+    ) -> PrivacyResult:
+        """Check the model on a released table.
+
+        Parameters
+        ----------
+        table : pandas.DataFrame or ClassPartition
+            The released values (suppressed cells and missing values are
+            values of their own), or its partition over
+            ``quasi_identifiers`` when several models share it.
+        quasi_identifiers : sequence of str
+
+        Returns
+        -------
+        PrivacyResult
+        """
+        partition = ClassPartition.of(table, quasi_identifiers)
+        values = self.per_class(partition)
+        passes = self.class_passes(values)
+        if len(values) == 0:
+            achieved: float | int = 0
+        elif self.higher_is_better:
+            achieved = values.min()
+        else:
+            achieved = values.max()
+        achieved = json_value(achieved)
+        failing = np.flatnonzero(~passes)
+        examples: tuple[dict[str, Any], ...] = ()
+        if len(failing):
+            severity = values[failing] if self.higher_is_better else -values[failing]
+            worst = failing[np.lexsort((failing, severity))][:MAX_EXAMPLES]
+            keys = partition.keys(worst)
+            examples = tuple(
+                {
+                    **{q: json_value(v) for q, v in zip(keys.columns, row, strict=True)},
+                    "size": int(partition.sizes[c]),
+                    self.measure: json_value(values[c]),
+                }
+                for c, row in zip(worst, keys.itertuples(index=False), strict=True)
+            )
+        return PrivacyResult(
+            model=str(self),
+            requirement=self.describe(),
+            measure=self.measure,
+            achieved=achieved,
+            passed=bool(len(values) > 0 and passes.all()),
+            n_classes=partition.n_classes,
+            n_violating_classes=len(failing),
+            n_violating_rows=int(partition.sizes[failing].sum()),
+            examples=examples,
+        )

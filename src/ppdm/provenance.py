@@ -1,0 +1,45 @@
+"""What code made a release: package version, git commit, library versions."""
+
+from __future__ import annotations
+
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+import ppdm
+
+__all__ = ["code_version", "library_versions"]
+
+_LIBRARIES = (
+    "numpy", "pandas", "scikit-learn", "scipy", "pandera", "great-expectations",
+    "prefect", "pyarrow", "pydantic",
+)  # fmt: skip
+
+
+def code_version() -> str:
+    """``<version>`` plus ``+g<commit>`` (and ``.dirty``) when run from a git checkout."""
+    root = Path(ppdm.__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ppdm.__version__
+    return f"{ppdm.__version__}+g{commit}" + (".dirty" if dirty else "")
+
+
+def library_versions() -> dict[str, str]:
+    """Installed versions of the libraries a release depends on."""
+    versions = {"python": platform.python_version()}
+    for name in _LIBRARIES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            continue
+    return versions

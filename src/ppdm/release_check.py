@@ -1,0 +1,64 @@
+"""Re-check a published release directory against its own manifest.
+
+Used by ``ppdm verify``: every file's sha256 must equal the manifest's record,
+and the data files must meet the manifest's privacy requirement when checked
+afresh by the independent verifier.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ppdm.artifacts import sha256_file
+from ppdm.verify import Requirement, verify_files
+
+__all__ = ["ReleaseCheck", "check_release"]
+
+
+@dataclass(frozen=True)
+class ReleaseCheck:
+    passed: bool
+    lines: list[str] = field(default_factory=list)
+
+
+def check_release(release_dir: Path | str) -> ReleaseCheck:
+    """Check hashes and the privacy requirement of one release directory."""
+    release_dir = Path(release_dir)
+    manifest_path = release_dir / "manifest.json"
+    if not manifest_path.is_file():
+        return ReleaseCheck(False, [f"FAIL: no manifest.json in {release_dir}"])
+    manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+    lines: list[str] = []
+    intact = True
+    records = [*manifest["files"],
+               *({"path": p, "sha256": h} for p, h in manifest.get("artifacts", {}).items())]
+    for record in records:
+        path = release_dir / record["path"]
+        if not path.is_file():
+            intact = False
+            lines.append(f"FAIL: {record['path']} is missing")
+        elif sha256_file(path) != record["sha256"]:
+            intact = False
+            lines.append(f"FAIL: {record['path']} changed since release "
+                         "(sha256 differs from the manifest)")
+    requirement = Requirement(
+        quasi_identifiers=tuple(manifest["quasi_identifiers"]),
+        sensitive_attribute=manifest.get("sensitive_attribute"),
+        k=int(manifest["k"]), l=int(manifest.get("l", 1)),
+        l_variant=manifest.get("l_variant", "distinct"), c=manifest.get("c"),
+        t=manifest.get("t"), suppression_marker=manifest.get("suppression_marker", "*"),
+    )
+    data = {Path(f["path"]).stem: release_dir / f["path"] for f in manifest["files"]
+            if (release_dir / f["path"]).is_file()}
+    certificate = verify_files(data, requirement)
+    cert = certificate.to_dict()
+    achieved = cert.get("achieved", {})
+    lines.append(f"release {manifest['release_id']} ({manifest['dataset']}, "
+                 f"{manifest['algorithm']}): required k={requirement.k}, l={requirement.l}")
+    lines.append(f"achieved k={achieved.get('k')}, l={achieved.get('l')}")
+    lines.append(certificate.summary())
+    passed = intact and certificate.passed
+    lines.append("PASS" if passed else "FAIL")
+    return ReleaseCheck(passed, lines)

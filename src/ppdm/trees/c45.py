@@ -1,0 +1,296 @@
+"""A C4.5-style tree inducer: gain ratio, multiway categorical splits, numpy.
+
+Written here because scikit-learn 1.9.1 has no categorical splits (checked:
+``DecisionTreeClassifier`` has no ``categorical_features``, rejects strings and
+only makes binary threshold splits; only the HistGradientBoosting estimators
+know categories), and kACTUS needs one child per value of a categorical
+attribute: a leaf pins a categorical quasi-identifier only through an equality
+test. The small PyPI C4.5 packages are unmaintained and per-row Python.
+
+What is C4.5 here (Quinlan 1993, and Weka's J48 which the kACTUS paper wraps):
+
+- split selection by gain ratio, among the candidate splits whose information
+  gain is at least the average gain of the candidates (C4.5's guard against
+  tiny split-info denominators);
+- categorical attributes split multiway, one child per value present at the
+  node, and are not tested again below; numeric attributes split binary,
+  ``x <= t`` / ``x > t`` with ``t`` a data value, and may be tested again;
+  the gain of a threshold is reduced by ``log2(#candidate thresholds) / n``
+  (C4.5 Release 8);
+- ``min_obj`` (J48's MinObj): a node with fewer than ``2 * min_obj`` instances
+  is a leaf, a categorical split needs at least two branches with
+  ``min_obj`` instances, a threshold needs ``min_obj`` on each side.
+
+What differs, on purpose:
+
+- Missing values. A missing categorical value is a value of its own (an
+  ``Equals(attribute, None)`` branch), so a leaf's instances really share the
+  value the path pins. A missing numeric value goes with the larger side of
+  the threshold (the most frequent branch); it counts in the gain as C4.5 does
+  (gain scaled by the known fraction, split info with an "unknown" part).
+  Rows met later with a category never seen at a node follow the most
+  frequent branch (``missing_child``).
+- No fractional instances and no error-based pruning: kACTUS prunes the tree
+  itself, bottom-up, for k-anonymity.
+
+References
+----------
+J. R. Quinlan, "C4.5: Programs for Machine Learning", Morgan Kaufmann, 1993.
+J. R. Quinlan, "Improved use of continuous attributes in C4.5", Journal of
+Artificial Intelligence Research 4:77-90, 1996.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ppdm.model import AttributeKind, attribute_kind
+from ppdm.trees.base import Equals, Interval, PredicateTree, TreeNode
+
+__all__ = ["C45", "entropy", "SplitScore"]
+
+_EPS = 1e-12
+
+
+def entropy(counts: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Entropy in bits of count vectors along ``axis`` (0 for an empty vector)."""
+    counts = np.asarray(counts, dtype=float)
+    total = counts.sum(axis=axis, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = np.where(total > 0, counts / total, 0.0)
+        terms = np.where(p > 0, -p * np.log2(p), 0.0)
+    return terms.sum(axis=axis)
+
+
+@dataclass(frozen=True)
+class SplitScore:
+    """The score of the best split on one attribute at one node."""
+
+    attribute: str
+    gain: float
+    split_info: float
+    threshold: float | None = None  # numeric splits only
+
+    @property
+    def gain_ratio(self) -> float:
+        return self.gain / self.split_info if self.split_info > _EPS else 0.0
+
+
+class C45:
+    """C4.5-style classification tree inducer returning a :class:`PredicateTree`.
+
+    Parameters
+    ----------
+    min_obj : int, default=2
+        J48's MinObj (see the module docstring). kACTUS sets it to k.
+    max_depth : int or None, default=None
+        Optional depth limit (not in C4.5; for experiments).
+
+    Attributes
+    ----------
+    tree_ : PredicateTree
+        The fitted tree; its nodes hold the training rows that reach them.
+    classes_ : numpy.ndarray
+        Class labels, in the order of the class counts.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> X = pd.DataFrame({"outlook": ["sun", "sun", "rain", "rain", "sun", "rain"]})
+    >>> y = pd.Series(["no", "no", "yes", "yes", "no", "yes"])
+    >>> tree = C45(min_obj=1).fit(X, y).tree_
+    >>> [leaf.predicate.describe() for leaf in tree.leaves]
+    ['outlook = rain', 'outlook = sun']
+    """
+
+    def __init__(self, *, min_obj: int = 2, max_depth: int | None = None) -> None:
+        self.min_obj = min_obj
+        self.max_depth = max_depth
+
+    # -- encoding --------------------------------------------------------
+    def _encode(self, X: pd.DataFrame) -> None:
+        self._numeric: dict[str, np.ndarray] = {}
+        self._codes: dict[str, np.ndarray] = {}
+        self._values: dict[str, np.ndarray] = {}
+        for name in X.columns:
+            column = X[name]
+            if attribute_kind(column) is AttributeKind.NUMERIC:
+                self._numeric[name] = column.to_numpy(dtype=float, na_value=np.nan)
+            else:
+                # Missing is a category of its own (module docstring).
+                codes, uniques = pd.factorize(column, use_na_sentinel=False)
+                self._codes[name] = codes.astype(np.int64)
+                self._values[name] = np.asarray(uniques, dtype=object)
+
+    # -- scores ----------------------------------------------------------
+    def _score_categorical(
+        self, name: str, rows: np.ndarray, y: np.ndarray, base: float
+    ) -> SplitScore | None:
+        codes = self._codes[name][rows]
+        k = len(self._values[name])
+        table = np.bincount(
+            codes * self._n_classes + y, minlength=k * self._n_classes
+        ).reshape(k, self._n_classes)
+        sizes = table.sum(axis=1)
+        if np.count_nonzero(sizes >= self.min_obj) < 2:
+            return None
+        n = len(rows)
+        gain = base - float((sizes * entropy(table)).sum()) / n
+        return SplitScore(name, gain, float(entropy(sizes)))
+
+    def _score_numeric(
+        self, name: str, rows: np.ndarray, y: np.ndarray
+    ) -> SplitScore | None:
+        values = self._numeric[name][rows]
+        known = ~np.isnan(values)
+        n, n_known = len(rows), int(known.sum())
+        if n_known < 2 * self.min_obj:
+            return None
+        v, yk = values[known], y[known]
+        order = np.argsort(v, kind="stable")
+        v, yk = v[order], yk[order]
+        # cumulative class counts of the left part after each position
+        left = np.cumsum(np.eye(self._n_classes, dtype=np.int64)[yk], axis=0)
+        total = left[-1]
+        cut = np.flatnonzero(v[:-1] < v[1:])  # last position before a new value
+        n_left = cut + 1
+        ok = (n_left >= self.min_obj) & (n_known - n_left >= self.min_obj)
+        cut, n_left = cut[ok], n_left[ok]
+        if len(cut) == 0:
+            return None
+        lcounts = left[cut]
+        rcounts = total - lcounts
+        known_base = float(entropy(total))
+        info = (n_left * entropy(lcounts) + (n_known - n_left) * entropy(rcounts)) / n_known
+        best = int(np.argmax(known_base - info))  # C4.5 picks the threshold by gain
+        fraction = n_known / n
+        gain = fraction * (known_base - float(info[best])) - np.log2(len(cut)) / n_known
+        parts = [int(n_left[best]), n_known - int(n_left[best]), n - n_known]
+        return SplitScore(name, float(gain), float(entropy(np.array(parts))), float(v[cut[best]]))
+
+    def split_scores(
+        self, X: pd.DataFrame, y: pd.Series | np.ndarray
+    ) -> dict[str, SplitScore]:
+        """Best split of every attribute at the root (no ``min_obj`` filtering of
+        the attribute set; attributes with no admissible split are left out)."""
+        self._encode(X)
+        classes, yc = np.unique(np.asarray(y), return_inverse=True)
+        self._n_classes = len(classes)
+        rows = np.arange(len(X))
+        base = float(entropy(np.bincount(yc, minlength=self._n_classes)))
+        out = {}
+        for name in X.columns:
+            score = (
+                self._score_numeric(name, rows, yc)
+                if name in self._numeric
+                else self._score_categorical(name, rows, yc, base)
+            )
+            if score is not None:
+                out[name] = score
+        return out
+
+    # -- fitting ---------------------------------------------------------
+    def fit(self, X: pd.DataFrame, y: pd.Series | np.ndarray) -> C45:
+        """Grow the tree on ``X`` (attributes) and ``y`` (class labels)."""
+        if self.min_obj < 1:
+            raise ValueError(f"min_obj must be >= 1; got {self.min_obj}")
+        y = np.asarray(y, dtype=object) if not isinstance(y, np.ndarray) else y
+        if len(y) != len(X):
+            raise ValueError(f"X has {len(X)} rows but y has {len(y)}")
+        self._encode(X)
+        labels = pd.Series(y)
+        codes, classes = pd.factorize(labels, sort=True, use_na_sentinel=False)
+        self.classes_ = np.asarray(classes, dtype=object)
+        self._n_classes = max(len(classes), 1)
+        yc = codes.astype(np.int64)
+
+        root = TreeNode(rows=np.arange(len(X), dtype=np.int64))
+        stack: list[tuple[TreeNode, int, frozenset[str]]] = [(root, 0, frozenset())]
+        while stack:
+            node, depth, used = stack.pop()
+            rows = node.rows
+            counts = np.bincount(yc[rows], minlength=self._n_classes)
+            if len(rows):
+                node.label = self.classes_[int(np.argmax(counts))]
+            if (
+                len(rows) < 2 * self.min_obj
+                or np.count_nonzero(counts) <= 1
+                or (self.max_depth is not None and depth >= self.max_depth)
+            ):
+                continue
+            best = self._best_split(rows, yc[rows], float(entropy(counts)), used)
+            if best is None:
+                continue
+            if best.threshold is None:
+                self._split_categorical(node, best.attribute)
+                child_used = used | {best.attribute}
+            else:
+                self._split_numeric(node, best.attribute, best.threshold)
+                child_used = used
+            for child in reversed(node.children):
+                stack.append((child, depth + 1, child_used))
+        self.tree_ = PredicateTree(root, len(X))
+        return self
+
+    def _best_split(
+        self, rows: np.ndarray, y: np.ndarray, base: float, used: frozenset[str]
+    ) -> SplitScore | None:
+        scores = []
+        for name in self._numeric:
+            score = self._score_numeric(name, rows, y)
+            if score is not None:
+                scores.append(score)
+        for name in self._codes:
+            if name not in used:
+                score = self._score_categorical(name, rows, y, base)
+                if score is not None:
+                    scores.append(score)
+        scores = [s for s in scores if s.gain > _EPS]
+        if not scores:
+            return None
+        average = sum(s.gain for s in scores) / len(scores)
+        eligible = [s for s in scores if s.gain >= average - _EPS]
+        # max() keeps the first of equal ratios: ties go to the attribute order
+        order = {name: i for i, name in enumerate(self._order)}
+        eligible.sort(key=lambda s: order[s.attribute])
+        return max(eligible, key=lambda s: s.gain_ratio)
+
+    @property
+    def _order(self) -> list[str]:
+        return list(self._numeric) + list(self._codes)
+
+    def _split_categorical(self, node: TreeNode, name: str) -> None:
+        rows = node.rows
+        codes = self._codes[name][rows]
+        order = np.argsort(codes, kind="stable")
+        present, starts, sizes = np.unique(
+            codes[order], return_index=True, return_counts=True
+        )
+        values = self._values[name]
+        for code, start, size in zip(present, starts, sizes, strict=True):
+            value = values[code]
+            value = None if pd.isna(value) else value
+            node.children.append(
+                TreeNode(Equals(name, value), rows=rows[order[start : start + size]])
+            )
+        node.missing_child = int(np.argmax(sizes))
+
+    def _split_numeric(self, node: TreeNode, name: str, threshold: float) -> None:
+        rows = node.rows
+        values = self._numeric[name][rows]
+        missing = np.isnan(values)
+        left = values <= threshold
+        right = ~left & ~missing
+        bigger_left = left.sum() >= right.sum()
+        if bigger_left:
+            left |= missing
+        else:
+            right |= missing
+        node.children = [
+            TreeNode(Interval(name, high=threshold), rows=rows[left]),
+            TreeNode(Interval(name, low=threshold), rows=rows[right]),
+        ]
+        node.missing_child = 0 if bigger_left else 1

@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import INPUTS, TASK_SOURCE
+
+from ppdm.artifacts import ArtifactRef
+from ppdm.config import ReleaseConfig
+from ppdm.pipeline import StepOutput, discretize_step
+from tasks._ui import table_artifact
+
+
+@task(name="discretize", cache_policy=INPUTS + TASK_SOURCE)
+def discretize(config: ReleaseConfig, clean: ArtifactRef) -> StepOutput:
+    """Discretize: numeric quasi-identifiers to intervals; cut points artifact."""
+    output = discretize_step(config, clean)
+    cuts = output.summary["cut_points"]
+    table_artifact(config, "discretize",
+                   [{"column": c, "method": output.summary["method"], "cuts": len(v),
+                     "cut_points": ", ".join(f"{x:g}" for x in v)}
+                    for c, v in cuts.items()] or [{"column": "(none)", "cuts": 0}],
+                   "Cut points used per numeric quasi-identifier")
+    return output

@@ -1,0 +1,21 @@
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from ppdm.config import ReleaseConfig
+from ppdm.pipeline import StepOutput, ingest_step
+from tasks._ui import table_artifact
+
+
+@task(name="ingest", retries=3, retry_delay_seconds=[1, 2, 4], cache_policy=NO_CACHE)
+def ingest(config: ReleaseConfig) -> StepOutput:
+    """Ingest: read the source (embedded, CSV, Parquet or SQL) into a raw Parquet snapshot."""
+    output = ingest_step(config)
+    table_artifact(config, "ingest", [
+        {"source": output.summary["source"], "rows": output.summary["rows"],
+         "columns": len(output.summary["columns"]),
+         "source_sha256": output.summary["source_sha256"],
+         "snapshot": output.refs["raw"].path}],
+        "Raw snapshot of the source")
+    return output

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prefect import task
+from prefect.cache_policies import INPUTS, TASK_SOURCE
+
+from ppdm.artifacts import ArtifactRef
+from ppdm.config import ReleaseConfig
+from ppdm.pipeline import StepOutput, utility_step
+from tasks._ui import markdown_artifact
+from tasks.anonymize import dataset_hierarchies
+
+
+@task(name="utility-report", cache_policy=INPUTS + TASK_SOURCE)
+def utility_report(config: ReleaseConfig, clean: ArtifactRef, cut_points: ArtifactRef,
+                   candidate: Mapping[str, ArtifactRef], evidence: ArtifactRef
+                   ) -> StepOutput:
+    """Utility report: hold-out accuracy and information loss; utility.json + report.html."""
+    output = utility_step(config, clean, cut_points, candidate, evidence,
+                          dataset_hierarchies(config))
+    markdown_artifact(config, "utility-report", _markdown(output.summary),
+                      "Accuracy before/after and information loss")
+    return output
+
+
+def _markdown(utility: dict) -> str:
+    lines = ["| model | original | anonymized |", "|---|---|---|"]
+    for model, row in sorted(utility.get("holdout", {}).get("accuracy", {}).items()):
+        lines.append(f"| {model} | {row.get('original', float('nan')):.4f} "
+                     f"| {row.get('anonymized', float('nan')):.4f} |")
+    return "\n".join(["# Utility", "", *lines])

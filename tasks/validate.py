@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from prefect import task
+from prefect.cache_policies import INPUTS, TASK_SOURCE
+
+from ppdm.artifacts import ArtifactRef
+from ppdm.config import ReleaseConfig
+from ppdm.pipeline import StepOutput, validate_step
+from schemas import get_schema
+from tasks._ui import table_artifact
+
+
+@task(name="validate", cache_policy=INPUTS + TASK_SOURCE)
+def validate(config: ReleaseConfig, raw: ArtifactRef) -> StepOutput:
+    """Validate: pandera schema + Great Expectations suite; rejected rows to quarantine."""
+    schema, suite = get_schema(config.schema)
+    output = validate_step(config, raw, schema, suite)
+    report = output.summary
+    table_artifact(config, "validate", [
+        {"rows_in": report.get("rows_in"), "rows_clean": report.get("rows_clean"),
+         "rows_rejected": report.get("rows_rejected"),
+         "rejected_fraction": report.get("rejected_fraction"),
+         "limit": report.get("limit"), "quarantine": output.refs["quarantine"].path}],
+        "Schema validation and quarantine")
+    return output

@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from ppdm.artifacts import ArtifactRef
+from ppdm.config import ReleaseConfig
+from ppdm.pipeline import StepOutput, verify_step
+from tasks._ui import markdown_artifact
+
+
+@task(name="verify", cache_policy=NO_CACHE)
+def verify(config: ReleaseConfig, candidate: Mapping[str, ArtifactRef],
+           original: ArtifactRef, source_sha256: str) -> StepOutput:
+    """Verify: independent check of the candidate files; the certificate artifact."""
+    output = verify_step(config, candidate, original, source_sha256)
+    markdown_artifact(config, "verify", "```json\n" + _short(output.summary) + "\n```",
+                      "Verification certificate (passed)")
+    return output
+
+
+def _short(certificate: dict) -> str:
+    import json
+
+    keep = {k: certificate[k] for k in ("passed", "achieved", "requirement", "risk")
+            if k in certificate}
+    return json.dumps(keep or certificate, indent=2, sort_keys=True, default=str)[:20000]

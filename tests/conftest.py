@@ -1,0 +1,44 @@
+"""Shared fixtures: offline Prefect settings and small synthetic tables."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# Before anything imports Prefect: no telemetry, a private home, room to start.
+_ROOT = Path(__file__).resolve().parent.parent
+for _key, _value in {
+    "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+    "DO_NOT_TRACK": "1",
+    "PREFECT_SERVER_UI_SHOW_PROMOTIONAL_CONTENT": "false",
+    "PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY": "false",
+    "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
+    "PREFECT_HOME": str(_ROOT / ".prefect"),
+    "MPLBACKEND": "Agg",
+    "MPLCONFIGDIR": str(_ROOT / ".prefect" / "matplotlib"),
+}.items():
+    os.environ.setdefault(_key, _value)
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+import pytest  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def tiny_people() -> pd.DataFrame:
+    """Eight people: two numeric QIs, one nominal QI, a sensitive value and a class."""
+    return pd.DataFrame({
+        "age": [23, 25, 31, 35, 42, 47, 52, 58],
+        "zip": [13053, 13068, 13053, 13068, 14850, 14853, 14850, 14853],
+        "sex": pd.array(["F", "M", "F", "M", "F", "M", "F", "M"], dtype="string"),
+        "disease": pd.array(["flu", "cancer", "flu", "ulcer", "flu", "cancer", "ulcer",
+                             "flu"], dtype="string"),
+        "class": pd.array(["y", "n", "y", "n", "y", "n", "n", "y"], dtype="string"),
+    })
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    return np.random.default_rng(12345)

@@ -1,0 +1,143 @@
+"""End to end: the release flow on Prefect, the release contract, the audit trail."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from flows.cli import main
+from ppdm import pipeline
+from ppdm.audit import read_entries
+from ppdm.config import default_config
+from ppdm.exceptions import VerificationError
+from ppdm.measures import distinct_l_diversity, k_anonymity
+from schemas import get_schema
+
+MANIFEST_KEYS = {
+    "dataset", "release_id", "algorithm", "params", "quasi_identifiers",
+    "sensitive_attribute", "target", "k", "l", "seed", "suppression_marker",
+    "source_sha256", "files", "code_version", "created_at", "flow_run_id",
+}
+
+
+@pytest.fixture(scope="module")
+def published(prefect_backend, tmp_path_factory):
+    """`ppdm run` on the German credit data through the real flow."""
+    out = tmp_path_factory.mktemp("releases")
+    code = main(["run", "--dataset", "german", "--k", "5", "--l", "2", "--seed", "7",
+                 "--out", str(out)])
+    assert code == 0
+    (release_dir,) = (out / "german").iterdir()
+    return out, release_dir
+
+
+def test_release_directory_contract(published):
+    out, release_dir = published
+    manifest = json.loads((release_dir / "manifest.json").read_text())
+    assert MANIFEST_KEYS <= set(manifest)
+    assert manifest["release_id"] == release_dir.name
+    assert manifest["flow_run_id"]  # run on Prefect, not in-process
+    for name in ("verification.json", "utility.json", "report.html"):
+        assert (release_dir / name).is_file(), name
+    (data_file,) = manifest["files"]
+    table = pd.read_csv(release_dir / data_file["path"], dtype=str,
+                        keep_default_na=False)
+    assert len(table) == data_file["rows"]
+    qi = manifest["quasi_identifiers"]
+    # An independent count on the published bytes, not the verifier's word.
+    assert k_anonymity(table, qi) >= 5
+    assert distinct_l_diversity(table, qi, "purpose") >= 2
+    certificate = json.loads((release_dir / "verification.json").read_text())
+    assert certificate["passed"] is True
+    html = (release_dir / "report.html").read_text()
+    assert "data:image/png;base64," in html
+
+
+def test_audit_entry_records_every_file(published):
+    out, release_dir = published
+    (entry,) = read_entries(out / "audit.jsonl")
+    assert entry["event"] == "publish" and entry["release_id"] == release_dir.name
+    recorded = {f["path"] for f in entry["files"]}
+    assert f"german/{release_dir.name}/manifest.json" in recorded
+    assert main(["audit", "verify", "--out", str(out)]) == 0
+    assert main(["verify", str(release_dir)]) == 0
+
+
+def test_same_seed_gives_byte_identical_data_without_prefect(published, tmp_path):
+    _, release_dir = published
+    config = default_config("german").with_overrides(k=5, l=2, seed=7,
+                                                     output_dir=str(tmp_path))
+    schema, suite = get_schema("german")
+    again = pipeline.run_release(config, schema, suite)
+    assert again.name == release_dir.name
+    for path in (release_dir / "data").iterdir():
+        assert (again / "data" / path.name).read_bytes() == path.read_bytes()
+
+
+def test_a_changed_byte_fails_audit_and_verify(published, tmp_path, capsys):
+    out, release_dir = published
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    copied_release = copy / "german" / release_dir.name
+    data = next((copied_release / "data").iterdir())
+    content = bytearray(data.read_bytes())
+    content[-2] = ord("x") if content[-2] != ord("x") else ord("y")
+    data.write_bytes(bytes(content))
+    assert main(["audit", "verify", "--out", str(copy)]) == 1
+    assert main(["verify", str(copied_release)]) == 1
+    err = capsys.readouterr().err
+    assert "changed (sha256 differs from record)" in err
+
+
+def test_an_edited_audit_log_fails(published, tmp_path, capsys):
+    out, _ = published
+    copy = tmp_path / "copy"
+    shutil.copytree(out, copy)
+    log = copy / "audit.jsonl"
+    log.write_text(log.read_text().replace('"k": 5', '"k": 50'))
+    assert main(["audit", "verify", "--out", str(copy)]) == 1
+    assert "entry seq=0 (line 1)" in capsys.readouterr().err
+
+
+def test_failed_verification_publishes_nothing(tmp_path):
+    config = default_config("german").with_overrides(k=5, seed=7, output_dir=str(tmp_path))
+    schema, suite = get_schema("german")
+    ingested = pipeline.ingest_step(config)
+    validated = pipeline.validate_step(config, ingested.refs["raw"], schema, suite)
+    binned = pipeline.discretize_step(config, validated.refs["clean"])
+    candidate = pipeline.anonymize_step(config, binned.refs["discretized"])
+    tables = {k: v for k, v in candidate.refs.items() if k.startswith("table:")}
+    # Make one person unique: the candidate no longer meets k = 5.
+    path = Path(next(iter(tables.values())).path)
+    table = pd.read_csv(path, dtype=str, keep_default_na=False)
+    table.loc[0, "housing"] = "castle"
+    store = pipeline.store_for(config)
+    forged = {"table:release": store.put_csv(table, kind="release-candidate")}
+    with pytest.raises(VerificationError, match="nothing was published"):
+        pipeline.verify_step(config, forged, validated.refs["clean"],
+                             ingested.summary["source_sha256"])
+    assert not (tmp_path / "german").exists()
+    (entry,) = read_entries(tmp_path / "audit.jsonl")
+    assert entry["event"] == "release-rejected"
+
+
+def test_bad_input_file_stops_the_run_naming_the_column(tmp_path, capsys):
+    from ppdm import datasets
+
+    source = tmp_path / "german.csv"
+    datasets.load("german").drop(columns=["age"]).to_csv(source, index=False)
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "dataset: german\nsource: {kind: csv, path: " + str(source) + "}\n"
+        "quasi_identifiers: [personal-status-sex, job]\ntarget: credit\nk: 5\n"
+        f"output_dir: {tmp_path / 'out'}\n")
+    from ppdm.config import load_config
+
+    schema, suite = get_schema("german")
+    with pytest.raises(Exception, match="age"):
+        pipeline.run_release(load_config(config), schema, suite)
+    assert not (tmp_path / "out" / "german").exists()
