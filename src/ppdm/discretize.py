@@ -141,7 +141,9 @@ def _mdl_cut_points(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
         split_entropy = (
             n_left * _entropy_rows(left) + n_right * _entropy_rows(right)
         ) / n
-        best = int(np.argmin(split_entropy))
+        # first minimum within rounding: ties go to the lowest cut, whatever
+        # the summation order produced in the last bits
+        best = int(np.flatnonzero(split_entropy <= split_entropy.min() + 1e-12)[0])
         g = int(candidates[best])
         ent_s = float(_entropy_rows(total[None, :])[0])
         ent_1 = float(_entropy_rows(left[best][None, :])[0])
@@ -278,7 +280,7 @@ def _binned(column: pd.Series, cut_points: Sequence[float]) -> pd.Series:
 def discretize(
     table: pd.DataFrame,
     columns: Sequence[str],
-    target: str | None,
+    target: str | pd.Series | None,
     *,
     method: str = "mdl",
     n_bins: int = 5,
@@ -291,8 +293,9 @@ def discretize(
         Never modified.
     columns : sequence of str
         Numeric columns to discretize.
-    target : str or None
-        Name of the class column (required by ``"mdl"``).
+    target : str, pandas.Series or None
+        The class column (required by ``"mdl"``): its name in ``table``, or
+        the labels themselves aligned with ``table``'s rows.
     method : {"mdl", "equal-frequency"}, default="mdl"
     n_bins : int, default=5
         Bins per column for ``"equal-frequency"``.
@@ -335,15 +338,24 @@ def discretize(
         )
     labels = None
     if method == "mdl":
-        if target is None or target not in table.columns:
+        if isinstance(target, pd.Series):
+            if len(target) != len(table):
+                raise InvalidParameterError(
+                    f"target has {len(target)} rows, the table has {len(table)}"
+                )
+            labels = target.reset_index(drop=True).set_axis(table.index)
+            target_name = target.name
+        elif target is not None and target in table.columns:
+            labels = table[target]
+            target_name = target
+        else:
             raise InvalidParameterError(
                 f"method 'mdl' needs the target column; got {target!r}"
             )
-        if target in columns:
+        if target_name in columns:
             raise InvalidParameterError(
-                f"target {target!r} cannot be discretized as a feature"
+                f"target {target_name!r} cannot be discretized as a feature"
             )
-        labels = table[target]
     for name in columns:
         _numeric_values(table[name], name)  # fail on any bad column before work
     cut_points = {

@@ -48,11 +48,18 @@ class DataValidationError(AnonymizationError, ValueError):
     ----------
     failure_cases : pandas.DataFrame or None
         pandera's failure cases (column, check, failure_case, index), when any.
+    outcome : ppdm.validation.ValidationOutcome or None
+        The full outcome (clean table, quarantine, report) when the table was
+        validated but rejected as a whole, so the caller can still write the
+        quarantine artifact.
     """
 
-    def __init__(self, message: str, failure_cases: Any = None) -> None:
+    def __init__(
+        self, message: str, failure_cases: Any = None, outcome: Any = None
+    ) -> None:
         super().__init__(message)
         self.failure_cases = failure_cases
+        self.outcome = outcome
 
 
 class SchemaMismatchError(DataValidationError):

@@ -57,6 +57,7 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.hierarchies import Hierarchy
+from ppdm.measures import equivalence_classes
 from ppdm.model import AnonymizationSpec
 
 __all__ = [
@@ -133,16 +134,23 @@ class LatticeEvaluation:
 
 
 @dataclass(frozen=True)
-class _Groups:
-    """Distinct generalized combinations of a node (its equivalence classes)."""
+class _Batch:
+    """Equivalence classes of one or more nodes, concatenated node by node.
 
-    codes: np.ndarray  # (G, s) label codes at the node's levels
-    count: np.ndarray  # (G,) rows
-    mask: np.ndarray | None  # (G,) uint64 bit set of sensitive values
-    target: np.ndarray | None  # (G, n_labels) class-label counts
-    pair_group: np.ndarray | None  # (P,) (group, sensitive value) pairs ...
-    pair_value: np.ndarray | None
-    pair_count: np.ndarray | None
+    Node ``i`` owns the classes ``start[i]:start[i + 1]``. A class is stored by
+    its fixed-radix key (the codes are decoded from it when an attribute is
+    generalized, which is cheaper than carrying one column per attribute).
+    """
+
+    key: np.ndarray  # int64 combination of the label codes (see _multipliers)
+    loss: np.ndarray  # per row of the class, integer GLM numerator (see _loss_scale)
+    count: np.ndarray  # rows
+    mask: np.ndarray | None  # bit set of the sensitive values present
+    target: tuple[np.ndarray, ...] | None  # rows per class label
+    start: np.ndarray  # (n_nodes + 1,) class offsets
+    pair_group: np.ndarray | None = None  # (class, sensitive value) pairs, for S_l
+    pair_value: np.ndarray | None = None
+    pair_count: np.ndarray | None = None
 
 
 def suppression_budget(spec: AnonymizationSpec, n_rows: int) -> int:
@@ -162,6 +170,25 @@ def require_hierarchies(owner: str, spec: AnonymizationSpec) -> dict[str, Hierar
     return {q: available[q] for q in spec.quasi_identifiers}
 
 
+def _loss_scale(hierarchies: Sequence[Hierarchy]) -> int:
+    """Common denominator of every label loss, so GLM sums are exact integers.
+
+    Exact sums make a node's GLM independent of the roll-up path that reached
+    it, so nodes compare equal (and fall in the same box) however evaluated.
+    """
+    scale = 1
+    for h in hierarchies:
+        scale = math.lcm(scale, max(len(h.leaves) - 1, 1))
+    return scale
+
+
+def _uint_for(bits: int) -> type:
+    for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
+        if bits <= np.dtype(dtype).itemsize * 8:
+            return dtype
+    raise ValueError(bits)
+
+
 class GeneralizationLattice:
     """The lattice of a table under per-attribute hierarchies, with an evaluator.
 
@@ -176,6 +203,8 @@ class GeneralizationLattice:
     n_rows : int
     eta : int
         Suppression budget in rows.
+    evaluations : int
+        Nodes evaluated so far (a cost counter).
 
     Examples
     --------
@@ -189,32 +218,61 @@ class GeneralizationLattice:
     (4, 3, 1)
     """
 
+    #: Rows of concatenated class tables handled by one vectorised step of
+    #: :meth:`evaluate_all` (bounds its memory).
+    chunk_rows: int = 1 << 16
+
     def __init__(
         self,
         attributes: tuple[str, ...],
         hierarchies: tuple[Hierarchy, ...],
-        base: _Groups,
+        leaf_groups: tuple[Any, ...],
         n_rows: int,
         eta: int,
         n_sensitive: int,
-        has_target: bool,
     ) -> None:
         self.attributes = attributes
         self.hierarchies = hierarchies
         self.heights = np.array([h.height for h in hierarchies], dtype=np.int64)
         self.n_rows = n_rows
         self.eta = eta
-        self._base = base
+        self.evaluations = 0
         self._n_sensitive = n_sensitive
-        self._has_target = has_target
+        self._scale = _loss_scale(hierarchies)
+        if self._scale > 2**40:
+            raise InvalidParameterError(
+                f"hierarchies of {attributes} have leaf counts whose common "
+                f"denominator {self._scale} is too large for exact loss sums"
+            )
         self._loss = [
-            [h.label_loss(j) for j in range(h.height + 1)] for h in hierarchies
+            [
+                np.rint(h.label_loss(j) * self._scale).astype(np.int64)
+                for j in range(h.height + 1)
+            ]
+            for h in hierarchies
         ]
-        self._radix = [
-            [h.n_labels(j) for j in range(h.height + 1)] for h in hierarchies
+        self._radix = np.array([h.n_labels(0) for h in hierarchies], dtype=np.int64)
+        self._keyspace = math.prod(int(r) for r in self._radix)
+        if self._keyspace >= 2**62:
+            raise InvalidParameterError(
+                f"the leaf combinations of {attributes} ({self._keyspace}) do not "
+                "fit a 62-bit key; use fewer or coarser quasi-identifiers"
+            )
+        # Fixed radices (the level-0 label counts) let a change of one
+        # attribute update the key in place: key += (new - old) * multiplier.
+        self._multipliers = [
+            math.prod(int(r) for r in self._radix[a + 1 :]) for a in range(len(attributes))
         ]
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
-        self.evaluations = 0
+        codes, count, mask, target, pairs = leaf_groups
+        key = np.zeros(len(count), dtype=np.int64)
+        loss = np.zeros(len(count), dtype=np.int64)
+        for a, column in enumerate(codes):
+            key += column * self._multipliers[a]
+            loss += self._loss[a][0][column]
+        self._base = _Batch(
+            key, loss, count, mask, target, np.array([0, len(count)]), *pairs
+        )
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -254,39 +312,49 @@ class GeneralizationLattice:
             )
         chain = tuple(hierarchies[q] for q in attributes)
         n = len(table)
-        leaf = np.column_stack([h.encode(table[q]) for q, h in zip(attributes, chain)])
+        leaf = [h.encode(table[q]) for q, h in zip(attributes, chain)]
         key = np.zeros(n, dtype=np.int64)
-        for column, h in enumerate(chain):
-            key = key * (h.missing_leaf + 1) + leaf[:, column]
+        for column, h in zip(leaf, chain):
+            key = key * (h.missing_leaf + 1) + column
         ids, uniques = pd.factorize(key)
         n_groups = len(uniques)
         first = np.zeros(n_groups, dtype=np.int64)
         first[ids] = np.arange(n)
-        codes = leaf[first]
+        codes = tuple(h.level_codes(0)[column[first]] for column, h in zip(leaf, chain))
         count = np.bincount(ids, minlength=n_groups).astype(np.int64)
 
-        mask = pair_group = pair_value = pair_count = None
+        mask = None
+        pairs: tuple[Any, Any, Any] = (None, None, None)
         n_sensitive = 0
         if sensitive_attribute is not None:
-            values, kinds = pd.factorize(table[sensitive_attribute], use_na_sentinel=False)
-            n_sensitive = len(kinds)
+            values, kinds = pd.factorize(
+                table[sensitive_attribute], use_na_sentinel=False
+            )
+            n_sensitive = max(len(kinds), 1)
             if n_sensitive <= _MASK_BITS:
-                mask = np.zeros(n_groups, dtype=np.uint64)
-                np.bitwise_or.at(mask, ids, np.left_shift(np.uint64(1), values.astype(np.uint64)))
+                dtype = _uint_for(n_sensitive)
+                mask = np.zeros(n_groups, dtype=dtype)
+                bits = np.left_shift(dtype(1), values.astype(dtype))
+                np.bitwise_or.at(mask, ids, bits)
             if spread_l or n_sensitive > _MASK_BITS:
-                pair_ids, pairs = pd.factorize(ids * n_sensitive + values)
-                pair_group = (pairs // n_sensitive).astype(np.int64)
-                pair_value = (pairs % n_sensitive).astype(np.int64)
-                pair_count = np.bincount(pair_ids, minlength=len(pairs)).astype(np.int64)
+                pair_ids, found = pd.factorize(ids * n_sensitive + values)
+                pairs = (
+                    (found // n_sensitive).astype(np.int64),
+                    (found % n_sensitive).astype(np.int64),
+                    np.bincount(pair_ids, minlength=len(found)).astype(np.int64),
+                )
         target_counts = None
         if target is not None:
             labels, kinds = pd.factorize(table[target], use_na_sentinel=False)
-            target_counts = np.bincount(
-                ids * len(kinds) + labels, minlength=n_groups * len(kinds)
-            ).reshape(n_groups, len(kinds))
-        base = _Groups(codes, count, mask, target_counts, pair_group, pair_value, pair_count)
+            target_counts = tuple(
+                np.bincount(ids[labels == t], minlength=n_groups).astype(np.int64)
+                for t in range(len(kinds))
+            )
         eta = int(math.floor(suppression_limit * n + 1e-9))
-        return cls(attributes, chain, base, n, eta, n_sensitive, target is not None)
+        return cls(
+            attributes, chain, (codes, count, mask, target_counts, pairs), n, eta,
+            n_sensitive,
+        )
 
     # ------------------------------------------------------------- lattice
     @property
@@ -307,27 +375,32 @@ class GeneralizationLattice:
         """GLM of each node without any suppression: a lower bound of its GLM.
 
         Suppressing a row costs one per cell, at least its generalization loss,
-        so a node's GLM is never below this value; and it grows with every
-        generalization step.
+        so a node's GLM is never below this value; and it only grows with
+        generalization.
         """
         base = self._base
-        totals = [
-            [
-                float(np.bincount(base.codes[:, a], weights=base.count,
-                                  minlength=len(self._loss[a][0]))
-                      @ self._loss[a][j][self._map(a, 0, j)])
-                for j in range(h.height + 1)
-            ]
-            for a, h in enumerate(self.hierarchies)
-        ]
-        bound = np.zeros(len(nodes))
-        for a in range(len(self.attributes)):
-            bound += np.asarray(totals[a])[nodes[:, a]]
-        return bound
+        bound = np.zeros(len(nodes), dtype=np.int64)
+        for a, h in enumerate(self.hierarchies):
+            codes = (base.key // self._multipliers[a]) % self._radix[a]
+            per_label = np.bincount(
+                codes, weights=base.count, minlength=h.n_labels(0)
+            ).astype(np.int64)
+            totals = np.array(
+                [
+                    per_label @ self._loss[a][j][self._map(a, 0, j)]
+                    for j in range(h.height + 1)
+                ]
+            )
+            bound += totals[np.asarray(nodes)[:, a]]
+        return bound / self._scale
 
     # ----------------------------------------------------------- evaluation
     def evaluate(
-        self, levels: Sequence[int], *, k: int | None = None, l: int | None = None  # noqa: E741
+        self,
+        levels: Sequence[int],
+        *,
+        k: int | None = None,
+        l: int | None = None,  # noqa: E741
     ) -> NodeMetrics:
         """Indices of one node (rolled up from the encoded table).
 
@@ -341,39 +414,84 @@ class GeneralizationLattice:
             suppression within the budget of Dewri et al. is applied.
         """
         node = self._check(levels)
-        groups = self._rollup(self._base, np.zeros_like(node), node)
-        return self._metrics(groups, node, k, l)
+        batch = self._rollup(node)
+        metrics = self._batch_metrics(batch, k, l)
+        self.evaluations += 1
+        return NodeMetrics(
+            levels=tuple(int(v) for v in node),
+            **{name: values[0].item() for name, values in metrics.items()},
+            feasible=bool(metrics["suppressed"][0] <= self.eta),
+        )
 
-    def evaluate_all(self, *, k: int | None = None, l: int | None = None) -> LatticeEvaluation:  # noqa: E741
-        """Every node, each rolled up from its parent on a spanning tree.
+    def evaluate_all(
+        self,
+        *,
+        k: int | None = None,
+        l: int | None = None,  # noqa: E741
+    ) -> LatticeEvaluation:
+        """Every node, layer by layer (by level sum), in vectorised chunks.
 
-        The tree's parent of a node lowers its last non-zero level by one; a
-        depth-first walk keeps one group table per depth.
+        Each node is rolled up from its parent on a spanning tree (the node with
+        its last non-zero level lowered by one), whose classes are already
+        grouped; all the children in a chunk are rolled up by one hash
+        factorisation, with the child's number folded into the key. With
+        ``spread_l`` (S_l) it evaluates node by node instead.
         """
         nodes = self.nodes()
         size = len(nodes)
-        out = {name: np.zeros(size, dtype=float) for name in ("k", "sk", "l", "sl", "glm", "cm", "suppressed")}
-        s = len(self.attributes)
-        root = np.zeros(s, dtype=np.int64)
-        stack: list[tuple[np.ndarray, _Groups, int]] = [(root, self._base, 0)]
-        while stack:
-            node, parent_groups, parent_changed = stack.pop()
-            if node.any():
-                before = node.copy()
-                before[parent_changed] -= 1
-                groups = self._rollup(parent_groups, before, node)
-            else:
-                groups = self._rollup(self._base, root, root)
-            metrics = self._metrics(groups, node, k, l)
-            row = self.index(node)
-            for name in out:
-                out[name][row] = getattr(metrics, name)
-            last = int(np.flatnonzero(node)[-1]) if node.any() else 0
-            for attribute in range(s - 1, last - 1, -1):
-                if node[attribute] < self.heights[attribute]:
-                    child = node.copy()
-                    child[attribute] += 1
-                    stack.append((child, groups, attribute))
+        names = ("k", "sk", "l", "sl", "glm", "cm", "suppressed")
+        out = {name: np.zeros(size, dtype=float) for name in names}
+        if self._base.pair_group is not None:
+            for row, node in enumerate(nodes):
+                metrics = self.evaluate(node, k=k, l=l)
+                for name in names:
+                    out[name][row] = getattr(metrics, name)
+            return self._evaluation(nodes, out)
+        strides = np.cumprod(np.r_[1, (self.heights + 1)[::-1][:-1]])[::-1]
+        layer_of = nodes.sum(axis=1)
+        last_nonzero = np.where(
+            nodes.any(axis=1), nodes.shape[1] - 1 - np.argmax(nodes[:, ::-1] > 0, axis=1), -1
+        )
+        # Where each evaluated node's classes live: (chunk, position in chunk).
+        chunk_of = np.full(size, -1, dtype=np.int64)
+        seg_of = np.full(size, -1, dtype=np.int64)
+        chunks: list[_Batch] = [self._base]
+        chunk_of[0], seg_of[0] = 0, 0
+        self._store(out, self._batch_metrics(self._base, k, l), np.array([0]))
+        previous = [0]
+        for layer in range(1, int(layer_of.max()) + 1 if size else 0):
+            rows = np.flatnonzero(layer_of == layer)
+            attribute = last_nonzero[rows]
+            parents = rows - strides[attribute]
+            before = nodes[parents, attribute]
+            # Children of one parent chunk, grouped by the change they apply.
+            order = np.lexsort((before, attribute, chunk_of[parents]))
+            rows, attribute, parents, before = (
+                rows[order], attribute[order], parents[order], before[order]
+            )
+            new_chunks: list[_Batch] = []
+            for piece in self._pieces(chunks, chunk_of[parents], seg_of[parents]):
+                batch = self._rollup_children(
+                    chunks, chunk_of[parents[piece]], seg_of[parents[piece]],
+                    attribute[piece], before[piece],
+                )
+                self._store(out, self._batch_metrics(batch, k, l), rows[piece])
+                chunk_of[rows[piece]] = len(new_chunks) + len(chunks)
+                seg_of[rows[piece]] = np.arange(len(piece))
+                new_chunks.append(batch)
+            # Only the new layer is needed from here on.
+            offset = len(chunks)
+            for old in previous:
+                chunk_of[chunk_of == old] = -1
+            chunks = chunks + new_chunks
+            previous = list(range(offset, offset + len(new_chunks)))
+            for old in range(offset):
+                chunks[old] = None  # type: ignore[call-overload]
+        self.evaluations += size
+        return self._evaluation(nodes, out)
+
+    @staticmethod
+    def _evaluation(nodes: np.ndarray, out: dict[str, np.ndarray]) -> LatticeEvaluation:
         return LatticeEvaluation(
             nodes=nodes,
             k=out["k"].astype(np.int64),
@@ -385,12 +503,133 @@ class GeneralizationLattice:
             suppressed=out["suppressed"].astype(np.int64),
         )
 
+    @staticmethod
+    def _store(out: dict[str, np.ndarray], metrics: dict[str, np.ndarray], rows: np.ndarray) -> None:
+        for name, values in metrics.items():
+            out[name][rows] = values
+
+    def _pieces(
+        self, chunks: list[_Batch], chunk: np.ndarray, seg: np.ndarray
+    ) -> list[np.ndarray]:
+        """Split children (sorted by parent chunk) into pieces of bounded size."""
+        sizes = np.zeros(len(chunk), dtype=np.int64)
+        for c in np.unique(chunk):
+            where = chunk == c
+            sizes[where] = np.diff(chunks[c].start)[seg[where]]
+        max_children = max(1, (2**62 - 1) // self._keyspace)
+        pieces: list[np.ndarray] = []
+        begin = 0
+        total = 0
+        for i in range(len(chunk)):  # one pass over the layer's children
+            boundary = i > begin and (
+                chunk[i] != chunk[begin]
+                or total + sizes[i] > self.chunk_rows
+                or i - begin >= max_children
+            )
+            if boundary:
+                pieces.append(np.arange(begin, i))
+                begin, total = i, 0
+            total += sizes[i]
+        if len(chunk):
+            pieces.append(np.arange(begin, len(chunk)))
+        return pieces
+
+    def _rollup_children(
+        self,
+        chunks: list[_Batch],
+        chunk: np.ndarray,
+        seg: np.ndarray,
+        attribute: np.ndarray,
+        before: np.ndarray,
+    ) -> _Batch:
+        """Roll up each parent class table one level along one attribute."""
+        parent = chunks[int(chunk[0])]
+        lengths = np.diff(parent.start)[seg]
+        total = int(lengths.sum())
+        child = np.repeat(np.arange(len(seg)), lengths)
+        child_start = np.r_[0, np.cumsum(lengths)]
+        index = np.arange(total) - np.repeat(child_start[:-1] - parent.start[seg], lengths)
+        key = parent.key[index]
+        loss = parent.loss[index].copy()
+        # Children are sorted by (attribute, level): one contiguous slice each.
+        change = attribute * 1024 + before
+        edges = np.flatnonzero(np.r_[True, change[1:] != change[:-1], True])
+        for lo, hi in zip(edges[:-1], edges[1:]):
+            a, level = int(attribute[lo]), int(before[lo])
+            rows = slice(child_start[lo], child_start[hi])
+            old = (key[rows] // self._multipliers[a]) % self._radix[a]
+            new = self._map(a, level, level + 1)[old]
+            key[rows] += (new - old) * self._multipliers[a]
+            loss[rows] += self._loss[a][level + 1][new] - self._loss[a][level][old]
+        return self._merge(key + child * self._keyspace, loss, parent, index, len(seg))
+
+    def _merge(
+        self,
+        combined: np.ndarray,
+        loss: np.ndarray,
+        parent: _Batch,
+        index: np.ndarray,
+        n_nodes: int,
+    ) -> _Batch:
+        """Group rows of a parent table by (node, key) into the nodes' classes."""
+        ids, uniques = pd.factorize(combined)
+        n_new = len(uniques)
+        first = np.zeros(n_new, dtype=np.int64)
+        first[ids] = np.arange(len(ids))
+        owner = uniques // self._keyspace
+        start = np.searchsorted(owner, np.arange(n_nodes + 1))
+        count = np.bincount(ids, weights=parent.count[index], minlength=n_new)
+        mask = None
+        if parent.mask is not None:
+            mask = np.zeros(n_new, dtype=parent.mask.dtype)
+            np.bitwise_or.at(mask, ids, parent.mask[index])
+        target = None
+        if parent.target is not None:
+            target = tuple(
+                np.bincount(ids, weights=column[index], minlength=n_new).astype(np.int64)
+                for column in parent.target
+            )
+        return _Batch(
+            uniques - owner * self._keyspace, loss[first], count.astype(np.int64),
+            mask, target, start,
+        )
+
+    def _rollup(self, node: np.ndarray) -> _Batch:
+        """The classes of one node, rolled up directly from the encoded table."""
+        base = self._base
+        key, loss = base.key, base.loss
+        for a in np.flatnonzero(node):
+            old = (key // self._multipliers[a]) % self._radix[a]
+            new = self._map(a, 0, int(node[a]))[old]
+            key = key + (new - old) * self._multipliers[a]
+            loss = loss + (self._loss[a][node[a]][new] - self._loss[a][0][old])
+        index = np.arange(len(key))
+        batch = self._merge(key, loss, base, index, 1)
+        if base.pair_group is None:
+            return batch
+        ids, _ = pd.factorize(key)
+        n_values = self._n_sensitive
+        pair_ids, found = pd.factorize(ids[base.pair_group] * n_values + base.pair_value)
+        return _Batch(
+            batch.key, batch.loss, batch.count, batch.mask, batch.target, batch.start,
+            (found // n_values).astype(np.int64),
+            (found % n_values).astype(np.int64),
+            np.bincount(pair_ids, weights=base.pair_count, minlength=len(found)).astype(
+                np.int64
+            ),
+        )
+
     def _check(self, levels: Sequence[int]) -> np.ndarray:
         node = np.asarray(levels, dtype=np.int64)
-        if node.shape != self.heights.shape or (node < 0).any() or (node > self.heights).any():
+        if (
+            node.shape != self.heights.shape
+            or (node < 0).any()
+            or (node > self.heights).any()
+        ):
             raise InvalidParameterError(
-                f"node {tuple(int(v) for v in node)} is outside the lattice with "
-                f"heights {tuple(int(h) for h in self.heights)} over {self.attributes}"
+                f"node {tuple(int(v) for v in np.ravel(node))} is outside the "
+                f"lattice with heights {tuple(int(h) for h in self.heights)} "
+                f"over {self.attributes}"
             )
         return node
 
@@ -400,101 +639,92 @@ class GeneralizationLattice:
             self._maps[key] = self.hierarchies[attribute].parent_codes(level, to_level)
         return self._maps[key]
 
-    def _rollup(self, groups: _Groups, before: np.ndarray, after: np.ndarray) -> _Groups:
-        self.evaluations += 1
-        columns = []
-        key = np.zeros(len(groups.count), dtype=np.int64)
-        for a in range(len(self.attributes)):
-            column = groups.codes[:, a]
-            if after[a] != before[a]:
-                column = self._map(a, int(before[a]), int(after[a]))[column]
-            columns.append(column)
-            key = key * self._radix[a][after[a]] + column
-        ids, uniques = pd.factorize(key)
-        n_new = len(uniques)
-        codes = np.column_stack(columns)
-        if n_new == len(key):  # nothing merged: only the labels changed
-            return _Groups(codes, groups.count, groups.mask, groups.target,
-                           groups.pair_group, groups.pair_value, groups.pair_count)
-        first = np.zeros(n_new, dtype=np.int64)
-        first[ids] = np.arange(len(ids))
-        count = np.bincount(ids, weights=groups.count, minlength=n_new).astype(np.int64)
-        mask = None
-        if groups.mask is not None:
-            mask = np.zeros(n_new, dtype=np.uint64)
-            np.bitwise_or.at(mask, ids, groups.mask)
-        target = None
-        if groups.target is not None:
-            target = np.column_stack([
-                np.bincount(ids, weights=groups.target[:, t], minlength=n_new)
-                for t in range(groups.target.shape[1])
-            ]).astype(np.int64)
-        pair_group = pair_value = pair_count = None
-        if groups.pair_group is not None:
-            n_values = self._n_sensitive
-            pair_ids, pairs = pd.factorize(ids[groups.pair_group] * n_values + groups.pair_value)
-            pair_group = (pairs // n_values).astype(np.int64)
-            pair_value = (pairs % n_values).astype(np.int64)
-            pair_count = np.bincount(pair_ids, weights=groups.pair_count,
-                                     minlength=len(pairs)).astype(np.int64)
-        return _Groups(codes[first], count, mask, target, pair_group, pair_value, pair_count)
-
-    def _distinct(self, groups: _Groups) -> np.ndarray | None:
-        if groups.mask is not None:
-            return np.bitwise_count(groups.mask).astype(np.int64)
-        if groups.pair_group is not None:
-            return np.bincount(groups.pair_group, minlength=len(groups.count))
-        return None
-
-    def _metrics(self, groups: _Groups, node: np.ndarray, k: int | None, l: int | None) -> NodeMetrics:  # noqa: E741
-        count = groups.count
-        distinct = self._distinct(groups)
+    def _batch_metrics(
+        self,
+        batch: _Batch,
+        k: int | None,
+        l: int | None,  # noqa: E741
+    ) -> dict[str, np.ndarray]:
+        """Indices of every node of a batch, by segment reductions."""
+        count = batch.count
+        starts = batch.start[:-1]
+        n_nodes = len(starts)
+        seg = np.repeat(np.arange(n_nodes), np.diff(batch.start))
+        distinct = None
+        if batch.mask is not None:
+            distinct = np.bitwise_count(batch.mask).astype(np.int64)
+        elif batch.pair_group is not None:
+            distinct = np.bincount(batch.pair_group, minlength=len(count))
         if k is None and l is None:
-            threshold = self._suppression_threshold(count)
-            kept = count > threshold
+            kept = count > self._thresholds(count, seg, starts)[seg]
         else:
             kept = count >= (k or 1)
             if l is not None and l > 1 and distinct is not None:
                 kept &= distinct >= l
-        kept_count = count[kept]
-        suppressed = self.n_rows - int(kept_count.sum())
-        loss = np.zeros(len(count))
-        for a in range(len(self.attributes)):
-            loss += self._loss[a][node[a]][groups.codes[:, a]]
-        glm = float(kept_count @ loss[kept]) + len(self.attributes) * suppressed
-        cm = math.nan
-        if groups.target is not None and self.n_rows:
-            minority = (count - groups.target.max(axis=1))[kept].sum()
-            cm = float(minority + suppressed) / self.n_rows
-        l_value = int(distinct[kept].min()) if distinct is not None and kept.any() else 0
-        sl = 0
-        if groups.pair_group is not None:
-            kept_pairs = kept[groups.pair_group]
-            sl = int((groups.pair_count[kept_pairs] ** 2).sum())
-        return NodeMetrics(
-            levels=tuple(int(v) for v in node),
-            k=int(kept_count.min()) if kept_count.size else 0,
-            sk=int((kept_count**2).sum()),
-            l=l_value,
-            sl=sl,
-            glm=glm,
-            cm=cm,
-            suppressed=suppressed,
-            feasible=suppressed <= self.eta,
-        )
+        kept_count = np.where(kept, count, 0)
+        kept_rows = np.add.reduceat(kept_count, starts)
+        suppressed = self.n_rows - kept_rows
+        big = np.iinfo(np.int64).max
+        k_value = np.minimum.reduceat(np.where(kept, count, big), starts)
+        k_value[k_value == big] = 0
+        glm_numerator = np.add.reduceat(kept_count * batch.loss, starts)
+        s = len(self.attributes)
+        glm = (glm_numerator + s * self._scale * suppressed) / self._scale
+        cm = np.full(n_nodes, np.nan)
+        if batch.target is not None and self.n_rows:
+            majority = batch.target[0]
+            for column in batch.target[1:]:
+                majority = np.maximum(majority, column)
+            minority = np.add.reduceat(np.where(kept, count - majority, 0), starts)
+            cm = (minority + suppressed) / self.n_rows
+        l_value = np.zeros(n_nodes, dtype=np.int64)
+        if distinct is not None:
+            l_value = np.minimum.reduceat(np.where(kept, distinct, big), starts)
+            l_value[l_value == big] = 0
+        sl = np.zeros(n_nodes, dtype=np.int64)
+        if batch.pair_group is not None:
+            weight = np.where(kept[batch.pair_group], batch.pair_count**2, 0)
+            sl = np.bincount(seg[batch.pair_group], weights=weight, minlength=n_nodes)
+        return {
+            "k": k_value,
+            "sk": np.add.reduceat(kept_count * kept_count, starts),
+            "l": l_value,
+            "sl": sl.astype(np.int64),
+            "glm": glm,
+            "cm": cm,
+            "suppressed": suppressed,
+        }
 
-    def _suppression_threshold(self, count: np.ndarray) -> int:
-        """Largest class size j whose classes E_1..E_j fit the budget (never all)."""
+    def _thresholds(self, count: np.ndarray, seg: np.ndarray, starts: np.ndarray) -> np.ndarray:
+        """Per node, the largest class size j whose E_1..E_j fit the budget.
+
+        Never every class: the node's largest classes are always kept.
+        """
+        n_nodes = len(starts)
+        threshold = np.zeros(n_nodes, dtype=np.int64)
         if self.eta <= 0:
-            return 0
-        small = count[count <= self.eta]
-        if small.size == 0:
-            return 0
-        rows_by_size = np.bincount(small, weights=small)
-        cumulative = np.cumsum(rows_by_size)
-        threshold = int(np.searchsorted(cumulative, self.eta + 0.5)) - 1
-        largest = int(count.max())
-        return min(threshold, largest - 1)
+            return threshold
+        small = count <= self.eta
+        width = self.eta + 1
+        if n_nodes * width <= 4 * len(count) + 1024:
+            # Dense rows-by-size table per node: cheaper than sorting.
+            rows = np.bincount(
+                seg[small] * width + count[small], weights=count[small],
+                minlength=n_nodes * width,
+            ).reshape(n_nodes, width)
+            threshold = (np.cumsum(rows, axis=1) <= self.eta).sum(axis=1) - 1
+        else:
+            ordered = np.sort(seg[small] * width + count[small])
+            node, size = ordered // width, ordered % width
+            cumulative = np.cumsum(size)
+            first = np.r_[True, node[1:] != node[:-1]]
+            offset = np.maximum.accumulate(np.where(first, cumulative - size, 0))
+            within = cumulative - offset
+            run_end = np.r_[(node[1:] != node[:-1]) | (size[1:] != size[:-1]), True]
+            valid = run_end & (within <= self.eta)
+            np.maximum.at(threshold, node[valid], size[valid])
+        largest = np.maximum.reduceat(count, starts)
+        return np.minimum(threshold, largest - 1)
 
 
 # ----------------------------------------------------------------- fronts
@@ -582,16 +812,15 @@ def generalized_release(
     out = table.copy()
     for q, level in zip(qis, levels):
         out[q] = hierarchies[q].generalize(table[q], int(level))
-    from ppdm.measures import equivalence_classes  # the shared class primitive
-
     ids, n_classes = equivalence_classes(out, qis)
     sizes = np.bincount(ids, minlength=n_classes)
     bad = sizes < spec.k
     sensitive = spec.sensitive_attribute
     if spec.l > 1 and sensitive is not None:
-        values, _ = pd.factorize(table[sensitive], use_na_sentinel=False)
-        pairs = np.unique(ids * (values.max() + 1) + values)
-        distinct = np.bincount(pairs // (values.max() + 1), minlength=n_classes)
+        values, kinds = pd.factorize(table[sensitive], use_na_sentinel=False)
+        n_values = max(len(kinds), 1)
+        pairs = np.unique(ids * n_values + values)
+        distinct = np.bincount(pairs // n_values, minlength=n_classes)
         bad |= distinct < spec.l
     suppress = bad[ids]
     n_suppressed = int(suppress.sum())

@@ -34,7 +34,11 @@ from ppdm.artifacts import (
 )
 from ppdm.config import ReleaseConfig
 from ppdm.discretize import apply_cut_points, discretize
-from ppdm.exceptions import ArtifactIntegrityError, VerificationError
+from ppdm.exceptions import (
+    ArtifactIntegrityError,
+    DataValidationError,
+    VerificationError,
+)
 from ppdm.model import AnonymizationSpec, attribute_kind, AttributeKind
 from ppdm.utility.classification import holdout_utility
 from ppdm.utility.report import build_utility, render_report_html
@@ -137,7 +141,7 @@ def validate_step(config: ReleaseConfig, raw: ArtifactRef, schema: type, suite: 
             max_rejected_fraction=config.validation.max_rejected_fraction,
             source=_describe_source(config),
         )
-    except validation.DataValidationError as err:
+    except DataValidationError as err:
         outcome = getattr(err, "outcome", None)
         if outcome is not None:
             ref = store.put_csv(outcome.quarantine, kind="quarantine")

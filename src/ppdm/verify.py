@@ -9,10 +9,11 @@ algorithm's internal state or evidence. Every privacy model of the
 
 >>> import pandas as pd
 >>> from ppdm.verify import Requirement, verify_tables
->>> t = pd.DataFrame({"age": ["[20, 29]"] * 2 + ["*"], "income": ["<=50K", ">50K", "<=50K"]})
+>>> t = pd.DataFrame({"age": ["[20, 29]", "[20, 29]", "*"], "income": ["a", "b", "a"]})
 >>> cert = verify_tables({"release.csv": t}, Requirement(("age",), "income", k=2))
->>> print(cert.summary())
-FAILED: 2-anonymity not met in release.csv: achieved k=1; 1 violating class, e.g. {age: *} (1 row)
+>>> print(cert.summary())  # doctest: +NORMALIZE_WHITESPACE
+FAILED: 2-anonymity not met in release.csv: achieved k=1;
+1 violating class, e.g. {age: *} (1 row)
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ __all__ = [
     "sha256_file",
     "verify_tables",
     "verify_files",
+    "verify_partition",
+    "certificate_of",
     "VERIFIER_NAME",
 ]
 
@@ -95,6 +98,14 @@ def sha256_file(path: str | Path) -> str:
     return digest.hexdigest()
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
 @dataclass(frozen=True)
 class Requirement:
     """The privacy requirement a release must meet.
@@ -132,10 +143,12 @@ class Requirement:
             )
         object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
         if not self.quasi_identifiers:
-            raise InvalidParameterError("quasi_identifiers must name at least one column")
-        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral) or self.k < 1:
+            raise InvalidParameterError(
+                "quasi_identifiers must name at least one column"
+            )
+        if not _is_int(self.k) or self.k < 1:
             raise InvalidParameterError(f"k must be an integer >= 1; got {self.k!r}")
-        if isinstance(self.l, bool) or not isinstance(self.l, numbers.Integral) or self.l < 1:
+        if not _is_int(self.l) or self.l < 1:
             raise InvalidParameterError(f"l must be an integer >= 1; got {self.l!r}")
         if self.l_variant not in L_VARIANTS:
             raise InvalidParameterError(
@@ -144,13 +157,11 @@ class Requirement:
         if self.l_variant == "recursive" and self.c is None:
             raise InvalidParameterError("l_variant='recursive' needs c (a number > 0)")
         if self.c is not None and (
-            isinstance(self.c, bool) or not isinstance(self.c, numbers.Real) or not self.c > 0
+            not _is_number(self.c) or not self.c > 0
         ):
             raise InvalidParameterError(f"c must be a number > 0; got {self.c!r}")
         if self.t is not None and (
-            isinstance(self.t, bool)
-            or not isinstance(self.t, numbers.Real)
-            or not 0 <= self.t <= 1
+            not _is_number(self.t) or not 0 <= self.t <= 1
         ):
             raise InvalidParameterError(f"t must be a number in [0, 1]; got {self.t!r}")
         if self.sensitive_attribute is None and (self.l > 1 or self.t is not None):
@@ -390,10 +401,32 @@ def _verify_table(
     sha256: str | None,
 ) -> TableVerification:
     qis = tuple(q for q in requirement.quasi_identifiers if q in table.columns)
-    missing = tuple(q for q in requirement.quasi_identifiers if q not in table.columns)
-    sa = requirement.sensitive_attribute
-    has_sa = sa is not None and sa in table.columns
     partition = ClassPartition.of(table, qis)
+    return verify_partition(
+        name, partition, table.columns, requirement, original=original, sha256=sha256
+    )
+
+
+def verify_partition(
+    name: str,
+    partition: ClassPartition,
+    columns: Sequence[str],
+    requirement: Requirement,
+    *,
+    original: pd.DataFrame | None = None,
+    sha256: str | None = None,
+) -> TableVerification:
+    """Verify one table given its equivalence classes.
+
+    The in-memory and the out-of-core (:mod:`ppdm.verify_dask`) paths both end
+    here, so they compute every figure with the same code. ``columns`` are the
+    table's column names; ``partition`` is over the requirement's
+    quasi-identifiers that are among them.
+    """
+    qis = partition.quasi_identifiers
+    missing = tuple(q for q in requirement.quasi_identifiers if q not in columns)
+    sa = requirement.sensitive_attribute
+    has_sa = sa is not None and sa in columns
     results = []
     for model in requirement.models():
         if model.uses_sensitive_attribute and not has_sa:
@@ -419,7 +452,7 @@ def _verify_table(
     )
     return TableVerification(
         name=name,
-        rows=len(table),
+        rows=partition.n_rows,
         quasi_identifiers=qis,
         missing_quasi_identifiers=missing,
         sensitive_attribute_present=has_sa,
@@ -430,16 +463,21 @@ def _verify_table(
     )
 
 
-def _achieved(results: Sequence[PrivacyResult], name: str, partition: ClassPartition) -> int:
+def _achieved(
+    results: Sequence[PrivacyResult], name: str, partition: ClassPartition
+) -> int:
     for r in results:
         if r.requirement["model"] == name:
             return int(r.achieved)
     return int(partition.sizes.min()) if partition.n_classes else 0
 
 
-def _certificate(
-    checked: list[TableVerification], requirement: Requirement, input_sha256: str | None
+def certificate_of(
+    checked: Sequence[TableVerification],
+    requirement: Requirement,
+    input_sha256: str | None = None,
 ) -> Certificate:
+    """Assemble the certificate of verified tables (sorted by name)."""
     if not checked:
         raise InvalidParameterError("nothing to verify: no released tables given")
     tables = tuple(sorted(checked, key=lambda t: t.name))
@@ -479,7 +517,7 @@ def verify_tables(
         _verify_table(name, table, requirement, original, None)
         for name, table in tables.items()
     ]
-    return _certificate(checked, requirement, input_sha256)
+    return certificate_of(checked, requirement, input_sha256)
 
 
 def verify_files(
@@ -521,4 +559,4 @@ def verify_files(
         checked.append(
             _verify_table(name, table, requirement, original, sha256_file(path))
         )
-    return _certificate(checked, requirement, input_sha256)
+    return certificate_of(checked, requirement, input_sha256)

@@ -5,13 +5,19 @@ from __future__ import annotations
 from typing import Any
 
 from ppdm.algorithms.base import Anonymizer, validate_spec
+from ppdm.algorithms.kactus import Kactus
+from ppdm.algorithms.lattice_optimal import LatticeOptimal
 from ppdm.algorithms.mondrian import Mondrian
+from ppdm.algorithms.pbg_ea import PbgEa
 from ppdm.exceptions import UnknownAlgorithmError
 
 __all__ = ["ALGORITHMS", "Anonymizer", "get_algorithm", "validate_spec"]
 
 ALGORITHMS: dict[str, type[Anonymizer]] = {
     "mondrian": Mondrian,
+    "kactus": Kactus,
+    "pbg-ea": PbgEa,
+    "lattice-optimal": LatticeOptimal,
 }
 
 

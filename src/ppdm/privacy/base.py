@@ -178,11 +178,18 @@ class PrivacyModel(ABC):
         examples: tuple[dict[str, Any], ...] = ()
         if len(failing):
             severity = values[failing] if self.higher_is_better else -values[failing]
-            worst = failing[np.lexsort((failing, severity))][:MAX_EXAMPLES]
+            # Worst measure first, then the larger class (more rows exposed),
+            # then class id: ids follow the classes' values, so the examples do
+            # not depend on the row order or on the engine that built them.
+            size = -partition.sizes[failing]
+            worst = failing[np.lexsort((failing, size, severity))][:MAX_EXAMPLES]
             keys = partition.keys(worst)
             examples = tuple(
                 {
-                    **{q: json_value(v) for q, v in zip(keys.columns, row, strict=True)},
+                    **{
+                        q: json_value(v)
+                        for q, v in zip(keys.columns, row, strict=True)
+                    },
                     "size": int(partition.sizes[c]),
                     self.measure: json_value(values[c]),
                 }

@@ -22,11 +22,13 @@ followed by mean imputation of unknown numeric cells:
 - ``"decision_tree"``: ``DecisionTreeClassifier(criterion="entropy",
   min_samples_leaf=2)``, the closest scikit-learn has to C4.5 (no gain ratio,
   no error-based pruning; ``min_samples_leaf=2`` is C4.5's ``-M 2``);
-- ``"naive_bayes"``: ``GaussianNB``. The features mix continuous values,
-  interval midpoints and *fractional* one-hot memberships of value sets;
-  ``CategoricalNB`` needs integer codes and cannot take fractional
-  memberships, ``BernoulliNB`` would binarize them, so one Gaussian model
-  over all features is the choice that reads every released cell;
+- ``"naive_bayes"``: :class:`MembershipNB`, a categorical naive Bayes whose
+  counts are the (fractional) memberships of the released cells; numeric
+  attributes are cut into 10 quantile bins of the training values; unknown
+  cells are ignored, as naive Bayes ignores missing values. ``GaussianNB``
+  was the first choice and was dropped: on kACTUS releases (a whole class of
+  rows holding one imputed mean) its variances collapse and the accuracy fell
+  to 60 +- 19 % at k=10 on an Adult sample (80 % on the original);
 - ``"logistic_regression"``: ``StandardScaler`` + ``LogisticRegression(
   max_iter=1000)``.
 
@@ -47,15 +49,16 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.dummy import DummyClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedKFold, train_test_split
-from sklearn.naive_bayes import GaussianNB
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
@@ -90,6 +93,9 @@ AnonymizeFn = Callable[[pd.DataFrame], "pd.DataFrame | Release"]
 #: (e.g. discretization): ``(train, test) -> (train, test)``.
 PrepareFn = Callable[[pd.DataFrame, pd.DataFrame], tuple[pd.DataFrame, pd.DataFrame]]
 
+#: ``{attribute: {generalized label: original values it covers}}``.
+Covers = Mapping[str, Mapping[str, Collection[str]]]
+
 HOLDOUT_PROTOCOL = (
     "Hold-out protocol: the original table is split once into a training part "
     "({train_pct:.0f}%, {n_train} rows) and a test part ({test_pct:.0f}%, {n_test} "
@@ -113,8 +119,97 @@ CV_PROTOCOL = (
 )
 
 
-def make_model(name: str, seed: int) -> Pipeline:
-    """A fresh, seeded model pipeline (imputation included) by name."""
+
+class MembershipNB(ClassifierMixin, BaseEstimator):
+    """Naive Bayes over attribute blocks of (fractional) one-hot memberships.
+
+    Every attribute is categorical: a nominal attribute is its block of
+    one-hot columns from :class:`CellFeaturizer`; a numeric attribute is cut
+    into ``n_bins`` quantile bins of its training values (a value set spread
+    over several bins is not possible here: a numeric cell is one midpoint).
+    Per class and attribute, ``P(v | c) = (W[c, v] + alpha) / (W[c] + alpha *
+    |values|)`` where ``W`` sums the *membership weights* of the class's
+    training rows, so a released ``{a|b}`` adds 1/2 to each of ``a`` and
+    ``b`` (CategoricalNB's counts, generalized to fractional memberships). An
+    unknown cell (suppressed or missing: all-zero block, NaN number)
+    contributes nothing, which is how naive Bayes ignores missing values.
+
+    Why hand-written: ``CategoricalNB`` takes integer codes only (no
+    fractional membership); ``MultinomialNB`` normalizes over all features at
+    once, so a class whose rows are suppressed more often would be biased;
+    ``GaussianNB`` collapses on released columns where a whole class holds
+    one imputed value (near-zero variance).
+
+    Parameters
+    ----------
+    blocks : sequence of (str, int, int)
+        ``(kind, start, stop)`` per attribute (:attr:`CellFeaturizer.blocks_`);
+        kind "numeric" (one column) or "onehot".
+    n_bins : int, default=10
+    alpha : float, default=1.0
+        Laplace smoothing.
+    """
+
+    def __init__(self, *, blocks=(), n_bins: int = 10, alpha: float = 1.0) -> None:
+        self.blocks = blocks
+        self.n_bins = n_bins
+        self.alpha = alpha
+
+    def _memberships(self, x: np.ndarray) -> list[np.ndarray]:
+        parts = []
+        for (kind, start, stop), edges in zip(self.blocks, self.edges_):
+            if kind != "numeric":
+                parts.append(np.nan_to_num(x[:, start:stop], nan=0.0))
+                continue
+            values = x[:, start]
+            bins = np.searchsorted(edges, values, side="right")
+            one_hot = np.zeros((len(values), len(edges) + 1))
+            known = ~np.isnan(values)
+            one_hot[np.flatnonzero(known), bins[known]] = 1.0
+            parts.append(one_hot)
+        return parts
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> MembershipNB:
+        x = np.asarray(x, dtype=float)
+        self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
+        self.edges_ = []
+        for kind, start, _ in self.blocks:
+            if kind != "numeric":
+                self.edges_.append(None)
+                continue
+            values = x[:, start][~np.isnan(x[:, start])]
+            quantiles = np.linspace(0, 1, self.n_bins + 1)[1:-1]
+            edges = np.unique(np.quantile(values, quantiles)) if len(values) else []
+            self.edges_.append(np.asarray(edges, dtype=float))
+        class_rows = np.eye(len(self.classes_))[codes]  # (n, n_classes)
+        self.log_prior_ = np.log(class_rows.mean(axis=0))
+        self.log_likelihood_ = []
+        for block in self._memberships(x):
+            weights = class_rows.T @ block  # (n_classes, n_values)
+            smoothed = weights + self.alpha
+            totals = smoothed.sum(axis=1, keepdims=True)
+            self.log_likelihood_.append(np.log(smoothed / totals))
+        return self
+
+    def predict_log_joint(self, x: np.ndarray) -> np.ndarray:
+        """Unnormalized log P(c) + sum of log P(v | c), shape (n, n_classes)."""
+        joint = np.tile(self.log_prior_, (len(x), 1))
+        for block, log_p in zip(
+            self._memberships(np.asarray(x, dtype=float)), self.log_likelihood_
+        ):
+            joint += block @ log_p.T
+        return joint
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_log_joint(x), axis=1)]
+
+
+def make_model(name: str, seed: int, blocks: Sequence[tuple] = ()) -> Any:
+    """A fresh, seeded model (imputation included where it needs one) by name.
+
+    ``blocks`` (:attr:`CellFeaturizer.blocks_`) tells naive Bayes which
+    feature columns form one attribute; without it every column is numeric.
+    """
     impute = ("impute", SimpleImputer(strategy="mean", keep_empty_features=True))
     if name == "decision_tree":
         model = DecisionTreeClassifier(
@@ -122,7 +217,7 @@ def make_model(name: str, seed: int) -> Pipeline:
         )
         return Pipeline([impute, ("model", model)])
     if name == "naive_bayes":
-        return Pipeline([impute, ("model", GaussianNB())])
+        return MembershipNB(blocks=list(blocks))
     if name == "logistic_regression":
         model = LogisticRegression(max_iter=1000, random_state=seed)
         return Pipeline([impute, ("scale", StandardScaler()), ("model", model)])
@@ -170,6 +265,7 @@ def train_and_score(
     models: Sequence[str] = MODELS,
     marker: str = SUPPRESSED,
     with_original: bool = True,
+    covers: Covers | None = None,
 ) -> dict[str, dict[str, float]]:
     """Accuracy of each model trained on the original and on the released part.
 
@@ -183,7 +279,9 @@ def train_and_score(
         ``"anonymized"`` is NaN when the release kept no row; ``"original"``
         (and the difference) is NaN when ``with_original`` is False.
     """
-    featurizer = CellFeaturizer(exclude=[target], suppression_marker=marker)
+    featurizer = CellFeaturizer(
+        exclude=[target], suppression_marker=marker, covers=covers
+    )
     featurizer.fit(original_train)
     x_test = featurizer.transform(test)
     y_test = test[target].astype(str).to_numpy()
@@ -192,7 +290,7 @@ def train_and_score(
     scores = {}
     for name in models:
         original_acc = (
-            _fit_score(name, seed, x_orig, y_orig, x_test, y_test)
+            _fit_score(name, seed, featurizer.blocks_, x_orig, y_orig, x_test, y_test)
             if with_original
             else float("nan")
         )
@@ -210,6 +308,7 @@ def train_and_score(
 def _fit_score(
     name: str,
     seed: int,
+    blocks: Sequence[tuple],
     x_train: np.ndarray,
     y_train: np.ndarray,
     x_test: np.ndarray,
@@ -217,7 +316,15 @@ def _fit_score(
 ) -> float:
     if len(y_train) == 0:
         return float("nan")
-    model = make_model(name, seed).fit(x_train, y_train)
+    if x_train.shape[1] == 0 or bool(
+        (pd.DataFrame(x_train).nunique(dropna=True) <= 1).all()
+    ):
+        # No feature varies (e.g. every quasi-identifier suppressed and no
+        # other attribute): every inducer reduces to the training majority
+        # class; say so directly rather than rely on each model's corner case.
+        model = DummyClassifier(strategy="most_frequent").fit(x_train, y_train)
+        return float(np.mean(model.predict(x_test) == y_test))
+    model = make_model(name, seed, blocks).fit(x_train, y_train)
     return float(np.mean(model.predict(x_test) == y_test))
 
 
@@ -237,7 +344,7 @@ def _score_released(
         )
     x_rel = featurizer.transform(released)
     y_rel = released[target].astype(str).to_numpy()
-    return _fit_score(name, seed, x_rel, y_rel, x_test, y_test)
+    return _fit_score(name, seed, featurizer.blocks_, x_rel, y_rel, x_test, y_test)
 
 
 def holdout_utility(
@@ -249,6 +356,7 @@ def holdout_utility(
     seed: int,
     models: Sequence[str] = MODELS,
     marker: str = SUPPRESSED,
+    covers: Covers | None = None,
 ) -> dict[str, Any]:
     """Accuracy before and after anonymization on one stratified hold-out split.
 
@@ -267,13 +375,18 @@ def holdout_utility(
     models : sequence of str, default=MODELS
     marker : str, default="*"
         Suppression marker of the release.
+    covers : mapping, optional
+        Coverage of generalized labels (see
+        :func:`ppdm.utility.loss.covers_from_hierarchies`), so that a released
+        hierarchy label is read as the set of values it covers.
 
     Returns
     -------
     dict
         ``protocol`` (one paragraph), ``split`` (row counts), ``seed``,
-        ``test_size`` and ``models``: ``{model: {"original", "anonymized",
-        "difference"}}`` accuracies in [0, 1]. JSON-serialisable.
+        ``test_size``, ``models`` (names, in order) and ``accuracy``:
+        ``{model: {"original", "anonymized", "difference"}}`` accuracies in
+        [0, 1]. JSON-serialisable.
 
     References
     ----------
@@ -293,7 +406,8 @@ def holdout_utility(
     )
     released = _released_table(anonymize_fn(train.copy()))
     scores = train_and_score(
-        train, released, test, target=target, seed=seed, models=models, marker=marker
+        train, released, test, target=target, seed=seed, models=models,
+        marker=marker, covers=covers,
     )
     protocol = HOLDOUT_PROTOCOL.format(
         train_pct=100 * (1 - test_size),
@@ -315,7 +429,8 @@ def holdout_utility(
             "released_train": len(released),
             "lost_records": len(train) - len(released),
         },
-        "models": scores,
+        "models": list(models),
+        "accuracy": scores,
     }
 
 
@@ -331,6 +446,7 @@ def cross_validate(
     prepare: PrepareFn | None = None,
     marker: str = SUPPRESSED,
     with_original: bool = True,
+    covers: Covers | None = None,
 ) -> pd.DataFrame:
     """The kACTUS paper's 5 x 2-fold cross-validation of a release's utility.
 
@@ -361,6 +477,8 @@ def cross_validate(
         Also train every model on the original training part (the
         ``accuracy_original`` column; NaN when False, which halves the cost of
         a sweep that already has a k=1 baseline).
+    covers : mapping, optional
+        As in :func:`holdout_utility`.
 
     Returns
     -------
@@ -401,7 +519,7 @@ def cross_validate(
             seconds = time.perf_counter() - started
             scores = train_and_score(
                 train, released, test, target=target, seed=seed, models=models,
-                marker=marker, with_original=with_original,
+                marker=marker, with_original=with_original, covers=covers,
             )
             logger.info(
                 "repeat %d fold %d: %d -> %d rows released, %s", repeat, fold,

@@ -46,6 +46,7 @@ from ppdm.utility.classification import (
     cross_validate,
     summarize_cv,
 )
+from ppdm.utility.loss import covers_from_hierarchies
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -140,6 +141,7 @@ def run_experiment(
     models: Sequence[str] = MODELS,
     discretize_method: str | None = None,
     n_bins: int = 5,
+    hierarchies: Mapping[str, Any] | None = None,
 ) -> ExperimentResult:
     """Cross-validated accuracy of every (algorithm, k).
 
@@ -161,6 +163,9 @@ def run_experiment(
     discretize_method : {"mdl", "equal-frequency"} or None
         Discretize the numeric quasi-identifiers inside each fold.
     n_bins : int, default=5
+    hierarchies : mapping, optional
+        ``{attribute: Hierarchy}``: given to the algorithms through the spec,
+        and used to read released hierarchy labels as the values they cover.
 
     Returns
     -------
@@ -182,6 +187,7 @@ def run_experiment(
     cv = dict(
         target=target, seed=seed, repeats=repeats, folds=folds, models=models,
         prepare=prepare, with_original=False,
+        covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
     )
     frames: list[pd.DataFrame] = []
     errors: list[dict[str, Any]] = []
@@ -200,6 +206,7 @@ def run_experiment(
             k=k,
             l=l,
             suppression_limit=suppression_limit,
+            hierarchies=hierarchies,
         )
         for algorithm in algorithms:
             logger.info("%s, k=%d", algorithm, k)
@@ -233,6 +240,7 @@ def run_experiment(
         "models": list(models),
         "discretize": discretize_method,
         "n_bins": int(n_bins),
+        "hierarchies": sorted(hierarchies) if hierarchies else [],
         "rows": len(table),
         "protocol": CV_PROTOCOL.format(repeats=repeats, folds=folds),
     }
@@ -244,7 +252,9 @@ def summary_markdown(result: ExperimentResult) -> str:
     lines = []
     if len(result.results):
         summary = summarize_cv(result.results, by=("algorithm", "k", "model"))
-        models = list(dict.fromkeys(summary["model"]))
+        present = list(dict.fromkeys(summary["model"]))
+        order = [m for m in result.config.get("models", []) if m in present]
+        models = order + [m for m in present if m not in order]
         lines.append("| algorithm | k | " + " | ".join(models) + " |")
         lines.append("|---|---:|" + "---:|" * len(models))
         cells = {
@@ -361,6 +371,11 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--dropna", action="store_true", help="drop rows with a missing value first"
     )
+    parser.add_argument(
+        "--hierarchies", type=Path, default=None,
+        help="directory of hierarchy files (e.g. hierarchies/adult), for the "
+        "algorithms that generalize along them",
+    )
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("-v", "--verbose", action="store_true")
     return parser
@@ -382,6 +397,15 @@ def _load_table(args: argparse.Namespace, target: str) -> pd.DataFrame:
         )
         table = table.sort_index()
     return table.reset_index(drop=True)
+
+
+def _hierarchies(directory: Path | None, table: pd.DataFrame) -> dict[str, Any] | None:
+    if directory is None:
+        return None
+    from ppdm.hierarchies import load_hierarchies
+
+    loaded = load_hierarchies(directory)
+    return {name: h for name, h in loaded.items() if name in table.columns}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -414,6 +438,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         models=_csv(args.models),
         discretize_method=None if args.discretize == "none" else args.discretize,
         n_bins=args.n_bins,
+        hierarchies=_hierarchies(args.hierarchies, table),
     )
     result.config["dataset"] = args.dataset
     result.config["sample"] = args.sample

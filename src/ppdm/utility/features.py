@@ -29,7 +29,7 @@ parsing is vectorised by working on the distinct released values of a column
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -86,12 +86,21 @@ class CellFeaturizer:
     exclude : sequence of str, default=()
         Columns that are not features (the target).
     suppression_marker : str, default="*"
+    suppressed : {"zeros", "uniform"}, default="zeros"
+        Features of a suppressed nominal cell: all zeros (unknown), or
+        1/|domain| on every value (the value set of the whole domain).
+    covers : mapping, optional
+        ``{attribute: {generalized label: original values}}`` (e.g. from
+        :func:`ppdm.utility.loss.covers_from_hierarchies`): a released
+        hierarchy label is read as the value set of the values it covers.
 
     Attributes
     ----------
     specs_ : list of FeatureSpec
         One per feature attribute, in table order.
     feature_names_ : list of str
+    blocks_ : list of (str, int, int)
+        ``(kind, start, stop)``: the feature columns of each attribute.
 
     Examples
     --------
@@ -105,13 +114,24 @@ class CellFeaturizer:
     """
 
     def __init__(
-        self, *, exclude: Sequence[str] = (), suppression_marker: str = SUPPRESSED
+        self,
+        *,
+        exclude: Sequence[str] = (),
+        suppression_marker: str = SUPPRESSED,
+        suppressed: str = "zeros",
+        covers: Mapping[str, Mapping[str, Collection[str]]] | None = None,
     ) -> None:
         self.exclude = exclude
         self.suppression_marker = suppression_marker
+        self.suppressed = suppressed
+        self.covers = covers
 
     def fit(self, original: pd.DataFrame) -> CellFeaturizer:
         """Learn kinds, observed ranges and domains from the original table."""
+        if self.suppressed not in ("zeros", "uniform"):
+            raise InvalidParameterError(
+                f"suppressed must be 'zeros' or 'uniform'; got {self.suppressed!r}"
+            )
         specs = []
         for name in original.columns:
             if name in self.exclude:
@@ -138,6 +158,12 @@ class CellFeaturizer:
             specs.append(FeatureSpec(str(name), "onehot", domain=domain))
         self.specs_ = specs
         self.feature_names_ = [f for spec in specs for f in spec.feature_names]
+        self.blocks_ = []
+        start = 0
+        for spec in specs:
+            stop = start + len(spec.feature_names)
+            self.blocks_.append((spec.kind, start, stop))
+            start = stop
         return self
 
     def transform(self, table: pd.DataFrame) -> np.ndarray:
@@ -187,6 +213,7 @@ class CellFeaturizer:
 
     def _onehot(self, column: pd.Series, spec: FeatureSpec) -> np.ndarray:
         position = {value: i for i, value in enumerate(spec.domain)}
+        covers = (self.covers or {}).get(spec.name, {})
         codes, uniques = pd.factorize(column, use_na_sentinel=True)
         rows = np.zeros((len(uniques) + 1, len(spec.domain)))  # last row: missing
         for u, value in enumerate(uniques):
@@ -195,10 +222,17 @@ class CellFeaturizer:
                 rows[u, position[text]] = 1.0
                 continue
             cell = parse_cell(text, self.suppression_marker)
+            if cell.kind == "suppressed" and self.suppressed == "uniform":
+                rows[u, :] = 1.0 / max(len(spec.domain), 1)
+                continue
+            members: Sequence[str] = ()
             if cell.kind == "set":
-                for member in cell.members:
-                    if member in position:
-                        rows[u, position[member]] = 1.0 / len(cell.members)
+                members = cell.members
+            elif text in covers:
+                members = tuple(covers[text])
+            for member in members:
+                if member in position:
+                    rows[u, position[member]] = 1.0 / len(members)
         return rows[np.where(codes >= 0, codes, len(uniques))]
 
 

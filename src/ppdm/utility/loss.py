@@ -27,6 +27,7 @@ from ppdm.utility.features import interval_bounds
 from ppdm.values import parse_cell
 
 __all__ = [
+    "covers_from_hierarchies",
     "NCP",
     "SuppressedCells",
     "ncp",
@@ -74,6 +75,26 @@ class SuppressedCells:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
+
+
+def covers_from_hierarchies(hierarchies: Mapping[str, Any]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """``{attribute: {generalized label: leaves it covers}}`` from hierarchies.
+
+    ``hierarchies`` maps attributes to :class:`ppdm.hierarchies.Hierarchy`
+    objects (``leaves``, ``labels``, ``codes``, ``height``). Level-0 labels,
+    the missing label and the root are left out: they need no coverage.
+    """
+    covers: dict[str, dict[str, tuple[str, ...]]] = {}
+    for attribute, hierarchy in hierarchies.items():
+        leaves = np.asarray(hierarchy.leaves, dtype=object)
+        listed = np.asarray(hierarchy.codes)[: len(leaves)]
+        labels: dict[str, tuple[str, ...]] = {}
+        for level in range(1, int(hierarchy.height)):
+            for index, label in enumerate(hierarchy.labels[level]):
+                if label and label not in labels:
+                    labels[str(label)] = tuple(leaves[listed[:, level] == index])
+        covers[str(attribute)] = labels
+    return covers
 
 
 def lost_records(original: pd.DataFrame, released: pd.DataFrame) -> int:
@@ -366,9 +387,12 @@ def information_loss(
 
     The quasi-identifiers are those of ``spec`` that the released table holds
     (a projection may hold a subset). CM is given when ``spec.target`` is
-    released.
+    released. Without ``covers``, the coverage of generalized labels comes
+    from ``spec.hierarchies`` when it has any.
     """
     marker = spec.suppression_marker
+    if covers is None and spec.hierarchies:
+        covers = covers_from_hierarchies(spec.hierarchies)
     qi = [c for c in spec.quasi_identifiers if c in released.columns]
     result: dict[str, Any] = {
         "quasi_identifiers": qi,

@@ -322,8 +322,8 @@ def render_report_html(
 
     holdout = utility.get("holdout")
     parts.append("<h2>Classification accuracy</h2>")
-    if holdout and holdout.get("models"):
-        models = holdout["models"]
+    if holdout and holdout.get("accuracy"):
+        models = holdout["accuracy"]
         plots["accuracy"] = _accuracy_plot(models)
         parts.append(_img(plots["accuracy"], "accuracy per model"))
         parts.append(

@@ -1,0 +1,228 @@
+"""kACTUS scalability benchmark: the paper's enlarged-Adult test (Section 5.8).
+
+Adult (the 45,222 complete rows, as in the paper) is enlarged by a factor
+sigma: every record t is kept and joined by sigma - 1 variations that keep
+rho = 3 of t's quasi-identifier values (a random choice of 3, per variation)
+and draw the others uniformly from each attribute's domain (its distinct
+values in Adult); the target is t's. 7 quasi-identifiers, k = 150. The tree
+time (C4.5-style inducer, MinObj = k) and the Anonymize time are reported
+separately, as medians of ``--repeats`` runs; then Anonymize on one fixed tree
+at n, 2n and 4n instances (every instance set replicated), for the paper's
+linearity corollary; then random vs greedy lending (time and information kept).
+
+Run from the repository root::
+
+    uv run python benchmarks/bench_kactus.py            # writes benchmarks/results/kactus.md
+    uv run python benchmarks/bench_kactus.py --quick    # sigma 1, 5 only
+
+Results are written between markers in ``benchmarks/results/kactus.md`` so the
+accuracy section of that file (written by hand from the experiment runs) stays.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ppdm import datasets
+from ppdm.algorithms.kactus import anonymize_tree
+from ppdm.measures import k_anonymity
+from ppdm.trees import C45, PredicateTree, TreeNode
+
+QI = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex"]
+TARGET = "income"
+RHO = 3
+K = 150
+RESULTS = Path(__file__).parent / "results" / "kactus.md"
+BEGIN, END = "<!-- bench_kactus:begin -->", "<!-- bench_kactus:end -->"
+
+
+def enlarged_adult(sigma: int, seed: int = 0) -> pd.DataFrame:
+    """Adult's complete rows plus sigma - 1 seeded variations of each."""
+    base = datasets.load("adult").dropna().reset_index(drop=True)[QI + [TARGET]]
+    if sigma == 1:
+        return base
+    rng = np.random.default_rng(seed)
+    n, q = len(base), len(QI)
+    m = n * (sigma - 1)
+    source = np.repeat(np.arange(n), sigma - 1)
+    # which RHO attributes each variation keeps: the first RHO of a random order
+    keep = np.argsort(rng.random((m, q)), axis=1)[:, :RHO]
+    kept = np.zeros((m, q), dtype=bool)
+    np.put_along_axis(kept, keep, True, axis=1)
+    columns = {}
+    for j, name in enumerate(QI):
+        codes, domain = pd.factorize(base[name])
+        drawn = rng.integers(0, len(domain), size=m)
+        chosen = np.where(kept[:, j], codes[source], drawn)
+        values = np.asarray(domain)[chosen]
+        columns[name] = np.concatenate([base[name].to_numpy(), values])
+    frame = pd.DataFrame(columns)
+    frame["age"] = frame["age"].astype("int64")
+    for name in QI[1:]:
+        frame[name] = frame[name].astype("string")
+    frame[TARGET] = np.concatenate(
+        [base[TARGET].to_numpy(), base[TARGET].to_numpy()[source]]
+    )
+    frame[TARGET] = frame[TARGET].astype("string")
+    return frame
+
+
+def replicated(tree: PredicateTree, factor: int) -> PredicateTree:
+    """The same tree with every instance set copied ``factor`` times."""
+    n = tree.n_rows
+
+    def copy(node: TreeNode) -> TreeNode:
+        rows = np.concatenate([node.rows + i * n for i in range(factor)])
+        return TreeNode(
+            node.predicate,
+            children=[copy(child) for child in node.children],
+            rows=rows,
+            missing_child=node.missing_child,
+        )
+
+    return PredicateTree(copy(tree.root), n * factor, check=False)
+
+
+def timed(fn, repeats: int) -> tuple[float, object]:
+    times, out = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        out = fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times), out
+
+
+def loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "n/a"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sigmas", default="1,5,10,20,30")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args(argv)
+    sigmas = [1, 5] if args.quick else [int(s) for s in args.sigmas.split(",")]
+    lines: list[str] = []
+    say = lines.append
+    loads = [loadavg()]
+
+    say("| sigma | rows | tree nodes / leaves | tree s | anonymize s | total s | "
+        "released | lost | k achieved |")
+    say("|---|---|---|---|---|---|---|---|---|")
+    trees: dict[int, tuple[pd.DataFrame, PredicateTree]] = {}
+    for sigma in sigmas:
+        table = enlarged_adult(sigma)
+        tree_s, inducer = timed(
+            lambda: C45(min_obj=K).fit(table[QI], table[TARGET]), args.repeats
+        )
+        tree = inducer.tree_
+        anon_s, result = timed(
+            lambda: anonymize_tree(table, tree, QI, K, np.random.default_rng(0)),
+            args.repeats,
+        )
+        achieved = k_anonymity(result.table, QI)
+        say(
+            f"| {sigma} | {len(table):,} | {len(tree.nodes):,} / {len(tree.leaves):,} | "
+            f"{tree_s:.2f} | {anon_s:.2f} | {tree_s + anon_s:.2f} | "
+            f"{len(result.table):,} | {len(result.lost)} | {achieved} |"
+        )
+        print(lines[-1], flush=True)
+        loads.append(loadavg())
+        if sigma in (1, 5):
+            trees[sigma] = (table, tree)
+        del result
+
+    base_sigma = 5 if 5 in trees else sigmas[0]
+    table, tree = trees.get(base_sigma) or (None, None)
+    if tree is not None:
+        say("")
+        say(f"Anonymize on one fixed tree (grown at sigma = {base_sigma}), every "
+            "instance set replicated:")
+        say("")
+        say("| instances | anonymize s | ratio to n |")
+        say("|---|---|---|")
+        first = None
+        for factor in (1, 2, 4):
+            big = pd.concat([table] * factor, ignore_index=True)
+            big_tree = replicated(tree, factor)
+            seconds, _ = timed(
+                lambda: anonymize_tree(big, big_tree, QI, K, np.random.default_rng(0)),
+                args.repeats,
+            )
+            first = first or seconds
+            say(f"| {factor}n = {len(big):,} | {seconds:.2f} | {seconds / first:.2f} |")
+            print(lines[-1], flush=True)
+        loads.append(loadavg())
+
+        say("")
+        say(f"Lending, sigma = {base_sigma}, same tree and seed:")
+        say("")
+        say("| lending | generalize_small_siblings | anonymize s | suppressed QI cells | "
+            "value-set cells | lent instances |")
+        say("|---|---|---|---|---|---|")
+        for lending, generalize in (("random", False), ("greedy", False), ("random", True)):
+            seconds, result = timed(
+                lambda: anonymize_tree(
+                    table, tree, QI, K, np.random.default_rng(0), lending=lending,
+                    generalize_small_siblings=generalize,
+                ),
+                args.repeats,
+            )
+            cells = result.table[QI].astype(str)
+            suppressed = float((cells == "*").to_numpy().mean())
+            sets = float(cells.apply(lambda c: c.str.startswith("{")).to_numpy().mean())
+            lent = sum(s["lent"] for s in result.node_stats)
+            say(f"| {lending} | {generalize} | {seconds:.2f} | {suppressed:.4f} | "
+                f"{sets:.4f} | {lent:,} |")
+            print(lines[-1], flush=True)
+
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+        cwd=Path(__file__).parent,
+    ).stdout.strip()
+    header = [
+        BEGIN,
+        "## Scalability (benchmarks/bench_kactus.py)",
+        "",
+        "Command: `" + " ".join(
+            ["uv run python benchmarks/bench_kactus.py", *(argv or sys.argv[1:])]
+        ) + "`",
+        f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; commit {commit}; "
+        f"machine: {platform.processor() or platform.machine()}, "
+        f"{os.cpu_count()} cores (shared), Python {platform.python_version()}, "
+        f"numpy {np.__version__}, pandas {pd.__version__}.",
+        f"Load (/proc/loadavg) before and during: {' ; '.join(loads)}.",
+        f"7 QI ({', '.join(QI)}), target {TARGET}, k = {K}, rho = {RHO}; medians of "
+        f"{args.repeats} runs.",
+        "",
+    ]
+    block = "\n".join(header + lines + ["", END])
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    old = args.out.read_text() if args.out.exists() else "# kACTUS results\n\n"
+    if BEGIN in old and END in old:
+        new = old[: old.index(BEGIN)] + block + old[old.index(END) + len(END):]
+    else:
+        new = old.rstrip() + "\n\n" + block + "\n"
+    args.out.write_text(new)
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

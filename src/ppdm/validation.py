@@ -1,0 +1,717 @@
+"""Validate a raw table against a pandera schema and a Great Expectations suite.
+
+The ``validate`` step splits the ingested table into a *clean* table, typed as
+the schema declares, and a *quarantine* table holding every rejected row as it
+came in, with all the reasons it was rejected. Two independent validators run
+on every row:
+
+- the dataset's pandera ``DataFrameModel`` (types, ranges, value domains,
+  nullability), run lazily so that every failure is collected;
+- the dataset's Great Expectations (GX 1.x) suite, given as a plain dict (see
+  :func:`build_expectations`) and run in an ephemeral GX context with
+  ``result_format="COMPLETE"``, so each failing expectation names its rows.
+
+A row rejected by either validator is quarantined. The table as a whole is
+rejected in three cases:
+
+- a required column is missing, an undeclared column is present while the
+  schema is ``strict``, or a column holds no value of its declared type at
+  all: :class:`~ppdm.exceptions.SchemaMismatchError`, before any row is
+  judged. Extra columns are accepted (and kept as they are) when the schema is
+  not strict; the project's dataset schemas are strict, so a column nobody
+  declared (a name, an ID) cannot slip into a release;
+- more than ``max_rejected_fraction`` of the rows are rejected:
+  :class:`~ppdm.exceptions.DataValidationError`;
+- a table-level expectation fails (row count, a ``mostly`` threshold, a set of
+  target classes): :class:`~ppdm.exceptions.DataValidationError`. Column
+  expectations with ``mostly`` below 1 tolerate some failing rows by design,
+  so they judge the table, not its rows, and never quarantine a row.
+
+Both errors raised after the rows were judged carry the full
+:class:`ValidationOutcome` in their ``outcome`` attribute, so the caller can
+still write the quarantine artifact.
+
+Examples
+--------
+>>> from ppdm import datasets
+>>> from ppdm.validation import validate_table
+>>> from schemas import get_schema
+>>> schema, suite = get_schema("adult")
+>>> outcome = validate_table(datasets.load("adult").head(500), schema, suite,
+...                          source="adult")
+>>> outcome.report["rows_rejected"]
+0
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pandera.pandas as pa
+from pandera.engines import pandas_engine
+from pandera.errors import ParserError, SchemaErrors
+
+from ppdm.exceptions import (
+    DataValidationError,
+    InvalidParameterError,
+    SchemaMismatchError,
+)
+
+__all__ = ["ValidationOutcome", "validate_table", "build_expectations"]
+
+logger = logging.getLogger(__name__)
+
+#: Columns added to the quarantine table.
+SOURCE_ROW = "_source_row"
+REASONS = "_reasons"
+
+_PANDERA, _GX = "pandera", "gx"
+_SHOWN_VALUES = 8  # values of a domain spelled out in a reason
+_TOP_CHECKS = 5  # failing checks named in an error message
+# Every failing index, but no pandas query string (it spells out every failing
+# index again, megabytes when a whole column fails).
+_GX_RESULT_FORMAT = {
+    "result_format": "COMPLETE",
+    "return_unexpected_index_query": False,
+}
+_FAILURES = ["row", "column", "origin", "check", "message"]
+
+
+@dataclass(frozen=True)
+class ValidationOutcome:
+    """What the validate step produces.
+
+    Attributes
+    ----------
+    clean : pandas.DataFrame
+        The accepted rows, typed as the schema declares (text columns as the
+        pandas ``string`` dtype, as :func:`ppdm.datasets.load` returns them),
+        with a fresh ``RangeIndex``.
+    quarantine : pandas.DataFrame
+        The rejected rows exactly as they came in, plus ``_source_row`` (the
+        0-based row number in the input) and ``_reasons`` (every failed check,
+        ``"column: value ... [validator]"``, joined by ``"; "``).
+    report : dict
+        JSON-serialisable summary: ``source``, ``rows_in``, ``rows_clean``,
+        ``rows_rejected``, ``rejected_fraction``, ``limit``, ``passed``,
+        ``pandera`` (failing rows per check), ``gx`` (failing rows per
+        expectation, table-level failures, GX statistics, one entry per
+        expectation).
+    clean_source_rows : numpy.ndarray
+        For each row of ``clean``, its 0-based row number in the input.
+    """
+
+    clean: pd.DataFrame
+    quarantine: pd.DataFrame
+    report: dict[str, Any]
+    clean_source_rows: np.ndarray
+
+
+def validate_table(
+    df: pd.DataFrame,
+    schema: type[pa.DataFrameModel],
+    suite: Mapping[str, Any],
+    *,
+    max_rejected_fraction: float = 0.05,
+    source: str = "table",
+) -> ValidationOutcome:
+    """Validate a table with pandera and Great Expectations; quarantine bad rows.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The raw table; not modified. Its index is ignored: rows are numbered
+        0..n-1 in their order.
+    schema : type of pandera.pandas.DataFrameModel
+        The dataset's schema; with ``coerce=True`` values are converted to the
+        declared types, and a value that cannot be is a row failure.
+    suite : dict
+        The dataset's expectation suite, ``{"name": str, "expectations":
+        [{"type": "expect_...", "kwargs": {...}}, ...]}``.
+    max_rejected_fraction : float, default=0.05
+        The largest fraction of rejected rows the table may have.
+    source : str, default="table"
+        Names the table in messages (a file name, a masked URL).
+
+    Returns
+    -------
+    ValidationOutcome
+
+    Raises
+    ------
+    ppdm.exceptions.SchemaMismatchError
+        A required column is missing, an extra column is present under a
+        strict schema, or a column has no value of its declared type.
+    ppdm.exceptions.DataValidationError
+        Too many rows rejected, or a table-level expectation failed; the
+        ``outcome`` attribute carries the :class:`ValidationOutcome`.
+    ppdm.exceptions.InvalidParameterError
+        ``max_rejected_fraction`` is not in [0, 1], or the suite is malformed.
+    """
+    if isinstance(max_rejected_fraction, bool) or not (
+        isinstance(max_rejected_fraction, (int, float))
+        and 0.0 <= max_rejected_fraction <= 1.0
+    ):
+        raise InvalidParameterError(
+            f"max_rejected_fraction must be a number in [0, 1]; "
+            f"got {max_rejected_fraction!r}"
+        )
+    frame_schema = schema.to_schema()
+    raw = df.reset_index(drop=True)
+    work = _check_columns(raw, frame_schema, source)
+    typed, coerce_failures = _coerce(work, frame_schema, source)
+    pandera_failures = _run_pandera(typed, frame_schema, coerce_failures, source)
+    gx_failures, gx_report = _run_gx(typed, suite)
+
+    failures = pd.concat(
+        [f for f in (coerce_failures, pandera_failures, gx_failures) if len(f)]
+        or [_no_failures()],
+        ignore_index=True,
+    )
+    rejected = np.unique(failures["row"].to_numpy(dtype=np.int64))
+    keep = np.setdiff1d(np.arange(len(raw), dtype=np.int64), rejected)
+
+    quarantine = raw.iloc[rejected].reset_index(drop=True)
+    quarantine[SOURCE_ROW] = rejected
+    quarantine[REASONS] = _reasons(failures, list(work.columns), rejected)
+    clean = _final_types(typed.iloc[keep].reset_index(drop=True), frame_schema)
+
+    rows_in = len(raw)
+    fraction = len(rejected) / rows_in if rows_in else 0.0
+    over_limit = fraction > max_rejected_fraction
+    report = {
+        "source": source,
+        "schema": frame_schema.name or schema.__name__,
+        "suite": str(suite.get("name", "")),
+        "rows_in": rows_in,
+        "rows_clean": len(keep),
+        "rows_rejected": len(rejected),
+        "rejected_fraction": fraction,
+        "limit": float(max_rejected_fraction),
+        "passed": not over_limit and not gx_report["table_failures"],
+        "pandera": {"failing_rows_per_check": _counts(failures, _PANDERA)},
+        "gx": {"failing_rows_per_expectation": _counts(failures, _GX), **gx_report},
+    }
+    outcome = ValidationOutcome(clean, quarantine, report, keep)
+    if not report["passed"]:
+        raise DataValidationError(
+            _rejection_message(report, failures, source, over_limit),
+            failure_cases=failures,
+            outcome=outcome,
+        )
+    logger.info(
+        "%s: %d of %d rows clean, %d quarantined",
+        source, len(keep), rows_in, len(rejected),
+    )  # fmt: skip
+    return outcome
+
+
+# -- columns ------------------------------------------------------------------
+def _check_columns(
+    frame: pd.DataFrame, frame_schema: pa.DataFrameSchema, source: str
+) -> pd.DataFrame:
+    problems = [
+        f"column '{name}' is missing (expected {column.dtype})"
+        for name, column in frame_schema.columns.items()
+        if column.required and name not in frame.columns
+    ]
+    extra = [c for c in frame.columns if c not in frame_schema.columns]
+    if extra and frame_schema.strict is True:
+        problems += [
+            f"column '{c}' is not in the schema, which is strict "
+            f"(expected only {', '.join(map(str, frame_schema.columns))})"
+            for c in extra
+        ]
+    if problems:
+        raise SchemaMismatchError(f"{source}: " + "; ".join(problems))
+    if extra and frame_schema.strict == "filter":
+        return frame.drop(columns=extra)
+    return frame
+
+
+# -- coercion -----------------------------------------------------------------
+def _coerce(
+    frame: pd.DataFrame, frame_schema: pa.DataFrameSchema, source: str
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Convert each column with pandera's own dtype engine, value by value.
+
+    pandera coerces a column all or nothing: one ``'abc'`` in ``age`` leaves
+    the whole column as text, and its range checks then fail with a
+    ``TypeError`` for every row instead of naming the bad ones. Coercing the
+    non-missing values here, and leaving the cells that cannot be converted
+    missing, lets pandera and GX judge every other cell of the column.
+    """
+    typed = frame.copy()
+    failures = []
+    for name, column in frame_schema.columns.items():
+        if name not in frame.columns or column.dtype is None:
+            continue
+        if not (column.coerce or frame_schema.coerce):
+            continue
+        series = frame[name]
+        present = series[series.notna()]
+        dtype = column.dtype
+        try:
+            converted = dtype.try_coerce(present)
+            bad_index = pd.Index([], dtype=np.int64)
+        except ParserError as err:
+            bad_index = pd.Index(err.failure_cases["index"].astype(np.int64))
+            converted = dtype.coerce(present.drop(bad_index))
+        if pd.api.types.is_integer_dtype(converted.dtype):
+            # astype(int) truncates 30.5 to 30 without a word: catch it here
+            lossy = pd.to_numeric(present.drop(bad_index), errors="coerce")
+            lossy = lossy[(lossy != converted).to_numpy()].index
+            if len(lossy):
+                bad_index = bad_index.append(lossy)
+                converted = converted.drop(lossy)
+        if len(bad_index) and len(bad_index) == len(present):
+            first = bad_index.min()
+            raise SchemaMismatchError(
+                f"{source}: column '{name}' cannot be read as {dtype}: "
+                f"{len(bad_index):,} of {len(present):,} values are not "
+                f"{_kind_of(dtype)}, e.g. {_show(present[first])} at row {first}"
+            )
+        if len(converted) == len(series):
+            typed[name] = converted
+        else:
+            typed[name] = converted.reindex(series.index)
+        if len(bad_index):
+            failures.append(
+                pd.DataFrame(
+                    {
+                        "row": bad_index.to_numpy(),
+                        "column": name,
+                        "origin": _PANDERA,
+                        "check": f"coerce_dtype('{dtype}')",
+                        "message": [
+                            f"{_show(v)} cannot be read as {dtype}"
+                            for v in series[bad_index]
+                        ],
+                    }
+                )
+            )
+    return typed, _stack(failures)
+
+
+def _kind_of(dtype: Any) -> str:
+    text = str(dtype)
+    if "int" in text:
+        return "integers"
+    if "float" in text:
+        return "numbers"
+    if "bool" in text:
+        return "booleans"
+    if "datetime" in text:
+        return "dates"
+    return f"{text} values"
+
+
+# -- pandera ------------------------------------------------------------------
+def _run_pandera(
+    typed: pd.DataFrame,
+    frame_schema: pa.DataFrameSchema,
+    coerce_failures: pd.DataFrame,
+    source: str,
+) -> pd.DataFrame:
+    try:
+        frame_schema.validate(typed, lazy=True)
+    except SchemaErrors as err:
+        # never str(err): it lists every failing value and can run to megabytes
+        cases = err.failure_cases
+    else:
+        return _no_failures()
+    table_level = cases[cases["index"].isna()]
+    if len(table_level):
+        first = table_level.iloc[0]
+        raise SchemaMismatchError(
+            f"{source}: column '{first['column']}' fails {first['check']} as a "
+            f"whole ({_shorten(str(first['failure_case']))})",
+            failure_cases=cases,
+        )
+    cases = cases.assign(row=cases["index"].astype(np.int64))
+    # A cell left missing by _coerce already has its reason; and a missing
+    # value in an integer column also fails int64 coercion, which says no more
+    # than "not_nullable" does.
+    cells = pd.MultiIndex.from_frame(cases[["row", "column"]])
+    masked = pd.MultiIndex.from_frame(coerce_failures[["row", "column"]].astype(object))
+    nulls = cases["failure_case"].isna()
+    dtype_check = cases["check"].str.startswith(("coerce_dtype(", "dtype("))
+    null_cells = pd.MultiIndex.from_frame(
+        cases.loc[cases["check"] == "not_nullable", ["row", "column"]]
+    )
+    drop = cells.isin(masked) | (nulls & dtype_check & cells.isin(null_cells))
+    cases = cases[~drop]
+    checks = _checks_by_number(frame_schema)
+    messages = [
+        _pandera_message(checks.get((column, number)), check, value)
+        for column, number, check, value in zip(
+            cases["column"], cases["check_number"], cases["check"],
+            cases["failure_case"],
+        )
+    ]  # fmt: skip
+    failures = pd.DataFrame(
+        {
+            "row": cases["row"].to_numpy(),
+            "column": cases["column"].fillna("<table>").astype(str).to_numpy(),
+            "origin": _PANDERA,
+            "check": cases["check"].astype(str).to_numpy(),
+            "message": messages,
+        }
+    )
+    # a dataframe-wide check reports each bad row once per column
+    return failures.drop_duplicates(["row", "check", "message"])
+
+
+def _checks_by_number(frame_schema: pa.DataFrameSchema) -> dict[tuple, pa.Check]:
+    found = {}
+    for name, column in frame_schema.columns.items():
+        for number, check in enumerate(column.checks):
+            found[(name, number)] = check
+    return found
+
+
+def _pandera_message(check: pa.Check | None, check_id: str, value: Any) -> str:
+    name = check.name if check is not None else check_id
+    stats = (check.statistics or {}) if check is not None else {}
+    shown = _show(value)
+    if check_id == "not_nullable":
+        return "missing value (column is not nullable)"
+    if check_id.startswith(("coerce_dtype(", "dtype(")):
+        return f"{shown} cannot be read as {check_id.split('(', 1)[1][:-1]}"
+    if check_id == "field_uniqueness":
+        return f"{shown} is a duplicate"
+    if name == "in_range":
+        lo = "[" if stats.get("include_min", True) else "("
+        hi = "]" if stats.get("include_max", True) else ")"
+        bounds = f"{_show(stats['min_value'])}, {_show(stats['max_value'])}"
+        return f"{shown} is not in {lo}{bounds}{hi}"
+    comparisons = {
+        "greater_than_or_equal_to": (">=", "min_value"),
+        "greater_than": (">", "min_value"),
+        "less_than_or_equal_to": ("<=", "max_value"),
+        "less_than": ("<", "max_value"),
+        "equal_to": ("==", "value"),
+        "not_equal_to": ("!=", "value"),
+    }
+    if name in comparisons:
+        op, key = comparisons[name]
+        return f"{shown} is not {op} {_show(stats.get(key))}"
+    if name == "isin":
+        return f"{shown} is not one of {_domain(stats.get('allowed_values', []))}"
+    if name == "notin":
+        return f"{shown} is a forbidden value"
+    if name == "str_matches":
+        return f"{shown} does not match {stats.get('pattern')!r}"
+    return f"{shown} fails {check_id}"
+
+
+# -- Great Expectations -------------------------------------------------------
+def build_expectations(suite: Mapping[str, Any]) -> list[Any]:
+    """Turn a suite dict into Great Expectations 1.x expectation objects.
+
+    Parameters
+    ----------
+    suite : dict
+        ``{"name": str, "expectations": [{"type": "expect_...", "kwargs":
+        {...}, "meta": {...}}, ...]}``; ``type`` is any GX expectation type in
+        snake case, ``kwargs`` its arguments as GX documents them.
+
+    Returns
+    -------
+    list of great_expectations.expectations.Expectation
+
+    Raises
+    ------
+    ppdm.exceptions.InvalidParameterError
+        The suite is not of that shape, names an unknown expectation, or gives
+        it arguments GX rejects.
+    """
+    from great_expectations.expectations.expectation_configuration import (
+        ExpectationConfiguration,
+    )
+
+    name = suite.get("name", "<unnamed>") if isinstance(suite, Mapping) else None
+    entries = suite.get("expectations") if isinstance(suite, Mapping) else None
+    if not isinstance(entries, list):
+        raise InvalidParameterError(
+            "suite must be a dict with an 'expectations' list; "
+            f"got {type(suite).__name__}"
+        )
+    built = []
+    for number, entry in enumerate(entries):
+        if not isinstance(entry, Mapping) or not isinstance(entry.get("type"), str):
+            raise InvalidParameterError(
+                f"suite {name!r}: expectation {number} needs a 'type' string"
+            )
+        try:
+            built.append(
+                ExpectationConfiguration(
+                    type=entry["type"],
+                    kwargs=dict(entry.get("kwargs", {})),
+                    meta=dict(entry.get("meta", {})),
+                ).to_domain_obj()
+            )
+        except Exception as exc:  # GX raises many unrelated types here
+            raise InvalidParameterError(
+                f"suite {name!r}: expectation {number} ({entry['type']}) is "
+                f"invalid: {_shorten(str(exc))}"
+            ) from exc
+    return built
+
+
+def _run_gx(typed: pd.DataFrame, suite: Mapping[str, Any]) -> tuple[pd.DataFrame, dict]:
+    # GX is imported here, not at module level: the import alone costs 2-6 s,
+    # which every `import ppdm.validation` (e.g. the CLI) would otherwise pay.
+    import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
+
+    expectations = build_expectations(suite)
+    context = gx.get_context(mode="ephemeral")  # in memory; a new one per call
+    context.variables.progress_bars = ProgressBarsConfig(globally=False)
+    batch = (
+        context.data_sources.add_pandas(name="memory")
+        .add_dataframe_asset(name="table")
+        .add_batch_definition_whole_dataframe("whole")
+        .get_batch(batch_parameters={"dataframe": typed})
+    )
+    # Batch.validate with an unsaved suite: a ValidationDefinition would also
+    # serialise the suite and the results into the context's stores, which
+    # doubles the run time and is thrown away with the ephemeral context.
+    gx_suite = gx.ExpectationSuite(
+        name=str(suite.get("name") or "suite"), expectations=expectations
+    )
+    result = batch.validate(gx_suite, result_format=_GX_RESULT_FORMAT)
+
+    failures, table_failures, entries = [], [], []
+    for item in result.results:
+        config = item.expectation_config
+        kind, kwargs = config.type, dict(config.kwargs)
+        column = kwargs.get("column")
+        outcome = item.result or {}
+        raised = bool(item.exception_info and item.exception_info.get("raised_exception"))
+        label = f"{kind}({column})" if column else kind
+        entries.append(
+            {
+                "expectation": kind,
+                "column": column,
+                "success": bool(item.success),
+                "mostly": _jsonable(kwargs.get("mostly")),
+                "unexpected_count": _jsonable(outcome.get("unexpected_count")),
+                "observed_value": _jsonable(outcome.get("observed_value")),
+            }
+        )
+        if item.success:
+            continue
+        indices = outcome.get("unexpected_index_list")
+        row_level = (
+            not raised
+            and column is not None
+            and kwargs.get("mostly", 1) >= 1
+            and indices is not None
+        )
+        if row_level:
+            rows = np.asarray(indices, dtype=np.int64)
+            values = typed[column].to_numpy()[rows]
+            failures.append(
+                pd.DataFrame(
+                    {
+                        "row": rows,
+                        "column": column,
+                        "origin": _GX,
+                        "check": label,
+                        "message": [_gx_message(kind, kwargs, v) for v in values],
+                    }
+                )
+            )
+        else:
+            detail = (
+                _shorten(str(item.exception_info.get("exception_message")))
+                if raised
+                else _table_detail(kwargs, outcome)
+            )
+            table_failures.append({"expectation": label, "detail": detail})
+    statistics = {k: _jsonable(v) for k, v in result.statistics.items()}
+    report = {
+        "table_failures": table_failures,
+        "statistics": statistics,
+        "expectations": entries,
+    }
+    return _stack(failures), report
+
+
+def _gx_message(kind: str, kwargs: dict, value: Any) -> str:
+    shown = _show(value)
+    if kind == "expect_column_values_to_be_between":
+        lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
+        if lo is None:
+            return f"{shown} is not <= {_show(hi)}"
+        if hi is None:
+            return f"{shown} is not >= {_show(lo)}"
+        return f"{shown} is not in [{_show(lo)}, {_show(hi)}]"
+    if kind == "expect_column_values_to_be_in_set":
+        return f"{shown} is not one of {_domain(kwargs.get('value_set', []))}"
+    if kind == "expect_column_values_to_not_be_in_set":
+        return f"{shown} is a forbidden value"
+    if kind == "expect_column_values_to_not_be_null":
+        return "missing value"
+    if kind == "expect_column_values_to_match_regex":
+        return f"{shown} does not match {kwargs.get('regex')!r}"
+    if kind == "expect_column_value_lengths_to_be_between":
+        return f"{shown} has a length outside [{kwargs.get('min_value')}, " \
+               f"{kwargs.get('max_value')}]"  # fmt: skip
+    return f"{shown} fails {kind}"
+
+
+def _table_detail(kwargs: dict, outcome: dict) -> str:
+    if "mostly" in kwargs and outcome.get("unexpected_percent") is not None:
+        share = 100.0 - float(outcome["unexpected_percent"])
+        return (
+            f"{share:.2f}% of values pass, fewer than mostly="
+            f"{kwargs['mostly']:.2%} requires ({outcome.get('unexpected_count')} fail)"
+        )
+    wanted = {k: v for k, v in kwargs.items() if k not in ("column", "batch_id")}
+    if outcome.get("partial_missing_list"):
+        found = f"missing {_domain(outcome['partial_missing_list'])}"
+    else:
+        found = f"observed {_shorten(str(_jsonable(outcome.get('observed_value'))))}"
+    return f"{found}; expected {_shorten(str(wanted))}"
+
+
+# -- reasons and report -------------------------------------------------------
+def _reasons(failures: pd.DataFrame, columns: list[str], rows: np.ndarray) -> list[str]:
+    if not len(rows):
+        return []
+    order = {name: position for position, name in enumerate(columns)}
+    ranked = failures.assign(
+        _col=failures["column"].map(order).fillna(len(order)),
+        _origin=(failures["origin"] == _GX).astype(np.int8),
+        _text=failures["column"] + ": " + failures["message"]
+        + " [" + failures["origin"] + "]",
+    ).sort_values(["row", "_col", "_origin"], kind="stable")
+    joined = ranked.groupby("row", sort=True)["_text"].agg("; ".join)
+    return joined.reindex(rows).tolist()
+
+
+def _counts(failures: pd.DataFrame, origin: str) -> dict[str, int]:
+    mine = failures[failures["origin"] == origin]
+    if origin == _PANDERA:
+        labels = mine["column"] + ": " + mine["check"]
+    else:
+        labels = mine["check"]
+    counts = mine.assign(_label=labels).groupby("_label")["row"].nunique()
+    counts = counts.sort_values(ascending=False, kind="stable")
+    return {str(k): int(v) for k, v in counts.items()}
+
+
+def _rejection_message(
+    report: dict, failures: pd.DataFrame, source: str, over_limit: bool
+) -> str:
+    parts = []
+    if over_limit:
+        top = sorted(
+            [(n, f"{label} [{_PANDERA}]")
+             for label, n in report["pandera"]["failing_rows_per_check"].items()]
+            + [(n, f"{label} [{_GX}]")
+               for label, n in report["gx"]["failing_rows_per_expectation"].items()],
+            key=lambda pair: -pair[0],
+        )[:_TOP_CHECKS]  # fmt: skip
+        parts.append(
+            f"{report['rows_rejected']:,} of {report['rows_in']:,} rows rejected "
+            f"(fraction {report['rejected_fraction']:.4f} = "
+            f"{report['rejected_fraction']:.2%}), above the limit of "
+            f"{report['limit']:.4f} ({report['limit']:.2%}); top failing checks: "
+            + ", ".join(f"{label}: {n:,} rows" for n, label in top)
+        )
+    for failure in report["gx"]["table_failures"]:
+        parts.append(
+            f"table expectation {failure['expectation']} failed [{_GX}]: "
+            f"{failure['detail']}"
+        )
+    return f"{source}: " + "; ".join(parts) + "."
+
+
+def _final_types(clean: pd.DataFrame, frame_schema: pa.DataFrameSchema) -> pd.DataFrame:
+    """Give the accepted rows their declared types, text as pandas ``string``.
+
+    Every failing row is gone, so this validation cannot fail; it is pandera
+    that sets the final dtypes. pandera 0.35 maps text to pandas' ``str`` dtype
+    (missing = NaN) under pandas 3, while the project's tables use ``string``
+    (missing = ``pd.NA``) as :func:`ppdm.datasets.load` does; one astype
+    restores that.
+    """
+    clean = frame_schema.validate(clean, lazy=False)
+    text = {
+        name: "string"
+        for name, column in frame_schema.columns.items()
+        if name in clean.columns
+        and isinstance(column.dtype, pandas_engine.STRING | pandas_engine.NpString)
+    }
+    return clean.astype(text) if text else clean
+
+
+# -- small helpers ------------------------------------------------------------
+def _no_failures() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "row": pd.Series([], dtype=np.int64),
+            **{name: pd.Series([], dtype=object) for name in _FAILURES[1:]},
+        }
+    )
+
+
+def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    if not frames:
+        return _no_failures()
+    stacked = pd.concat(frames, ignore_index=True)
+    return stacked.astype({"row": np.int64, "column": object, "message": object})
+
+
+def _show(value: Any) -> str:
+    """A cell value as a reason shows it: text quoted, whole floats as ints."""
+    if value is None or value is pd.NA:
+        return "<missing>"
+    if isinstance(value, (float, np.floating)):
+        if math.isnan(value):
+            return "<missing>"
+        if float(value).is_integer():
+            return str(int(value))
+        return repr(float(value))
+    if isinstance(value, (str, np.str_)):
+        return repr(str(value))
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    return repr(value)
+
+
+def _domain(values: Any) -> str:
+    values = sorted(map(str, values))
+    if len(values) <= _SHOWN_VALUES:
+        return "{" + ", ".join(values) + "}"
+    head = ", ".join(values[:_SHOWN_VALUES])
+    return "{" + head + f", ... ({len(values)} values)" + "}"
+
+
+def _jsonable(value: Any) -> Any:
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, (float, np.floating)):
+        return None if math.isnan(value) else float(value)
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, np.ndarray)):
+        return [_jsonable(v) for v in value]
+    return str(value)
+
+
+def _shorten(text: str, limit: int = 200) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."

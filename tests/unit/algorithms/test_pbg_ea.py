@@ -1,0 +1,217 @@
+"""PBG-EA: the box archive, the search against the exhaustive front, the release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ppdm import datasets, measures, progress
+from ppdm.algorithms import ALGORITHMS, get_algorithm
+from ppdm.algorithms.pbg_ea import BoxArchive, PbgEa, pbg_search
+from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
+from ppdm.hierarchies import Hierarchy, load_hierarchies
+from ppdm.lattice import (
+    OBJECTIVES,
+    GeneralizationLattice,
+    convergence_error,
+    pareto_mask,
+    representation_ratio,
+)
+from ppdm.model import AnonymizationSpec
+
+REPO = Path(__file__).resolve().parents[3]
+GERMAN_QIS = ("age", "personal-status-sex", "job", "housing", "foreign-worker")
+
+
+@pytest.fixture(scope="module")
+def german() -> pd.DataFrame:
+    return datasets.load("german")
+
+
+@pytest.fixture(scope="module")
+def german_hierarchies() -> dict[str, Hierarchy]:
+    return load_hierarchies(REPO / "hierarchies" / "german")
+
+
+def german_spec(hierarchies, k=5, l=1, limit=0.02, qis=GERMAN_QIS):  # noqa: E741
+    return AnonymizationSpec(
+        quasi_identifiers=qis, sensitive_attribute="purpose", target="credit",
+        k=k, l=l, suppression_limit=limit, hierarchies=hierarchies,
+    )  # fmt: skip
+
+
+# ------------------------------------------------------------- archive
+def box_dominates(a_box, a_val, b_box, b_val) -> bool:
+    if (a_box != b_box).any():
+        return bool((a_box >= b_box).all() and (a_box > b_box).any())
+    return bool((a_val >= b_val).all() and (a_val > b_val).any())
+
+
+@given(
+    st.lists(st.tuples(st.integers(1, 30), st.floats(0, 50, allow_nan=False)),
+             min_size=1, max_size=60),
+    st.sampled_from([(1.0, 1.0), (5.0, 10.0), (2.0, 0.5)]),
+)
+@settings(max_examples=100, deadline=None)
+def test_box_archive_invariants(points, eps) -> None:
+    senses = np.array([1, -1])
+    archive = BoxArchive(senses, eps)
+    for i, point in enumerate(points):
+        archive.update((i,), point)
+    boxes = [tuple(archive.box(v)) for v in archive.values]
+    assert len(set(boxes)) == len(boxes)  # one member per box
+    oriented = archive.values * senses
+    for i in range(len(archive)):
+        for j in range(len(archive)):
+            if i != j:
+                assert not box_dominates(
+                    np.array(boxes[i]), oriented[i], np.array(boxes[j]), oriented[j]
+                )
+    # Theorem 1: members are minimal among everything offered.
+    offered = np.array(points, dtype=float)
+    minimal = {tuple(p) for p in offered[pareto_mask(offered, senses)]}
+    assert {tuple(v) for v in archive.values} <= minimal
+
+
+# ------------------------------------------------- against the exhaustive
+@pytest.mark.parametrize("objectives", [("k", "glm"), ("k", "l", "glm"), ("sk", "glm"),
+                                        ("k", "glm", "cm")])
+def test_every_archive_member_is_on_the_true_front(german, german_hierarchies, objectives) -> None:
+    qis = ("personal-status-sex", "job", "housing", "foreign-worker", "installment-rate")
+    lattice = GeneralizationLattice.from_table(
+        german, qis, german_hierarchies, sensitive_attribute="purpose",
+        target="credit", suppression_limit=0.02,
+    )  # fmt: skip
+    everything = lattice.evaluate_all()
+    senses = [OBJECTIVES[o] for o in objectives]
+    values = everything.values(objectives)
+    front = values[pareto_mask(values, senses)]
+    result = pbg_search(lattice, objectives, np.random.default_rng(3), generations=40)
+    archive = np.array([[m.value(o) for o in objectives] for m in result.archive])
+    assert convergence_error(archive, front) == 0.0
+    assert representation_ratio(archive, front, senses, [1.0] * len(objectives)) == 1.0
+    assert result.unique_evaluations <= lattice.size
+
+
+def test_search_on_a_larger_lattice_converges_with_few_evaluations(german, german_hierarchies) -> None:
+    qis = ("age", "duration", "personal-status-sex", "job", "housing", "savings")
+    lattice = GeneralizationLattice.from_table(
+        german, qis, german_hierarchies, suppression_limit=0.02
+    )
+    everything = lattice.evaluate_all()
+    values = everything.values(("k", "glm"))
+    front = values[pareto_mask(values, [1, -1])]
+    result = pbg_search(lattice, ("k", "glm"), np.random.default_rng(0))
+    archive = np.array([[m.k, m.glm] for m in result.archive])
+    assert result.unique_evaluations < lattice.size / 2
+    # Every member is non-dominated among what was evaluated (Theorem 1) ...
+    seen = np.array([[m.k, m.glm] for m in result.evaluated.values()])
+    minimal = {tuple(v) for v in seen[pareto_mask(seen, [1, -1])]}
+    assert {tuple(v) for v in archive} <= minimal
+    # ... and the search finds most of the true front.
+    assert representation_ratio(archive, front, [1, -1], [1, 1]) >= 0.7
+
+
+# ------------------------------------------------------------- release
+def test_release_meets_k_and_l_and_reports_the_front(german, german_hierarchies) -> None:
+    spec = german_spec(german_hierarchies, k=5, l=2)
+    release = PbgEa(objectives="k-l-glm", generations=30).anonymize(
+        german, spec, np.random.default_rng(1)
+    )
+    table = release.table
+    qis = list(spec.quasi_identifiers)
+    assert measures.k_anonymity(table, qis) >= 5
+    assert measures.distinct_l_diversity(table, qis, "purpose") >= 2
+    assert list(table.columns) == list(german.columns)
+    evidence = release.evidence
+    json.dumps(evidence)  # JSON-serialisable
+    front = evidence["pareto_front"]
+    assert sum(member["chosen"] for member in front) == 1
+    assert set(front[0]) >= {"levels", "k", "l", "GLM", "CM", "suppressed", "chosen"}
+    chosen = next(m for m in front if m["chosen"])
+    qualified = [m for m in front if m["k"] >= 5 and m["l"] >= 2]
+    assert chosen["GLM"] == min(m["GLM"] for m in qualified)
+    assert evidence["lattice_size"] == np.prod(
+        [german_hierarchies[q].height + 1 for q in qis]
+    )
+    lost = release.records_in - len(table)
+    assert lost == evidence["dropped"]
+    assert evidence["released_suppressed"] + evidence["dropped"] <= evidence["suppression_budget"]
+    # The released table is the chosen node's generalization.
+    for q in qis:
+        level = chosen["levels"][q]
+        kept = table[q] != "*"
+        labels = set(german_hierarchies[q].labels[level])
+        assert set(table.loc[kept, q]) <= labels
+
+
+def test_same_seed_same_bytes_and_input_untouched(german, german_hierarchies) -> None:
+    spec = german_spec(german_hierarchies)
+    before = german.copy()
+    runs = [
+        PbgEa(generations=15).anonymize(german, spec, np.random.default_rng(42))
+        for _ in range(2)
+    ]
+    assert runs[0].table.to_csv(index=False).encode() == runs[1].table.to_csv(index=False).encode()
+    assert json.dumps(runs[0].evidence, sort_keys=True) == json.dumps(runs[1].evidence, sort_keys=True)
+    pd.testing.assert_frame_equal(german, before)
+
+
+def test_progress_is_reported_each_generation(german, german_hierarchies) -> None:
+    seen: list[tuple[float, str]] = []
+    with progress.listening(lambda fraction, text: seen.append((fraction, text))):
+        PbgEa(generations=4).anonymize(
+            german, german_spec(german_hierarchies), np.random.default_rng(0)
+        )
+    assert [text for _, text in seen] == [f"generation {i}/4" for i in range(1, 5)]
+    assert seen[-1][0] == 1.0
+
+
+def test_missing_hierarchy_names_the_quasi_identifier(german, german_hierarchies) -> None:
+    hierarchies = {q: h for q, h in german_hierarchies.items() if q != "job"}
+    with pytest.raises(InvalidParameterError, match="'job'"):
+        PbgEa().anonymize(german, german_spec(hierarchies), np.random.default_rng(0))
+
+
+def test_infeasible_requirement_names_the_best_k_and_l(german, german_hierarchies) -> None:
+    spec = german_spec(german_hierarchies, k=5, l=11)  # purpose has 10 values
+    with pytest.raises(InfeasibleConstraintError, match=r"best achieved k=\d+, l=10"):
+        PbgEa(objectives="k-l-glm", generations=5).anonymize(
+            german, spec, np.random.default_rng(0)
+        )
+
+
+def test_parameters_are_checked_and_registered(german, german_hierarchies) -> None:
+    assert ALGORITHMS["pbg-ea"] is PbgEa
+    algorithm = get_algorithm("pbg-ea", objectives="sk-glm", eps=[10, 100])
+    assert algorithm.get_params()["eps"] == [10, 100]
+    spec = german_spec(german_hierarchies)
+    rng = np.random.default_rng(0)
+    with pytest.raises(InvalidParameterError, match="objectives"):
+        PbgEa(objectives="k-foo").anonymize(german, spec, rng)
+    with pytest.raises(InvalidParameterError, match="eps"):
+        PbgEa(eps=[1, 2, 3]).anonymize(german, spec, rng)
+    with pytest.raises(InvalidParameterError, match="p_cross"):
+        PbgEa(p_cross=1.5).anonymize(german, spec, rng)
+    no_target = AnonymizationSpec(GERMAN_QIS, None, None, k=2, hierarchies=german_hierarchies)
+    with pytest.raises(InvalidParameterError, match="target"):
+        PbgEa(objectives="k-cm").anonymize(german, no_target, rng)
+
+
+def test_suppressed_rows_too_few_to_keep_are_dropped() -> None:
+    table = pd.DataFrame({
+        "zip": pd.array(["a"] * 6 + ["b"] * 6 + ["c"], dtype="string"),
+        "y": pd.array(["p", "q"] * 6 + ["p"], dtype="string"),
+    })  # fmt: skip
+    hs = {"zip": Hierarchy.from_rows("zip", [["a", "*"], ["b", "*"], ["c", "*"]], source="zip.csv")}
+    spec = AnonymizationSpec(("zip",), None, "y", k=3, suppression_limit=0.1, hierarchies=hs)
+    release = PbgEa(generations=3).anonymize(table, spec, np.random.default_rng(0))
+    assert release.evidence["chosen"]["levels"] == {"zip": 0}
+    assert len(release.table) == 12 and release.records_in == 13
+    assert release.evidence["dropped"] == 1

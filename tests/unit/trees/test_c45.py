@@ -1,0 +1,149 @@
+"""The C4.5-style inducer: Quinlan's weather data, coverage, MinObj, missing values."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ppdm import datasets
+from ppdm.trees import C45, Equals, Interval
+from ppdm.trees.c45 import entropy
+
+# Quinlan (1986, 1993), the nominal play-tennis / weather data.
+WEATHER = pd.DataFrame(
+    {
+        "outlook": "sunny sunny overcast rain rain rain overcast sunny sunny rain sunny "
+        "overcast overcast rain".split(),
+        "temperature": "hot hot hot mild cool cool cool mild cool mild mild mild hot "
+        "mild".split(),
+        "humidity": "high high high high normal normal normal high normal normal normal "
+        "high normal high".split(),
+        "windy": "F T F F F T T F F F T T F T".split(),
+    }
+)
+PLAY = "no no yes yes yes no yes no yes yes yes yes yes no".split()
+
+
+def test_entropy_of_the_weather_classes():
+    assert entropy(np.array([9, 5])) == pytest.approx(0.940286, abs=1e-6)
+    assert entropy(np.array([0, 0])) == 0.0
+
+
+def test_weather_gains_and_gain_ratios_are_quinlans():
+    scores = C45(min_obj=2).split_scores(WEATHER, PLAY)
+    # Quinlan 1993, ch. 2: gain(outlook) = 0.246, split info 1.577, ratio 0.156
+    expected = {  # gain, split info, gain ratio
+        "outlook": (0.246750, 1.577406, 0.156428),
+        "temperature": (0.029223, 1.556657, 0.018773),
+        "humidity": (0.151836, 1.000000, 0.151836),
+        "windy": (0.048127, 0.985228, 0.048849),
+    }
+    for name, (gain, split_info, ratio) in expected.items():
+        assert scores[name].gain == pytest.approx(gain, abs=1e-6)
+        assert scores[name].split_info == pytest.approx(split_info, abs=1e-6)
+        assert scores[name].gain_ratio == pytest.approx(ratio, abs=1e-6)
+
+
+def test_weather_tree_is_the_textbook_tree():
+    tree = C45(min_obj=2).fit(WEATHER, PLAY).tree_
+    assert tree.root.split_attribute == "outlook"
+    rules = {
+        " & ".join(p.describe() for p in tree.path(leaf)): (leaf.label, leaf.size)
+        for leaf in tree.leaves
+    }
+    assert rules == {
+        "outlook = sunny & humidity = high": ("no", 3),
+        "outlook = sunny & humidity = normal": ("yes", 2),
+        "outlook = overcast": ("yes", 4),
+        "outlook = rain & windy = F": ("yes", 3),
+        "outlook = rain & windy = T": ("no", 2),
+    }
+
+
+def test_min_obj_stops_the_weather_tree_at_the_root_split():
+    # MinObj = 3: sunny/rain still have 5 rows but no split of them has two
+    # branches with 3 rows each.
+    tree = C45(min_obj=3).fit(WEATHER, PLAY).tree_
+    assert [leaf.size for leaf in tree.leaves] == [5, 4, 5]
+
+
+def test_numeric_threshold_is_a_data_value_with_min_obj_on_each_side():
+    X = pd.DataFrame({"x": [1, 2, 3, 4, 10, 11, 12, 13]})
+    y = ["a", "a", "a", "a", "b", "b", "b", "b"]
+    tree = C45(min_obj=2).fit(X, y).tree_
+    left, right = tree.root.children
+    assert left.predicate == Interval("x", high=4.0)
+    assert right.predicate == Interval("x", low=4.0)
+    assert left.rows.tolist() == [0, 1, 2, 3] and right.rows.tolist() == [4, 5, 6, 7]
+
+
+def test_missing_categorical_values_form_their_own_branch():
+    X = pd.DataFrame({"c": pd.array(["a"] * 4 + [None] * 4 + ["b"] * 4, dtype="string")})
+    y = ["p"] * 4 + ["q"] * 4 + ["p"] * 4
+    tree = C45(min_obj=2).fit(X, y).tree_
+    tests = {leaf.predicate: leaf.rows.tolist() for leaf in tree.leaves}
+    assert tests[Equals("c", None)] == [4, 5, 6, 7]
+    assert tests[Equals("c", "a")] == [0, 1, 2, 3]
+
+
+def test_missing_numeric_values_follow_the_larger_branch():
+    X = pd.DataFrame({"x": [1.0, 2.0, 3.0, 10.0, 11.0, 12.0, 13.0, np.nan]})
+    y = ["a", "a", "a", "b", "b", "b", "b", "b"]
+    tree = C45(min_obj=2).fit(X, y).tree_
+    left, right = tree.root.children
+    assert 7 in right.rows.tolist()
+    assert tree.root.missing_child == 1
+
+
+@pytest.fixture(scope="module")
+def adult_sample() -> pd.DataFrame:
+    adult = datasets.load("adult")
+    return adult.sample(6000, random_state=1).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("min_obj", [2, 25])
+def test_adult_tree_covers_every_row_once_and_respects_min_obj(adult_sample, min_obj):
+    X = adult_sample.drop(columns="income")
+    tree = C45(min_obj=min_obj).fit(X, adult_sample["income"]).tree_
+    assert sum(leaf.size for leaf in tree.leaves) == len(X)
+    counts = np.bincount(np.concatenate([leaf.rows for leaf in tree.leaves]),
+                         minlength=len(X))
+    assert np.all(counts == 1)
+    # routing the table through the predicates lands every row where it was grown
+    assert np.array_equal(tree.apply(X), tree.leaf_ids())
+    for node in tree.nodes:
+        if node.children:
+            assert node.size >= 2 * min_obj
+            big = sum(child.size >= min_obj for child in node.children)
+            assert big >= 2
+            if isinstance(node.children[0].predicate, Interval):
+                assert all(child.size >= min_obj for child in node.children)
+    # a categorical attribute is tested at most once on a path
+    for leaf in tree.leaves:
+        categorical = [p.attribute for p in tree.path(leaf) if isinstance(p, Equals)]
+        assert len(categorical) == len(set(categorical))
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    data=st.lists(
+        st.tuples(st.sampled_from("abc"), st.integers(0, 5), st.sampled_from("xy")),
+        min_size=1,
+        max_size=40,
+    ),
+    min_obj=st.integers(1, 4),
+)
+def test_random_tables_are_fully_covered(data, min_obj):
+    X = pd.DataFrame({"c": [d[0] for d in data], "n": [d[1] for d in data]})
+    y = [d[2] for d in data]
+    tree = C45(min_obj=min_obj).fit(X, y).tree_
+    assert np.array_equal(np.sort(np.concatenate([l.rows for l in tree.leaves])),
+                          np.arange(len(X)))
+    assert np.array_equal(tree.apply(X), tree.leaf_ids())
+    for leaf in tree.leaves:  # leaves grown from rows share the pinned value
+        for predicate in tree.path(leaf):
+            if isinstance(predicate, Equals):
+                assert set(X.loc[leaf.rows, predicate.attribute]) <= {predicate.value}

@@ -1,0 +1,201 @@
+"""The hold-out protocol and the 5 x 2 CV harness, with a real tiny anonymizer."""
+
+from __future__ import annotations
+
+import json
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdm.algorithms import ALGORITHMS
+from ppdm.algorithms.base import Anonymizer
+from ppdm.exceptions import InvalidParameterError
+from ppdm.model import AnonymizationSpec, Release
+from ppdm.utility.classification import (
+    MODELS,
+    cross_validate,
+    holdout_utility,
+    summarize_cv,
+)
+from ppdm.utility.experiment import main, make_anonymize_fn, run_experiment
+
+QI = ("age", "hours", "sex", "city")
+
+
+class SuppressEverything(Anonymizer):
+    """Every quasi-identifier cell becomes the marker: k-anonymous for any k <= n."""
+
+    name: ClassVar[str] = "test-suppress-everything"
+    summary: ClassVar[str] = "test only: suppress every quasi-identifier cell"
+
+    def __init__(self) -> None:
+        pass
+
+    def _anonymize(self, table, spec, rng) -> Release:
+        released = table.assign(**{c: spec.suppression_marker for c in spec.quasi_identifiers})
+        return Release(
+            tables={"release": released.reset_index(drop=True)},
+            algorithm=self.name,
+            records_in=len(table),
+        )
+
+
+@pytest.fixture()
+def table() -> pd.DataFrame:
+    rng = np.random.default_rng(7)
+    n = 200
+    age = rng.integers(18, 80, n)
+    hours = rng.integers(10, 70, n)
+    sex = rng.choice(["F", "M"], n)
+    city = rng.choice(["north", "south", "east"], n)
+    score = (age > 40).astype(int) + (hours > 45) + (city == "north") + rng.normal(0, 0.4, n)
+    income = np.where(score > 1.2, ">50K", "<=50K")
+    return pd.DataFrame(
+        {
+            "age": age,
+            "hours": hours.astype(float),
+            "sex": pd.array(sex, dtype="string"),
+            "city": pd.array(city, dtype="string"),
+            "income": pd.array(income, dtype="string"),
+        }
+    )
+
+
+def _suppress_fn(table_qi=QI):
+    spec = AnonymizationSpec(
+        quasi_identifiers=table_qi, sensitive_attribute=None, target="income", k=5
+    )
+    anonymizer = SuppressEverything()
+    return lambda train: anonymizer.anonymize(train, spec, np.random.default_rng(0))
+
+
+def test_holdout_with_identity_gives_equal_accuracies(table):
+    before = table.copy(deep=True)
+    result = holdout_utility(table, lambda train: train, target="income", seed=3)
+    pd.testing.assert_frame_equal(table, before)
+    assert set(result["accuracy"]) == set(MODELS)
+    for scores in result["accuracy"].values():
+        assert scores["original"] == scores["anonymized"]
+        assert scores["difference"] == 0.0
+        assert 0.6 < scores["original"] <= 1.0  # the signal is learnable
+    assert result["split"] == {"train": 140, "test": 60, "released_train": 140, "lost_records": 0}
+    assert "training part only" in result["protocol"]
+    json.dumps(result, allow_nan=False)
+
+
+def test_holdout_suppressing_everything_predicts_the_majority(table):
+    result = holdout_utility(table, _suppress_fn(), target="income", seed=3)
+    # no feature is left: every model falls back to the training majority class
+    test_majority = None
+    for name, scores in result["accuracy"].items():
+        assert scores["anonymized"] < scores["original"], name
+        if test_majority is None:
+            test_majority = scores["anonymized"]
+        assert scores["anonymized"] == pytest.approx(test_majority)
+    counts = table["income"].value_counts()
+    assert test_majority == pytest.approx(counts.max() / counts.sum(), abs=0.02)
+
+
+def test_cross_validate_rows_and_determinism(table):
+    calls = []
+
+    def anonymize(train):
+        calls.append(train.index.to_numpy())
+        return _suppress_fn()(train)
+
+    first = cross_validate(table, anonymize, target="income", seed=11)
+    assert len(first) == 5 * 2 * len(MODELS)
+    assert sorted(first.groupby(["repeat", "fold"]).size().unique()) == [len(MODELS)]
+    assert (first["n_train"] + first["n_test"] == len(table)).all()
+    # each repetition's two training halves partition the table
+    assert len(calls) == 10
+    for r in range(5):
+        halves = np.concatenate(calls[2 * r : 2 * r + 2])
+        assert sorted(halves) == list(table.index)
+    second = cross_validate(table, _suppress_fn(), target="income", seed=11)
+    timing = ["seconds_anonymize"]
+    pd.testing.assert_frame_equal(first.drop(columns=timing), second.drop(columns=timing))
+    other = cross_validate(table, _suppress_fn(), target="income", seed=12)
+    assert not other["accuracy_original"].equals(first["accuracy_original"])
+
+    summary = summarize_cv(first)
+    assert list(summary["model"]) == list(MODELS)
+    assert (summary["n"] == 10).all()
+    assert (summary["mean"] < summary["mean_original"]).all()
+
+
+def test_cross_validate_rejects_bad_arguments(table):
+    with pytest.raises(InvalidParameterError, match="folds"):
+        cross_validate(table, lambda t: t, target="income", seed=0, folds=1)
+    with pytest.raises(InvalidParameterError, match="models"):
+        cross_validate(table, lambda t: t, target="income", seed=0, models=["svm"])
+    with pytest.raises(InvalidParameterError, match="target"):
+        cross_validate(table, lambda t: t, target="nope", seed=0)
+
+
+def test_run_experiment_with_registered_algorithm(table, monkeypatch, tmp_path):
+    monkeypatch.setitem(ALGORITHMS, SuppressEverything.name, SuppressEverything)
+    result = run_experiment(
+        table,
+        algorithms=[SuppressEverything.name],
+        ks=[1, 5],
+        quasi_identifiers=QI,
+        target="income",
+        seed=0,
+        repeats=2,
+        folds=2,
+        models=["decision_tree"],
+        discretize_method="mdl",
+    )
+    assert result.errors == []
+    assert len(result.results) == 2 * 2 * 2
+    by_k = result.results.groupby("k")["accuracy"].mean()
+    assert by_k[5] < by_k[1]
+    anonymize = make_anonymize_fn(SuppressEverything.name, AnonymizationSpec(
+        quasi_identifiers=QI, sensitive_attribute=None, target="income", k=5), seed=0)
+    assert (anonymize(table)[list(QI)] == "*").all().all()
+
+
+def test_experiment_command_writes_its_outputs(monkeypatch, tmp_path):
+    monkeypatch.setitem(ALGORITHMS, SuppressEverything.name, SuppressEverything)
+    out = tmp_path / "accuracy-german"
+    status = main([
+        "--dataset", "german", "--algorithms", SuppressEverything.name,
+        "--k", "1,10", "--qi", "age,duration,purpose", "--repeats", "1",
+        "--models", "decision_tree,naive_bayes", "--sample", "300",
+        "--discretize", "mdl", "--out", str(out),
+    ])
+    assert status == 0
+    results = pd.read_csv(out / "results.csv")
+    assert len(results) == 2 * 1 * 2 * 2  # k x repeats x folds x models
+    assert set(results["k"]) == {1, 10}
+    markdown = (out / "results.md").read_text()
+    assert "| test-suppress-everything | 10 |" in markdown and "±" in markdown
+    assert (out / "accuracy_vs_k.png").read_bytes().startswith(b"\x89PNG")
+    config = json.loads((out / "config.json").read_text())
+    assert config["quasi_identifiers"] == ["age", "duration", "purpose"]
+    assert config["discretize"] == "mdl"
+
+
+def test_membership_naive_bayes_by_hand():
+    from ppdm.utility.classification import MembershipNB
+
+    # one nominal attribute (2 values) and one numeric attribute
+    x = np.array([[1.0, 0.0, 1.0], [0.5, 0.5, 2.0], [0.0, 1.0, np.nan]])
+    y = np.array(["A", "A", "B"])
+    model = MembershipNB(blocks=[("onehot", 0, 2), ("numeric", 2, 3)], n_bins=2)
+    model.fit(x, y)
+    # numeric edges: the median of the known training values (1, 2) -> 1.5
+    np.testing.assert_allclose(model.edges_[1], [1.5])
+    # nominal: W_A = (1.5, 0.5), W_B = (0, 1); numeric: A has one row per bin,
+    # B none (its value is unknown and ignored); Laplace alpha = 1
+    test = np.array([[1.0, 0.0, 5.0], [0.0, 0.0, np.nan]])
+    expected_a = np.log(2 / 3) + np.log(2.5 / 4) + np.log(2 / 4)
+    expected_b = np.log(1 / 3) + np.log(1 / 3) + np.log(1 / 2)
+    np.testing.assert_allclose(
+        model.predict_log_joint(test),
+        [[expected_a, expected_b], [np.log(2 / 3), np.log(1 / 3)]],
+    )
+    assert model.predict(test).tolist() == ["A", "A"]

@@ -1,0 +1,99 @@
+"""utility.json content and the self-contained, deterministic HTML report."""
+
+from __future__ import annotations
+
+import base64
+import json
+
+import matplotlib
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdm.model import AnonymizationSpec
+from ppdm.utility.classification import holdout_utility
+from ppdm.utility.report import build_utility, render_report_html
+
+QI = ("age", "sex")
+
+
+@pytest.fixture()
+def original() -> pd.DataFrame:
+    rng = np.random.default_rng(0)
+    n = 120
+    age = rng.integers(20, 70, n)
+    return pd.DataFrame(
+        {
+            "age": age,
+            "sex": pd.array(rng.choice(["F", "M"], n), dtype="string"),
+            "income": pd.array(np.where(age > 45, "hi", "lo"), dtype="string"),
+        }
+    )
+
+
+def _generalize(table: pd.DataFrame) -> pd.DataFrame:
+    decade = table["age"] // 10 * 10
+    return table.assign(
+        age=[f"[{d}, {d + 9}]" for d in decade], sex="*"
+    ).iloc[: len(table) - 3]  # three records dropped
+
+
+@pytest.fixture()
+def utility(original) -> dict:
+    spec = AnonymizationSpec(
+        quasi_identifiers=QI, sensitive_attribute=None, target="income", k=2
+    )
+    holdout = holdout_utility(original, _generalize, target="income", seed=0)
+    evidence = {
+        "pareto_front": [
+            {"node": [1, 0], "k": 3, "GLM": 0.4, "CM": 0.2, "chosen": False},
+            {"node": [2, 1], "k": 12, "GLM": 0.7, "CM": 0.1, "chosen": True},
+            {"node": [3, 1], "k": 40, "GLM": 0.9, "CM": 0.3, "chosen": False},
+        ]
+    }
+    return build_utility(original, {"release": _generalize(original)}, spec, holdout, evidence)
+
+
+def test_build_utility_content(utility, original):
+    json.dumps(utility, allow_nan=False)
+    table = utility["tables"]["release"]
+    assert table["lost_records"] == 3 and utility["lost_records"] == 3
+    assert utility["suppressed_cells"] == len(original) - 3
+    assert table["ncp"]["per_attribute"]["sex"] == pytest.approx(1.0)
+    # class sizes add up to the released rows
+    assert sum(s * c for s, c in table["class_size_distribution"]) == len(original) - 3
+    assert utility["protocol"].startswith("Hold-out protocol")
+    assert set(utility["holdout"]["accuracy"]) == {
+        "decision_tree", "naive_bayes", "logistic_regression"
+    }
+    assert utility["pareto_front"][1]["chosen"] is True
+
+
+def test_report_is_self_contained_and_deterministic(utility, tmp_path):
+    rc_before = dict(matplotlib.rcParams)
+    first = render_report_html(utility, title="adult: test, k=2", plots_dir=tmp_path)
+    second = render_report_html(utility, title="adult: test, k=2")
+    assert first == second
+    assert dict(matplotlib.rcParams) == rc_before
+    assert first.count('<img src="data:image/png;base64,') == 3  # accuracy, sizes, Pareto
+    for heading in ("Classification accuracy", "Protocol", "Information loss",
+                    "Class-size distribution", "Pareto front"):
+        assert heading in first
+    assert "training part only" in first
+    assert "GLM" in first and "chosen" in first
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == ["accuracy.png", "class_sizes.png", "pareto.png"]
+    embedded = base64.b64encode((tmp_path / "accuracy.png").read_bytes()).decode()
+    assert embedded in first
+    assert b"Software" not in (tmp_path / "accuracy.png").read_bytes()
+
+
+def test_report_without_holdout_or_front(original):
+    spec = AnonymizationSpec(
+        quasi_identifiers=QI, sensitive_attribute=None, target="income", k=1
+    )
+    utility = build_utility(original, {"release": original}, spec, None, {})
+    page = render_report_html(utility, title="plain")
+    assert "No hold-out evaluation" in page
+    assert "Pareto front" not in page
+    assert page.count("data:image/png;base64,") == 1
