@@ -11,7 +11,7 @@ replicated 10 times (488,420 rows):
 
 Run from the repository root::
 
-    uv run python benchmarks/bench_utility.py          # writes benchmarks/results/utility.md
+    uv run python benchmarks/bench_utility.py  # -> benchmarks/results/utility.md
     uv run python benchmarks/bench_utility.py --quick  # Adult only, 3 repeats
 """
 
@@ -23,10 +23,9 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 
 from ppdm import datasets
@@ -91,33 +90,37 @@ def main() -> None:
             "information loss (NCP, DM, CM, suppressed)": lambda t=table, r=release: (
                 information_loss(t, r, spec)
             ),
-            "featurize the release (CellFeaturizer.transform)": lambda r=release, f=featurizer: (
-                f.transform(r)
-            ),
+            "featurize the release": lambda r=release, f=featurizer: f.transform(r),
         }
         for name, fn in cases.items():
             rows.append((label, len(table), name, _median_seconds(fn, args.repeats)))
         rows.append(
-            (label, len(table), "MDL cuts per column", str(
-                {c: len(v) for c, v in mdl.cut_points.items()}
-            ))
+            (
+                label,
+                len(table),
+                "MDL cuts per column",
+                str({c: len(v) for c, v in mdl.cut_points.items()}),
+            )
         )
     holdout = _median_seconds(
         lambda: holdout_utility(adult, _as_ranges, target="income", seed=0),
         args.repeats,
     )
-    rows.append(("adult", len(adult), "hold-out utility, 3 models x 2 trainings", holdout))
+    rows.append(
+        ("adult", len(adult), "hold-out utility, 3 models x 2 trainings", holdout)
+    )
 
     load = Path("/proc/loadavg").read_text().split()[:3]
     lines = [
         "# Discretization and utility metrics",
         "",
         "Command: `uv run python benchmarks/bench_utility.py"
-        + (" --quick" if args.quick else "") + "`",
+        + (" --quick" if args.quick else "")
+        + "`",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{platform.python_version()}; load average at the end: {' '.join(load)} "
         "(the machine is shared: timings are noisy).",
-        f"Date: {datetime.now(timezone.utc).strftime('%Y-%m-%d %H:%M UTC')}; "
+        f"Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}; "
         f"medians of {args.repeats} runs.",
         "",
         "| data | rows | operation | median |",

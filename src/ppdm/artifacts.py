@@ -26,6 +26,7 @@ __all__ = [
     "sha256_file",
     "canonical_json",
     "write_atomic",
+    "readable_mode",
     "table_to_csv_bytes",
 ]
 
@@ -51,12 +52,25 @@ def canonical_json(obj: Any) -> bytes:
     return (text + "\n").encode("utf-8")
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def readable_mode(directory: bool = False) -> int:
+    """The mode a normally created file (0o666) or directory (0o777) gets."""
+    return (0o777 if directory else 0o666) & ~_umask()
+
+
 def write_atomic(path: Path | str, data: bytes) -> Path:
     """Write ``data`` to ``path`` via a temporary file and an atomic rename."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        # mkstemp makes the file private (0600); a release is meant to be read.
+        os.fchmod(fd, readable_mode())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()

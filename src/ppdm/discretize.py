@@ -83,7 +83,8 @@ def _check_method(method: str, n_bins: int) -> None:
             f"method must be one of {', '.join(METHODS)}; got {method!r}"
         )
     if method == "equal-frequency" and (
-        isinstance(n_bins, bool) or not isinstance(n_bins, (int, np.integer))
+        isinstance(n_bins, bool)
+        or not isinstance(n_bins, (int, np.integer))
         or n_bins < 1
     ):
         raise InvalidParameterError(f"n_bins must be an integer >= 1; got {n_bins!r}")
@@ -98,13 +99,19 @@ def _entropy_rows(counts: np.ndarray) -> np.ndarray:
     return -terms.sum(axis=1)
 
 
+def _label_codes(target: pd.Series) -> np.ndarray:
+    """Integer class codes (-1 for a missing label), computed once per target."""
+    codes, _ = pd.factorize(target, use_na_sentinel=True)
+    return codes.astype(np.int64, copy=False)
+
+
 def _mdl_cut_points(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Fayyad-Irani recursive MDL cuts of ``values`` (no NaN) for ``labels``."""
+    """Fayyad-Irani recursive MDL cuts of ``values`` (no NaN) for class codes."""
     order = np.argsort(values, kind="stable")
     x = values[order]
-    codes, uniques = pd.factorize(labels[order])
-    n_classes = len(uniques)
-    if len(x) < 2 or n_classes < 2:
+    codes = labels[order]
+    n_classes = int(codes.max()) + 1 if len(codes) else 0
+    if len(x) < 2 or len(np.unique(codes)) < 2:
         return np.empty(0)
     # Group equal values: cuts may only fall between distinct values.
     starts = np.flatnonzero(np.r_[True, x[1:] != x[:-1]])
@@ -233,8 +240,6 @@ def fit_cut_points(
     """
     _check_method(method, n_bins)
     name = str(values.name)
-    x = _numeric_values(values, name)
-    keep = ~np.isnan(x)
     if method == "mdl":
         if target is None:
             raise InvalidParameterError(
@@ -244,8 +249,18 @@ def fit_cut_points(
             raise InvalidParameterError(
                 f"target has {len(target)} rows, column {name!r} has {len(values)}"
             )
-        labels = target.to_numpy(dtype=object, na_value=None)
-        keep &= pd.notna(target).to_numpy()
+        return _fit(values, _label_codes(target), method, n_bins)
+    return _fit(values, None, method, n_bins)
+
+
+def _fit(
+    values: pd.Series, labels: np.ndarray | None, method: str, n_bins: int
+) -> np.ndarray:
+    name = str(values.name)
+    x = _numeric_values(values, name)
+    keep = ~np.isnan(x)
+    if labels is not None:
+        keep &= labels >= 0
     if not keep.any():
         raise InvalidParameterError(
             f"column {name!r} cannot be binned: it has no non-missing values"
@@ -358,11 +373,9 @@ def discretize(
             )
     for name in columns:
         _numeric_values(table[name], name)  # fail on any bad column before work
+    codes = _label_codes(labels) if labels is not None else None
     cut_points = {
-        name: fit_cut_points(
-            table[name], labels, method=method, n_bins=n_bins
-        ).tolist()
-        for name in columns
+        name: _fit(table[name], codes, method, n_bins).tolist() for name in columns
     }
     return Discretization(
         table=apply_cut_points(table, cut_points), cut_points=cut_points, method=method

@@ -34,6 +34,7 @@ import hashlib
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -41,7 +42,7 @@ import pandas as pd
 from ppdm import datasets
 from ppdm.exceptions import InvalidParameterError, SourceError
 
-__all__ = ["SOURCE_KINDS", "load_source", "fingerprint", "file_sha256", "write_sqlite"]
+__all__ = ["SOURCE_KINDS", "file_sha256", "fingerprint", "load_source", "write_sqlite"]
 
 #: The kinds of source :func:`load_source` reads.
 SOURCE_KINDS = ("embedded", "csv", "parquet", "sql")
@@ -157,7 +158,7 @@ def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
         masked = _PASSWORD_IN_URL.sub(r"\1***@", url)
         raise SourceError(f"source {masked}: not a database URL") from exc
     name = _masked(parsed)
-    secret = [parsed.password] + [
+    secrets = [parsed.password] + [
         value for key, value in parsed.query.items() if _SECRET_ARGUMENT.search(key)
     ]
     database = parsed.database
@@ -173,7 +174,7 @@ def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
     try:
         engine = sa.create_engine(parsed)
     except (SQLAlchemyError, ImportError) as exc:
-        detail = _scrub(_first_line(exc), secret)
+        detail = _scrub(_first_line(exc), secrets)
         raise SourceError(f"source {name}: no usable driver ({detail})") from exc
     try:
         with engine.connect() as connection:
@@ -182,7 +183,7 @@ def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
         # pandas wraps SQLAlchemy's error, which wraps the driver's: show the
         # driver's own first line ("no such table: x"), not the SQL echo.
         cause = exc.__cause__ if isinstance(exc.__cause__, SQLAlchemyError) else exc
-        detail = _scrub(_first_line(getattr(cause, "orig", None) or cause), secret)
+        detail = _scrub(_first_line(getattr(cause, "orig", None) or cause), secrets)
         raise SourceError(
             f"source {name}: query failed: {detail} (query: {_shorten(query)})"
         ) from exc
@@ -191,7 +192,7 @@ def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
     return frame, f"{name} (query: {_shorten(query)})"
 
 
-def _masked(url) -> str:  # noqa: ANN001 - sqlalchemy.engine.URL, imported lazily
+def _masked(url: Any) -> str:  # sqlalchemy.engine.URL (imported lazily)
     """The URL as messages show it: password and secret-looking arguments masked."""
     hidden = {k: "***" for k in url.query if _SECRET_ARGUMENT.search(k)}
     if hidden:

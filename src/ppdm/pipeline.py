@@ -28,6 +28,7 @@ from ppdm.artifacts import (
     ArtifactRef,
     ArtifactStore,
     canonical_json,
+    readable_mode,
     sha256_bytes,
     sha256_file,
     write_atomic,
@@ -349,6 +350,7 @@ def publish_step(config: ReleaseConfig, *, source_sha256: str,
         release_dir.parent.mkdir(parents=True, exist_ok=True)
         staging = Path(tempfile.mkdtemp(prefix=f".staging-{release_id}-",
                                         dir=release_dir.parent))
+        staging.chmod(readable_mode(directory=True))  # mkdtemp makes it private
         try:
             for rel, path in named.items():
                 (staging / rel).parent.mkdir(parents=True, exist_ok=True)

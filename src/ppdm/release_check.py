@@ -53,11 +53,12 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
     data = {Path(f["path"]).stem: release_dir / f["path"] for f in manifest["files"]
             if (release_dir / f["path"]).is_file()}
     certificate = verify_files(data, requirement)
-    cert = certificate.to_dict()
-    achieved = cert.get("achieved", {})
     lines.append(f"release {manifest['release_id']} ({manifest['dataset']}, "
-                 f"{manifest['algorithm']}): required k={requirement.k}, l={requirement.l}")
-    lines.append(f"achieved k={achieved.get('k')}, l={achieved.get('l')}")
+                 f"{manifest['algorithm']}): required k={requirement.k}, "
+                 f"{requirement.l_variant} l={requirement.l}")
+    for table, measures in sorted(certificate.achieved.items()):
+        shown = ", ".join(f"{name}={value}" for name, value in sorted(measures.items()))
+        lines.append(f"achieved in {table}: {shown}")
     lines.append(certificate.summary())
     passed = intact and certificate.passed
     lines.append("PASS" if passed else "FAIL")

@@ -33,14 +33,31 @@ still write the quarantine artifact.
 
 Examples
 --------
->>> from ppdm import datasets
->>> from ppdm.validation import validate_table
->>> from schemas import get_schema
->>> schema, suite = get_schema("adult")
->>> outcome = validate_table(datasets.load("adult").head(500), schema, suite,
-...                          source="adult")
->>> outcome.report["rows_rejected"]
-0
+>>> import pandas as pd
+>>> import pandera.pandas as pa
+>>> class People(pa.DataFrameModel):
+...     age: pa.typing.Series[int] = pa.Field(ge=17, le=90)
+...     sex: pa.typing.Series[str] = pa.Field(isin=["Female", "Male"])
+...     class Config:
+...         coerce = True
+>>> suite = {"name": "people", "expectations": [
+...     {"type": "expect_table_row_count_to_be_between", "kwargs": {"min_value": 1}},
+...     {"type": "expect_column_values_to_not_be_null", "kwargs": {"column": "sex"}}]}
+>>> table = pd.DataFrame({"age": ["34", "230", "51", "abc", "29", "62"],
+...                       "sex": ["Male", "Female", "X", "Male", None, "Female"]})
+>>> outcome = validate_table(table, People, suite, max_rejected_fraction=0.7,
+...                          source="people.csv")
+>>> outcome.clean
+   age     sex
+0   34    Male
+1   62  Female
+>>> rejected = outcome.quarantine
+>>> for row, why in zip(rejected["_source_row"], rejected["_reasons"]):
+...     print(row, why)
+1 age: 230 is not <= 90 [pandera]
+2 sex: 'X' is not one of {Female, Male} [pandera]
+3 age: 'abc' cannot be read as int64 [pandera]
+4 sex: missing value (column is not nullable) [pandera]; sex: missing value [gx]
 """
 
 from __future__ import annotations
@@ -63,7 +80,7 @@ from ppdm.exceptions import (
     SchemaMismatchError,
 )
 
-__all__ = ["ValidationOutcome", "validate_table", "build_expectations"]
+__all__ = ["ValidationOutcome", "build_expectations", "validate_table"]
 
 logger = logging.getLogger(__name__)
 
@@ -494,7 +511,9 @@ def _run_gx(typed: pd.DataFrame, suite: Mapping[str, Any]) -> tuple[pd.DataFrame
         kind, kwargs = config.type, dict(config.kwargs)
         column = kwargs.get("column")
         outcome = item.result or {}
-        raised = bool(item.exception_info and item.exception_info.get("raised_exception"))
+        raised = bool(
+            item.exception_info and item.exception_info.get("raised_exception")
+        )
         label = f"{kind}({column})" if column else kind
         entries.append(
             {
@@ -588,11 +607,11 @@ def _reasons(failures: pd.DataFrame, columns: list[str], rows: np.ndarray) -> li
     if not len(rows):
         return []
     order = {name: position for position, name in enumerate(columns)}
+    said = failures["column"] + ": " + failures["message"]
     ranked = failures.assign(
         _col=failures["column"].map(order).fillna(len(order)),
         _origin=(failures["origin"] == _GX).astype(np.int8),
-        _text=failures["column"] + ": " + failures["message"]
-        + " [" + failures["origin"] + "]",
+        _text=said + " [" + failures["origin"] + "]",
     ).sort_values(["row", "_col", "_origin"], kind="stable")
     joined = ranked.groupby("row", sort=True)["_text"].agg("; ".join)
     return joined.reindex(rows).tolist()

@@ -62,7 +62,9 @@ NOMINAL_SA = ["flu", "cold", "hiv", "*", ""]
 NUMERIC_SA = ["1", "2", "3", "5", "8"]
 
 # pyCANON groups by a one-element list (pandas 3 deprecation, not ours)
-pytestmark = pytest.mark.filterwarnings("ignore::FutureWarning", "ignore::DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore::FutureWarning", "ignore::DeprecationWarning"
+)
 
 SETTINGS = settings(
     max_examples=40,
@@ -126,8 +128,9 @@ def test_nominal_measures_agree_with_pycanon(tmp_path, data, c):
     assert their_l == distinct
     if distinct > 1:
         assert their_c == pycanon_recursive_c(table, qis, distinct)
-        assert recursive_cl_diversity(table, qis, "s", float(their_c)) == brute_recursive(
-            table, qis, float(their_c)
+        at_their_c = float(their_c)
+        assert recursive_cl_diversity(table, qis, "s", at_their_c) == brute_recursive(
+            table, qis, at_their_c
         )
     else:
         assert np.isnan(their_c)
@@ -155,7 +158,8 @@ def brute_recursive(table, qis, c):
     worst = math.inf
     for values in classes.values():
         r = sorted(Counter(values).values(), reverse=True)
-        best = max((ell for ell in range(1, len(r) + 1) if r[0] < c * sum(r[ell - 1 :])), default=0)
+        met = [ell for ell in range(1, len(r) + 1) if r[0] < c * sum(r[ell - 1 :])]
+        best = max(met, default=0)
         worst = min(worst, best)
     return worst
 

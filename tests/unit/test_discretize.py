@@ -1,4 +1,4 @@
-"""Tests of ppdm.discretize: known answers, a slow Fayyad-Irani cross-check, properties."""
+"""Tests of ppdm.discretize: known answers, a slow Fayyad-Irani cross-check."""
 
 from __future__ import annotations
 
@@ -174,7 +174,11 @@ def test_discretize_builds_ordered_interval_categories():
 
 
 def test_interval_labels_follow_the_value_grammar():
-    assert interval_labels([21.5, 30.5]) == ["(-inf, 21.5)", "[21.5, 30.5)", "[30.5, inf)"]
+    assert interval_labels([21.5, 30.5]) == [
+        "(-inf, 21.5)",
+        "[21.5, 30.5)",
+        "[30.5, inf)",
+    ]
     assert interval_labels([]) == ["(-inf, inf)"]
 
 

@@ -87,7 +87,9 @@ def test_csv_question_marks_and_empty_cells_are_missing():
     assert table["workclass"].dtype == "string"
     assert table["workclass"].isna().tolist() == [False] * 3 + [True] + [False] * 4
     # one '?' and one empty cell
-    assert table["occupation"].isna().tolist() == [False] * 2 + [True, True] + [False] * 4
+    assert (
+        table["occupation"].isna().tolist() == [False] * 2 + [True, True] + [False] * 4
+    )
     assert table.loc[0, "native-country"] == "United-States"  # ", " split cleanly
 
 
@@ -132,7 +134,9 @@ def test_bad_sql_names_the_url_and_the_problem(three_files):
 
 def test_zero_rows_from_sql_is_an_error(three_files):
     with pytest.raises(SourceError, match="holds no rows") as err:
-        load_source("sql", three_files["sql"], query="SELECT * FROM adult WHERE age > 200")
+        load_source(
+            "sql", three_files["sql"], query="SELECT * FROM adult WHERE age > 200"
+        )
     assert three_files["sql"] in str(err.value)
 
 

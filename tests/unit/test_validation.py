@@ -64,10 +64,16 @@ def test_full_adult_is_clean_and_typed_like_the_embedded_table(adult_outcome, ad
     assert report["passed"] is True
     pd.testing.assert_frame_equal(adult_outcome.clean, adult)
     assert adult_outcome.quarantine.empty
-    assert list(adult_outcome.quarantine.columns) == [*adult.columns, SOURCE_ROW, REASONS]
+    assert list(adult_outcome.quarantine.columns) == [
+        *adult.columns,
+        SOURCE_ROW,
+        REASONS,
+    ]
     np.testing.assert_array_equal(adult_outcome.clean_source_rows, np.arange(48842))
     gx_stats = report["gx"]["statistics"]
-    assert gx_stats["evaluated_expectations"] == len(get_schema("adult")[1]["expectations"])
+    assert gx_stats["evaluated_expectations"] == len(
+        get_schema("adult")[1]["expectations"]
+    )
     assert gx_stats["unsuccessful_expectations"] == 0
 
 
@@ -117,7 +123,10 @@ def test_corrupted_cells_are_quarantined_with_every_reason(sample, adult_contrac
     assert reasons[13].index("age:") < reasons[13].index("sex:")
 
     # the quarantine keeps the rows exactly as they came in
-    assert outcome.quarantine.loc[outcome.quarantine[SOURCE_ROW] == 7, "age"].item() == "abc"
+    assert (
+        outcome.quarantine.loc[outcome.quarantine[SOURCE_ROW] == 7, "age"].item()
+        == "abc"
+    )
     bad = [3, 5, 7, 9, 11, 13]
     pd.testing.assert_frame_equal(
         outcome.quarantine.drop(columns=[SOURCE_ROW, REASONS]),
@@ -132,9 +141,12 @@ def test_corrupted_cells_are_quarantined_with_every_reason(sample, adult_contrac
     report = outcome.report
     assert report["rows_rejected"] == 6 and report["rows_clean"] == 1994
     assert report["pandera"]["failing_rows_per_check"]["age: in_range(17, 90)"] == 2
-    assert report["gx"]["failing_rows_per_expectation"][
-        "expect_column_values_to_be_between(capital-gain)"
-    ] == 1
+    assert (
+        report["gx"]["failing_rows_per_expectation"][
+            "expect_column_values_to_be_between(capital-gain)"
+        ]
+        == 1
+    )
 
 
 def test_input_is_not_modified_and_its_index_is_ignored(sample, adult_contract):
@@ -177,7 +189,9 @@ def test_exactly_the_corrupted_rows_are_quarantined(adult, adult_contract, rows,
     outcome = _validate(table, adult_contract, max_rejected_fraction=1.0)
     assert set(outcome.quarantine[SOURCE_ROW]) == rows
     assert len(outcome.clean) == 200 - len(rows)
-    assert all(f"age: {age} is not in [17, 90]" in r for r in outcome.quarantine[REASONS])
+    assert all(
+        f"age: {age} is not in [17, 90]" in r for r in outcome.quarantine[REASONS]
+    )
 
 
 # -- the limit --------------------------------------------------------------------
@@ -230,7 +244,9 @@ def test_a_target_with_one_class_fails(adult, adult_contract):
 
 
 def test_an_empty_table_fails_the_row_count(adult, adult_contract):
-    with pytest.raises(DataValidationError, match="expect_table_row_count_to_be_between"):
+    with pytest.raises(
+        DataValidationError, match="expect_table_row_count_to_be_between"
+    ):
         _validate(adult.head(0), adult_contract)
 
 
@@ -238,7 +254,9 @@ def test_an_empty_table_fails_the_row_count(adult, adult_contract):
 def test_a_dropped_column_is_named(sample, adult_contract):
     with pytest.raises(SchemaMismatchError) as err:
         _validate(sample.drop(columns=["hours-per-week"]), adult_contract)
-    assert str(err.value) == "sample: column 'hours-per-week' is missing (expected int64)"
+    assert (
+        str(err.value) == "sample: column 'hours-per-week' is missing (expected int64)"
+    )
 
 
 def test_an_all_garbage_column_is_named(sample, adult_contract):
@@ -276,8 +294,12 @@ def test_limit_must_be_a_fraction(sample, adult_contract, limit):
 
 
 def test_unknown_expectation_is_refused(sample):
-    suite = {"name": "bad", "expectations": [
-        {"type": "expect_column_values_to_be_prime", "kwargs": {"column": "age"}}]}
+    suite = {
+        "name": "bad",
+        "expectations": [
+            {"type": "expect_column_values_to_be_prime", "kwargs": {"column": "age"}}
+        ],
+    }
     with pytest.raises(InvalidParameterError, match="expect_column_values_to_be_prime"):
         validate_table(sample, AdultSchema, suite)
     with pytest.raises(InvalidParameterError, match="'expectations' list"):

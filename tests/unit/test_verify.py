@@ -12,7 +12,12 @@ import ppdm
 from ppdm.exceptions import InvalidParameterError, SourceError, VerificationError
 from ppdm.measures import distinct_l_diversity, k_anonymity
 from ppdm.model import AnonymizationSpec
-from ppdm.privacy import DistinctLDiversity, KAnonymity, RecursiveCLDiversity, TCloseness
+from ppdm.privacy import (
+    DistinctLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 from ppdm.verify import (
     Requirement,
     read_released_table,
@@ -83,7 +88,8 @@ def test_failing_file_names_the_violating_classes(tmp_path):
     }
     text = cert.summary()
     assert text.splitlines()[0].startswith(
-        "FAILED: 2-anonymity not met in release.csv: achieved k=1; 2 violating classes, e.g. {age: "
+        "FAILED: 2-anonymity not met in release.csv: achieved k=1; "
+        "2 violating classes, e.g. {age: "
     )
     assert "distinct 2-diversity of income not met in release.csv: achieved l=1" in text
     assert "{age: [17, 25], sex: Male} (2 rows)" in text
@@ -100,11 +106,13 @@ def test_passing_release_certificate(tmp_path):
     assert cert.summary().startswith("PASSED: release.csv (8 rows): 2-anonymity (k=2)")
     d = cert.to_dict()
     assert list(d) == [
-        "verifier", "passed", "requirement", "input_sha256", "release_sha256", "rows", "tables"
+        "verifier", "passed", "requirement", "input_sha256", "release_sha256",
+        "rows", "tables",
     ]  # fmt: skip
     assert d["verifier"] == {"name": "ppdm.verify", "version": ppdm.__version__}
     assert d["input_sha256"] == "ab" * 32
-    assert d["release_sha256"]["release.csv"] == hashlib.sha256(path.read_bytes()).hexdigest()
+    digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert d["release_sha256"]["release.csv"] == digest
     assert d["rows"] == {"release.csv": 8}
     table = d["tables"]["release.csv"]
     assert table["measures"]["k"] == 2
@@ -157,7 +165,8 @@ def test_verify_tables_with_original_population():
     original = pd.DataFrame(
         {"age": [18, 20, 24, 30, 33, 39, 50, 60], "sex": ["Male"] * 3 + ["Female"] * 5}
     )
-    cert = verify_tables({"release": GOOD}, Requirement(QI, "income", k=2), original=original)
+    requirement = Requirement(QI, "income", k=2)
+    cert = verify_tables({"release": GOOD}, requirement, original=original)
     risk = cert.tables[0].risk
     # [17,25]/Male covers 3 people, [26,40]/Female 3, */* all 8
     assert risk.journalist_max == pytest.approx(1 / 3)
@@ -173,7 +182,8 @@ def test_requirement_round_trip_models_and_validation():
         TCloseness("income", 0.2),
     ]
     assert Requirement(list(QI), None, k=3).models() == [KAnonymity(3)]
-    assert Requirement(QI, "income", k=3, l=2).models()[1] == DistinctLDiversity("income", 2)
+    distinct = Requirement(QI, "income", k=3, l=2).models()[1]
+    assert distinct == DistinctLDiversity("income", 2)
     spec = AnonymizationSpec(QI, "income", "income", k=4, l=2)
     assert Requirement.from_spec(spec) == Requirement(QI, "income", k=4, l=2)
     for bad, match in [

@@ -284,69 +284,88 @@ def _suppress(
     """suppress(R, Q, path) for every released group at once, vectorised.
 
     Rows are laid out group after group so per-group statistics are
-    ``numpy.ufunc.reduceat`` calls over contiguous runs.
+    ``numpy.ufunc.reduceat`` calls over contiguous runs. Each released column
+    is first an integer code per row into a small label table (the column's
+    distinct values, the marker, then one label per group mean or value set),
+    so no per-row Python object is made until the final ``take``.
     """
     sizes = np.array([len(rows) for rows in group_rows], dtype=np.int64)
     rows = np.concatenate(group_rows) if group_rows else np.zeros(0, dtype=np.int64)
-    group = np.repeat(np.arange(len(group_rows)), sizes)
+    n_groups = len(group_rows)
+    group = np.repeat(np.arange(n_groups), sizes)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
     kinds_of = {node: constraint_kinds(tree, tree.node(node)) for node in set(group_nodes)}
-    n_groups = len(group_rows)
+    order = np.argsort(rows, kind="stable")
+    positions = rows[order]
 
-    columns: dict[str, np.ndarray] = {}
+    released_qi: dict[str, np.ndarray] = {}
     for name in quasi_identifiers:
         column = table[name]
-        kind = np.array([kinds_of[node].get(name, "") for node in group_nodes], dtype=object)
-        out = np.full(len(rows), marker, dtype=object)
-        if n_groups == 0:
-            columns[name] = out
-            continue
-        numeric = attribute_kind(column) is AttributeKind.NUMERIC
-        original = column.to_numpy(dtype=object)[rows]
         codes, uniques = pd.factorize(column, use_na_sentinel=False)
-        c = codes.astype(np.int64)[rows]
-        single = np.minimum.reduceat(c, starts) == np.maximum.reduceat(c, starts)
-        keep = (kind == "equals") & single
-        out[keep[group]] = original[keep[group]]
-        if numeric:
-            values = column.to_numpy(dtype=float, na_value=np.nan)[rows]
-            present = ~np.isnan(values)
-            total = np.add.reduceat(np.where(present, values, 0.0), starts)
-            count = np.add.reduceat(present.astype(np.int64), starts)
-            with np.errstate(invalid="ignore", divide="ignore"):
-                mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
-            use = (kind == "interval") & ~keep
-            mask = use[group]
-            out[mask] = mean[group[mask]]
-        elif generalize:
-            pruned = np.array(
-                [name in pruned_attributes.get(node, frozenset()) for node in group_nodes]
-            )
-            use = ~keep & ((kind == "set") | (kind == "equals") | pruned)
-            if use.any():
-                chosen = use[group]
-                pairs = np.unique(group[chosen] * len(uniques) + c[chosen])
-                owners, members = pairs // len(uniques), pairs % len(uniques)
-                text = {}
-                cut = np.flatnonzero(np.diff(owners)) + 1
-                for owner_group, codes_in in zip(
-                    np.split(owners, cut), np.split(members, cut), strict=True
-                ):
-                    values = [uniques[m] for m in codes_in]
-                    # a set cannot say "missing": such groups stay suppressed
-                    if not any(pd.isna(v) for v in values):
-                        text[int(owner_group[0])] = format_set(values)
-                labels = np.array([text.get(g, marker) for g in range(n_groups)], dtype=object)
-                out[chosen] = labels[group[chosen]]
-        columns[name] = out
+        n_values = len(uniques)
+        labels: list[Any] = [*np.asarray(uniques, dtype=object), marker]
+        out = np.full(len(rows), n_values, dtype=np.int64)  # the marker
+        if n_groups:
+            kind = np.array([kinds_of[node].get(name, "") for node in group_nodes])
+            c = codes.astype(np.int64, copy=False)[rows]
+            single = np.minimum.reduceat(c, starts) == np.maximum.reduceat(c, starts)
+            keep = (kind == "equals") & single
+            mask = keep[group]
+            out[mask] = c[mask]
+            per_group: dict[int, Any] = {}
+            if attribute_kind(column) is AttributeKind.NUMERIC:
+                use = (kind == "interval") & ~keep
+                if use.any():
+                    values = column.to_numpy(dtype=float, na_value=np.nan)[rows]
+                    present = ~np.isnan(values)
+                    total = np.add.reduceat(np.where(present, values, 0.0), starts)
+                    count = np.add.reduceat(present.astype(np.int64), starts)
+                    for g in np.flatnonzero(use):
+                        per_group[int(g)] = (
+                            float(total[g] / count[g]) if count[g] else np.nan
+                        )
+            elif generalize:
+                pruned = np.array(
+                    [name in pruned_attributes.get(node, frozenset()) for node in group_nodes]
+                )
+                use = ~keep & ((kind == "set") | (kind == "equals") | pruned)
+                if use.any():
+                    chosen = use[group]
+                    pairs = np.unique(group[chosen] * n_values + c[chosen])
+                    owners, members = pairs // n_values, pairs % n_values
+                    cut = np.flatnonzero(np.diff(owners)) + 1
+                    for owner, codes_in in zip(
+                        np.split(owners, cut), np.split(members, cut), strict=True
+                    ):
+                        values = [uniques[m] for m in codes_in]
+                        # a set cannot say "missing": such groups stay suppressed
+                        if not any(pd.isna(v) for v in values):
+                            per_group[int(owner[0])] = format_set(values)
+            if per_group:
+                label_of = np.full(n_groups, n_values, dtype=np.int64)
+                for g, label in per_group.items():
+                    label_of[g] = len(labels)
+                    labels.append(label)
+                mask = np.isin(group, np.fromiter(per_group, dtype=np.int64))
+                out[mask] = label_of[group[mask]]
+        table_of_labels = np.empty(len(labels), dtype=object)
+        table_of_labels[:] = labels
+        released_qi[name] = table_of_labels[out[order]]
 
-    order = np.argsort(rows, kind="stable")
-    released = table.iloc[rows[order]].copy()
-    for name, values in columns.items():
-        released[name] = pd.Series(values[order], index=released.index, dtype=object)
+    others = [c for c in table.columns if c not in released_qi]
+    rest = table[others].iloc[positions]
+    data = {
+        name: (
+            pd.Series(released_qi[name], index=rest.index, dtype=object)
+            if name in released_qi
+            else rest[name]
+        )
+        for name in table.columns
+    }
+    released = pd.DataFrame(data, index=rest.index)
     return KactusResult(
         table=released,
-        positions=rows[order],
+        positions=positions,
         group=group[order],
         group_nodes=list(group_nodes),
         lost=np.zeros(0, dtype=np.int64),

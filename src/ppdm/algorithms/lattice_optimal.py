@@ -91,29 +91,58 @@ def optimal_node(
     else:
         bound = np.zeros(len(nodes))
     level_sum = nodes.sum(axis=1)
-    order = np.lexsort((np.arange(len(nodes)), level_sum, bound))
-    infeasible = np.zeros(len(nodes), dtype=bool)
-    best: NodeMetrics | None = None
-    best_key: tuple[float, int, int] | None = None
-    closest: NodeMetrics | None = None
-    evaluations = 0
-    for index in order:
-        if best_key is not None and (bound[index], level_sum[index], index) > best_key:
-            break
-        if infeasible[index]:
-            continue
+    heights = lattice.heights
+    strides = np.cumprod(np.r_[1, (heights + 1)[::-1][:-1]])[::-1]
+    done = np.zeros(len(nodes), dtype=bool)  # evaluated, or proved infeasible
+    pruned = np.zeros(len(nodes), dtype=bool)
+    state: dict[str, Any] = {"best": None, "key": None, "closest": None, "evals": 0}
+
+    def visit(index: int) -> bool:
+        """Evaluate one node; prune below it when infeasible. Return feasibility."""
         metrics = lattice.evaluate(nodes[index], k=k, l=l)
-        evaluations += 1
+        state["evals"] += 1
+        done[index] = True
         if not metrics.feasible:
-            infeasible |= (nodes <= nodes[index]).all(axis=1)
+            below = (nodes <= nodes[index]).all(axis=1) & ~done
+            pruned[below] = True
+            done[below] = True
+            closest = state["closest"]
             if closest is None or metrics.suppressed < closest.suppressed:
-                closest = metrics
-            continue
+                state["closest"] = metrics
+            return False
         key = (metrics.value(loss), int(level_sum[index]), int(index))
-        if best_key is None or key < best_key:
-            best, best_key = metrics, key
-    pruned = int(infeasible.sum()) - (evaluations - (best is not None))
-    return OptimalResult(best, evaluations, max(pruned, 0), closest)
+        if state["key"] is None or key < state["key"]:
+            state["best"], state["key"] = metrics, key
+        return True
+
+    # 1. A good first solution: walk down from the top node, each step to the
+    #    child of least loss bound that is still feasible.
+    current = len(nodes) - 1
+    if not visit(current):
+        return OptimalResult(None, state["evals"], int(pruned.sum()), state["closest"])
+    while True:
+        children = [
+            current - int(strides[a]) for a in range(len(heights)) if nodes[current, a]
+        ]
+        children.sort(key=lambda c: (bound[c], c))
+        for child in children:
+            if not done[child] and visit(child):
+                current = child
+                break
+        else:
+            break
+    # 2. Every other node that could still beat it, most general first: an
+    #    infeasible one then proves its whole down-set infeasible at once, so
+    #    only the maximal infeasible candidates are ever evaluated.
+    for index in np.lexsort((np.arange(len(nodes)), bound, -level_sum)):
+        if done[index]:
+            continue
+        if (bound[index], int(level_sum[index]), int(index)) > state["key"]:
+            continue
+        visit(int(index))
+    return OptimalResult(
+        state["best"], state["evals"], int(pruned.sum()), state["closest"]
+    )
 
 
 class LatticeOptimal(Anonymizer):

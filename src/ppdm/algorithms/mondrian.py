@@ -194,7 +194,8 @@ def _histogram(
         counts = counts[cells]
     else:
         cells, counts = np.unique(key, return_counts=True)
-    return cells // n_codes, cells % n_codes, counts
+    part, code = np.divmod(cells, n_codes)
+    return part, code, counts
 
 
 @dataclass(frozen=True)
@@ -210,7 +211,9 @@ class _Stats:
     left_size: np.ndarray
 
 
-def _stats(dim: _Dimension, part: np.ndarray, code: np.ndarray, sizes: np.ndarray):
+def _stats(
+    dim: _Dimension, part: np.ndarray, code: np.ndarray, sizes: np.ndarray
+) -> _Stats:
     n_parts = len(sizes)
     h_part, h_code, h_count = _histogram(part, code, n_parts, dim.n_codes)
     n_distinct = np.bincount(h_part, minlength=n_parts)
@@ -257,8 +260,8 @@ def _distinct_sensitive_ok(
     child: np.ndarray, sensitive: np.ndarray, n_children: int, n_sens: int, l: int
 ) -> np.ndarray:
     """Whether each child holds at least ``l`` distinct sensitive codes."""
-    cells, _, _ = _histogram(child, sensitive, n_children, n_sens)
-    return np.bincount(cells, minlength=n_children) >= l
+    child_of_cell, _, _ = _histogram(child, sensitive, n_children, n_sens)
+    return np.bincount(child_of_cell, minlength=n_children) >= l
 
 
 def mondrian_partition(
@@ -292,6 +295,8 @@ def mondrian_partition(
     InfeasibleConstraintError
         ``k`` exceeds the rows, or ``l`` the distinct sensitive values, of the
         table: not even the whole table is a valid partition.
+    InvalidParameterError
+        ``l > 1`` without a ``sensitive_attribute``.
 
     References
     ----------
@@ -426,8 +431,10 @@ def _with_missing(summary: str, has_na: bool, has_present: bool) -> str:
     return summary
 
 
-def _summaries(dim: _Dimension, ids: np.ndarray, n_parts: int) -> np.ndarray:
-    """Released text of every partition on ``dim`` (object array)."""
+def _summaries(
+    dim: _Dimension, ids: np.ndarray, n_parts: int
+) -> tuple[list[str], np.ndarray]:
+    """Released texts on ``dim``, and the index of each partition's text."""
     h_part, h_code, _ = _histogram(ids, dim.codes, n_parts, dim.n_codes)
     n_distinct = np.bincount(h_part, minlength=n_parts)
     ends = np.cumsum(n_distinct)
@@ -461,7 +468,7 @@ def _summaries(dim: _Dimension, ids: np.ndarray, n_parts: int) -> np.ndarray:
                 }[(first.low_closed, last.high_closed)]
                 summary = format_interval(first.low, last.high, closed=closed)
             texts.append(_with_missing(summary, bool(na), present))
-        return np.asarray(texts, dtype=object)[inverse.ravel()]
+        return texts, inverse.ravel()
 
     # Value sets: key each partition's set of codes, format each distinct set
     # once. A bitmask key is vectorised; wide domains fall back to bytes keys.
@@ -479,7 +486,7 @@ def _summaries(dim: _Dimension, ids: np.ndarray, n_parts: int) -> np.ndarray:
     for codes in members:
         values = ["" if c == dim.n_values else str(dim.labels[c]) for c in codes]
         texts.append(format_set(values) if len(values) else "")
-    return np.asarray(texts, dtype=object)[np.asarray(inverse).ravel()]
+    return texts, np.asarray(inverse).ravel()
 
 
 class Mondrian(Anonymizer):
@@ -539,10 +546,13 @@ class Mondrian(Anonymizer):
         )
         released = table.copy()
         for dim in dims:
-            texts = _summaries(dim, partition.ids, partition.n_partitions)
-            released[dim.name] = pd.Series(
-                texts[partition.ids], index=table.index, dtype="string"
+            texts, of_partition = _summaries(
+                dim, partition.ids, partition.n_partitions
             )
+            # Taking from the few distinct texts is far cheaper than building
+            # a string array from one Python object per row.
+            cells = pd.array(texts, dtype="string").take(of_partition[partition.ids])
+            released[dim.name] = pd.Series(cells, index=table.index)
         sizes = np.bincount(partition.ids, minlength=partition.n_partitions)
         evidence = {
             "n_partitions": partition.n_partitions,

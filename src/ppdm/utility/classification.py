@@ -119,7 +119,6 @@ CV_PROTOCOL = (
 )
 
 
-
 class MembershipNB(ClassifierMixin, BaseEstimator):
     """Naive Bayes over attribute blocks of (fractional) one-hot memberships.
 
@@ -406,8 +405,14 @@ def holdout_utility(
     )
     released = _released_table(anonymize_fn(train.copy()))
     scores = train_and_score(
-        train, released, test, target=target, seed=seed, models=models,
-        marker=marker, covers=covers,
+        train,
+        released,
+        test,
+        target=target,
+        seed=seed,
+        models=models,
+        marker=marker,
+        covers=covers,
     )
     protocol = HOLDOUT_PROTOCOL.format(
         train_pct=100 * (1 - test_size),
@@ -500,13 +505,21 @@ def cross_validate(
     models = _check_models(models)
     _check_target(original, target)
     for name, value, low in (("repeats", repeats, 1), ("folds", folds, 2)):
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-            raise InvalidParameterError(f"{name} must be an integer >= {low}; got {value!r}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, np.integer))
+            or value < low
+        ):
+            raise InvalidParameterError(
+                f"{name} must be an integer >= {low}; got {value!r}"
+            )
     labels = original[target].astype(str).to_numpy()
     split_seeds = np.random.SeedSequence(seed).generate_state(repeats, dtype=np.uint32)
     rows = []
     for repeat, split_seed in enumerate(split_seeds):
-        splitter = StratifiedKFold(n_splits=folds, shuffle=True, random_state=int(split_seed))
+        splitter = StratifiedKFold(
+            n_splits=folds, shuffle=True, random_state=int(split_seed)
+        )
         for fold, (train_idx, test_idx) in enumerate(
             splitter.split(np.zeros(len(labels)), labels)
         ):
@@ -518,12 +531,22 @@ def cross_validate(
             released = _released_table(anonymize_fn(train.copy()))
             seconds = time.perf_counter() - started
             scores = train_and_score(
-                train, released, test, target=target, seed=seed, models=models,
-                marker=marker, with_original=with_original, covers=covers,
+                train,
+                released,
+                test,
+                target=target,
+                seed=seed,
+                models=models,
+                marker=marker,
+                with_original=with_original,
+                covers=covers,
             )
             logger.info(
-                "repeat %d fold %d: %d -> %d rows released, %s", repeat, fold,
-                len(train), len(released),
+                "repeat %d fold %d: %d -> %d rows released, %s",
+                repeat,
+                fold,
+                len(train),
+                len(released),
                 {m: round(s["anonymized"], 4) for m, s in scores.items()},
             )
             for name in models:

@@ -177,7 +177,8 @@ def run_experiment(
     prepare = None
     if discretize_method is not None:
         numeric = [
-            c for c in quasi_identifiers
+            c
+            for c in quasi_identifiers
             if attribute_kind(table[c]) is AttributeKind.NUMERIC
         ]
         if numeric:
@@ -185,8 +186,13 @@ def run_experiment(
                 numeric, target, method=discretize_method, n_bins=n_bins
             )
     cv = dict(
-        target=target, seed=seed, repeats=repeats, folds=folds, models=models,
-        prepare=prepare, with_original=False,
+        target=target,
+        seed=seed,
+        repeats=repeats,
+        folds=folds,
+        models=models,
+        prepare=prepare,
+        with_original=False,
         covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
     )
     frames: list[pd.DataFrame] = []
@@ -258,7 +264,11 @@ def summary_markdown(result: ExperimentResult) -> str:
         lines.append("| algorithm | k | " + " | ".join(models) + " |")
         lines.append("|---|---:|" + "---:|" * len(models))
         cells = {
-            (row.algorithm, row.k, row.model): f"{100 * row.mean:.2f} ± {100 * row.sd:.2f}"
+            (
+                row.algorithm,
+                row.k,
+                row.model,
+            ): f"{100 * row.mean:.2f} ± {100 * row.sd:.2f}"
             for row in summary.itertuples()
         }
         for algorithm, k in dict.fromkeys(zip(summary["algorithm"], summary["k"])):
@@ -266,7 +276,9 @@ def summary_markdown(result: ExperimentResult) -> str:
             lines.append(f"| {algorithm} | {k} | " + " | ".join(values) + " |")
     for error in result.errors:
         lines.append("")
-        lines.append(f"- {error['algorithm']}, k={error['k']}: failed: {error['error']}")
+        lines.append(
+            f"- {error['algorithm']}, k={error['k']}: failed: {error['error']}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -284,8 +296,12 @@ def plot_accuracy_vs_k(results: pd.DataFrame, *, title: str = "") -> bytes:
             ):
                 group = group.sort_values("k")
                 ax.errorbar(
-                    group["k"], 100 * group["mean"], yerr=100 * group["sd"].fillna(0.0),
-                    marker="o", capsize=3, label=f"{algorithm} / {model}",
+                    group["k"],
+                    100 * group["mean"],
+                    yerr=100 * group["sd"].fillna(0.0),
+                    marker="o",
+                    capsize=3,
+                    label=f"{algorithm} / {model}",
                 )
             ax.legend(fontsize="small")
         ax.set_xlabel("k")
@@ -295,7 +311,9 @@ def plot_accuracy_vs_k(results: pd.DataFrame, *, title: str = "") -> bytes:
         return figure_png(fig)
 
 
-def write_outputs(result: ExperimentResult, out: Path, *, title: str = "") -> dict[str, Path]:
+def write_outputs(
+    result: ExperimentResult, out: Path, *, title: str = ""
+) -> dict[str, Path]:
     """Write results.csv, results.md, accuracy_vs_k.png, config.json (+ errors)."""
     out.mkdir(parents=True, exist_ok=True)
     paths = {
@@ -355,7 +373,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--l", type=int, default=1)
     parser.add_argument("--suppression-limit", type=float, default=0.0)
     parser.add_argument(
-        "--param", action="append", default=[], metavar="ALGORITHM.NAME=VALUE",
+        "--param",
+        action="append",
+        default=[],
+        metavar="ALGORITHM.NAME=VALUE",
         help="algorithm parameter (JSON value), repeatable",
     )
     parser.add_argument("--seed", type=int, default=0)
@@ -365,14 +386,18 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--discretize", choices=["none", *METHODS], default="none")
     parser.add_argument("--n-bins", type=int, default=5)
     parser.add_argument(
-        "--sample", type=int, default=None,
+        "--sample",
+        type=int,
+        default=None,
         help="use a seeded stratified sample of this many rows",
     )
     parser.add_argument(
         "--dropna", action="store_true", help="drop rows with a missing value first"
     )
     parser.add_argument(
-        "--hierarchies", type=Path, default=None,
+        "--hierarchies",
+        type=Path,
+        default=None,
         help="directory of hierarchy files (e.g. hierarchies/adult), for the "
         "algorithms that generalize along them",
     )
@@ -384,7 +409,9 @@ def _parser() -> argparse.ArgumentParser:
 def _load_table(args: argparse.Namespace, target: str) -> pd.DataFrame:
     table = datasets.load(args.dataset)
     if target not in table.columns:
-        raise InvalidParameterError(f"target {target!r} is not a column of {args.dataset}")
+        raise InvalidParameterError(
+            f"target {target!r} is not a column of {args.dataset}"
+        )
     table = table[table[target].notna()]
     if args.dropna:
         table = table.dropna()
@@ -392,7 +419,9 @@ def _load_table(args: argparse.Namespace, target: str) -> pd.DataFrame:
         from sklearn.model_selection import train_test_split
 
         table, _ = train_test_split(
-            table, train_size=args.sample, stratify=table[target].astype(str),
+            table,
+            train_size=args.sample,
+            stratify=table[target].astype(str),
             random_state=args.seed,
         )
         table = table.sort_index()

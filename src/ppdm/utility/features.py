@@ -142,14 +142,18 @@ class CellFeaturizer:
                 values = column.to_numpy(dtype=float, na_value=np.nan)
                 finite = values[np.isfinite(values)]
                 low, high = (
-                    (float(finite.min()), float(finite.max())) if len(finite) else (0.0, 0.0)
+                    (float(finite.min()), float(finite.max()))
+                    if len(finite)
+                    else (0.0, 0.0)
                 )
                 specs.append(FeatureSpec(str(name), "numeric", low, high))
                 continue
             if kind is AttributeKind.ORDINAL:
                 bounds = interval_bounds(column.cat.categories)
                 if bounds is not None:
-                    specs.append(FeatureSpec(str(name), "numeric", *_interval_range(bounds)))
+                    specs.append(
+                        FeatureSpec(str(name), "numeric", *_interval_range(bounds))
+                    )
                     continue
                 domain = tuple(str(c) for c in column.cat.categories)
             else:

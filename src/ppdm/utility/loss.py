@@ -77,7 +77,9 @@ class SuppressedCells:
         return asdict(self)
 
 
-def covers_from_hierarchies(hierarchies: Mapping[str, Any]) -> dict[str, dict[str, tuple[str, ...]]]:
+def covers_from_hierarchies(
+    hierarchies: Mapping[str, Any],
+) -> dict[str, dict[str, tuple[str, ...]]]:
     """``{attribute: {generalized label: leaves it covers}}`` from hierarchies.
 
     ``hierarchies`` maps attributes to :class:`ppdm.hierarchies.Hierarchy`
@@ -266,9 +268,12 @@ def ncp(
     per_attribute = {}
     total = 0.0
     for name in quasi_identifiers:
-        attribute_total = _attribute_penalties(
-            original[name], released[name], marker, covers.get(name, {})
-        ) + dropped
+        attribute_total = (
+            _attribute_penalties(
+                original[name], released[name], marker, covers.get(name, {})
+            )
+            + dropped
+        )
         per_attribute[name] = attribute_total / n if n else 0.0
         total += attribute_total
     n_cells = n * len(quasi_identifiers)

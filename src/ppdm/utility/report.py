@@ -136,7 +136,9 @@ def build_utility(
         "suppressed_cells": int(
             sum(t["suppressed_cells"]["count"] for t in tables.values())
         ),
-        "lost_records": int(max((t["lost_records"] for t in tables.values()), default=0)),
+        "lost_records": int(
+            max((t["lost_records"] for t in tables.values()), default=0)
+        ),
         "holdout": dict(holdout) if holdout is not None else None,
         "protocol": holdout.get("protocol") if holdout is not None else None,
         "pareto_front": list(pareto) if pareto is not None else None,
@@ -337,7 +339,9 @@ def render_report_html(
         )
         split = holdout.get("split") or {}
         parts.append(
-            _table(["split", "rows"], [[k.replace("_", " "), v] for k, v in split.items()])
+            _table(
+                ["split", "rows"], [[k.replace("_", " "), v] for k, v in split.items()]
+            )
         )
     else:
         parts.append("<p>No hold-out evaluation was run for this release.</p>")
@@ -370,9 +374,18 @@ def render_report_html(
     parts.append(
         _table(
             [
-                "table", "rows", "NCP/GLM mean", "NCP total", "DM", "CM",
-                "classes", "min class", "mean class", "suppressed cells",
-                "suppressed fraction", "lost records",
+                "table",
+                "rows",
+                "NCP/GLM mean",
+                "NCP total",
+                "DM",
+                "CM",
+                "classes",
+                "min class",
+                "mean class",
+                "suppressed cells",
+                "suppressed fraction",
+                "lost records",
             ],
             rows,
         )

@@ -25,7 +25,10 @@ TABLE = pd.DataFrame(
     {
         "zip": ["130**"] * 4 + ["148**"] * 2 + ["130**"] * 3 + ["*"],
         "age": ["<30"] * 4 + [">=40"] * 2 + ["3*"] * 3 + ["*"],
-        "disease": ["flu", "flu", "cold", "hiv", "flu", "flu", "cold", "cold", "flu", "hiv"],
+        "disease": ["flu", "flu", "cold", "hiv"]
+        + ["flu", "flu"]
+        + ["cold", "cold", "flu"]
+        + ["hiv"],
     }
 )
 QI = ["zip", "age"]
@@ -94,7 +97,11 @@ def test_t_closeness():
 
 def test_shared_partition_gives_the_same_results():
     partition = ClassPartition.of(TABLE, QI)
-    for model in [KAnonymity(2), DistinctLDiversity("disease", 2), TCloseness("disease", 0.5)]:
+    for model in [
+        KAnonymity(2),
+        DistinctLDiversity("disease", 2),
+        TCloseness("disease", 0.5),
+    ]:
         assert model.check(partition, QI) == model.check(TABLE, QI)
     with pytest.raises(InvalidParameterError, match="partition is over"):
         KAnonymity(2).check(partition, ["zip"])
@@ -103,7 +110,8 @@ def test_shared_partition_gives_the_same_results():
 def test_text_description_and_immutability():
     assert str(KAnonymity(5)) == "5-anonymity"
     assert str(DistinctLDiversity("income", 2)) == "distinct 2-diversity of income"
-    assert str(RecursiveCLDiversity("income", 3, 2)) == "recursive (3, 2)-diversity of income"
+    recursive = RecursiveCLDiversity("income", 3, 2)
+    assert str(recursive) == "recursive (3, 2)-diversity of income"
     assert str(TCloseness("income", 0.2)) == "0.2-closeness of income"
     for model in [
         KAnonymity(5),

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from ppdm import datasets
 from ppdm.trees import C45, Equals, Interval
-from ppdm.trees.c45 import entropy
+from ppdm.trees.c45 import added_errors, entropy
 
 # Quinlan (1986, 1993), the nominal play-tennis / weather data.
 WEATHER = pd.DataFrame(
@@ -66,8 +66,29 @@ def test_weather_tree_is_the_textbook_tree():
 def test_min_obj_stops_the_weather_tree_at_the_root_split():
     # MinObj = 3: sunny/rain still have 5 rows but no split of them has two
     # branches with 3 rows each.
-    tree = C45(min_obj=3).fit(WEATHER, PLAY).tree_
+    tree = C45(min_obj=3, confidence=None).fit(WEATHER, PLAY).tree_
     assert [leaf.size for leaf in tree.leaves] == [5, 4, 5]
+
+
+def test_added_errors_match_quinlans_table():
+    # C4.5 (Quinlan 1993, sec. 4.2): U25%(0, 6) = 0.206, U25%(0, 9) = 0.143,
+    # U25%(0, 1) = 0.750 -- expected errors N * U
+    assert added_errors(6, 0, 0.25) == pytest.approx(6 * 0.206, abs=5e-3)
+    assert added_errors(9, 0, 0.25) == pytest.approx(9 * 0.143, abs=5e-3)
+    assert added_errors(1, 0, 0.25) == pytest.approx(0.75, abs=1e-9)
+    # U25%(1, 16) = 0.157 (normal approximation, continuity-corrected)
+    assert 1 + added_errors(16, 1, 0.25) == pytest.approx(16 * 0.157, abs=0.15)
+    assert added_errors(10, 10, 0.25) == 0.0
+
+
+def test_pruning_removes_a_split_on_noise_but_keeps_a_real_one():
+    rng = np.random.default_rng(0)
+    noise = pd.DataFrame({"coin": rng.choice(["h", "t"], size=200)})
+    y = rng.choice(["a", "b"], size=200)
+    assert len(C45(min_obj=2, confidence=None).fit(noise, y).tree_.leaves) > 1
+    assert len(C45(min_obj=2).fit(noise, y).tree_.leaves) == 1
+    real = pd.DataFrame({"coin": np.where(y == "a", "h", "t")})
+    assert len(C45(min_obj=2).fit(real, y).tree_.leaves) == 2
 
 
 def test_numeric_threshold_is_a_data_value_with_min_obj_on_each_side():

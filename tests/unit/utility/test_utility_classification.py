@@ -34,7 +34,9 @@ class SuppressEverything(Anonymizer):
         pass
 
     def _anonymize(self, table, spec, rng) -> Release:
-        released = table.assign(**{c: spec.suppression_marker for c in spec.quasi_identifiers})
+        released = table.assign(
+            **{c: spec.suppression_marker for c in spec.quasi_identifiers}
+        )
         return Release(
             tables={"release": released.reset_index(drop=True)},
             algorithm=self.name,
@@ -50,7 +52,12 @@ def table() -> pd.DataFrame:
     hours = rng.integers(10, 70, n)
     sex = rng.choice(["F", "M"], n)
     city = rng.choice(["north", "south", "east"], n)
-    score = (age > 40).astype(int) + (hours > 45) + (city == "north") + rng.normal(0, 0.4, n)
+    score = (
+        (age > 40).astype(int)
+        + (hours > 45)
+        + (city == "north")
+        + rng.normal(0, 0.4, n)
+    )
     income = np.where(score > 1.2, ">50K", "<=50K")
     return pd.DataFrame(
         {
@@ -80,7 +87,12 @@ def test_holdout_with_identity_gives_equal_accuracies(table):
         assert scores["original"] == scores["anonymized"]
         assert scores["difference"] == 0.0
         assert 0.6 < scores["original"] <= 1.0  # the signal is learnable
-    assert result["split"] == {"train": 140, "test": 60, "released_train": 140, "lost_records": 0}
+    assert result["split"] == {
+        "train": 140,
+        "test": 60,
+        "released_train": 140,
+        "lost_records": 0,
+    }
     assert "training part only" in result["protocol"]
     json.dumps(result, allow_nan=False)
 
@@ -116,7 +128,9 @@ def test_cross_validate_rows_and_determinism(table):
         assert sorted(halves) == list(table.index)
     second = cross_validate(table, _suppress_fn(), target="income", seed=11)
     timing = ["seconds_anonymize"]
-    pd.testing.assert_frame_equal(first.drop(columns=timing), second.drop(columns=timing))
+    pd.testing.assert_frame_equal(
+        first.drop(columns=timing), second.drop(columns=timing)
+    )
     other = cross_validate(table, _suppress_fn(), target="income", seed=12)
     assert not other["accuracy_original"].equals(first["accuracy_original"])
 
@@ -153,20 +167,41 @@ def test_run_experiment_with_registered_algorithm(table, monkeypatch, tmp_path):
     assert len(result.results) == 2 * 2 * 2
     by_k = result.results.groupby("k")["accuracy"].mean()
     assert by_k[5] < by_k[1]
-    anonymize = make_anonymize_fn(SuppressEverything.name, AnonymizationSpec(
-        quasi_identifiers=QI, sensitive_attribute=None, target="income", k=5), seed=0)
+    anonymize = make_anonymize_fn(
+        SuppressEverything.name,
+        AnonymizationSpec(
+            quasi_identifiers=QI, sensitive_attribute=None, target="income", k=5
+        ),
+        seed=0,
+    )
     assert (anonymize(table)[list(QI)] == "*").all().all()
 
 
 def test_experiment_command_writes_its_outputs(monkeypatch, tmp_path):
     monkeypatch.setitem(ALGORITHMS, SuppressEverything.name, SuppressEverything)
     out = tmp_path / "accuracy-german"
-    status = main([
-        "--dataset", "german", "--algorithms", SuppressEverything.name,
-        "--k", "1,10", "--qi", "age,duration,purpose", "--repeats", "1",
-        "--models", "decision_tree,naive_bayes", "--sample", "300",
-        "--discretize", "mdl", "--out", str(out),
-    ])
+    status = main(
+        [
+            "--dataset",
+            "german",
+            "--algorithms",
+            SuppressEverything.name,
+            "--k",
+            "1,10",
+            "--qi",
+            "age,duration,purpose",
+            "--repeats",
+            "1",
+            "--models",
+            "decision_tree,naive_bayes",
+            "--sample",
+            "300",
+            "--discretize",
+            "mdl",
+            "--out",
+            str(out),
+        ]
+    )
     assert status == 0
     results = pd.read_csv(out / "results.csv")
     assert len(results) == 2 * 1 * 2 * 2  # k x repeats x folds x models

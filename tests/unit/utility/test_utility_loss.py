@@ -68,7 +68,9 @@ def test_ncp_is_zero_for_the_original_and_one_for_everything_suppressed(original
 
 
 def test_ncp_clips_open_intervals_to_the_observed_range(original):
-    released = original.assign(age=["(-inf, 25)", "[25, inf)", "(-inf, inf)", "*", "40", ""])
+    released = original.assign(
+        age=["(-inf, 25)", "[25, inf)", "(-inf, inf)", "*", "40", ""]
+    )
     result = ncp(original, released, ["age"])
     # (-inf,25) -> [20,25]: 0.1; [25,inf) -> [25,70]: 0.9; (-inf,inf): 1; *: 1
     assert result.total == pytest.approx(0.1 + 0.9 + 1 + 1 + 0 + 0)
@@ -78,7 +80,9 @@ def test_ncp_unknown_label_costs_one_unless_covers_says_otherwise(original):
     released = original.assign(marital=["Married-any"] * 6)
     assert ncp(original, released, ["marital"]).mean == 1.0
     covers = {"marital": {"Married-any": ["married", "widowed"]}}
-    assert ncp(original, released, ["marital"], covers=covers).mean == pytest.approx(1 / 3)
+    assert ncp(original, released, ["marital"], covers=covers).mean == pytest.approx(
+        1 / 3
+    )
 
 
 def test_discernibility_by_hand(original, released):
@@ -89,7 +93,9 @@ def test_discernibility_by_hand(original, released):
 
 def test_classification_metric_by_hand(original, released):
     # class 1 (lo, hi): 1 minority; class 2 (lo, hi, lo): 1 minority; 1 dropped
-    assert classification_metric(original, released, QI, "income") == pytest.approx(3 / 6)
+    assert classification_metric(original, released, QI, "income") == pytest.approx(
+        3 / 6
+    )
     assert classification_metric(original, original, QI, "income") == 0.0
 
 
@@ -139,13 +145,20 @@ def test_covers_from_a_real_hierarchy_reads_generalized_labels(original):
             "Together": ("married",),
         }
     }
-    released = original.assign(marital=["Alone", "Together", "Alone", "Alone", "*", "Alone"])
+    released = original.assign(
+        marital=["Alone", "Together", "Alone", "Alone", "*", "Alone"]
+    )
     # Alone covers 3 of 4 values: (3-1)/(4-1); Together 1 value: 0; "*": 1
     expected = (4 * 2 / 3 + 0 + 1) / 6  # four "Alone", one "Together", one "*"
-    assert ncp(original, released, ["marital"], covers=covers).mean == pytest.approx(expected)
+    assert ncp(original, released, ["marital"], covers=covers).mean == pytest.approx(
+        expected
+    )
     spec = AnonymizationSpec(
-        quasi_identifiers=("marital",), sensitive_attribute=None, target="income",
-        k=1, hierarchies={"marital": hierarchy},
+        quasi_identifiers=("marital",),
+        sensitive_attribute=None,
+        target="income",
+        k=1,
+        hierarchies={"marital": hierarchy},
     )
     loss = information_loss(original, released, spec)
     assert loss["ncp"]["mean"] == pytest.approx(expected)

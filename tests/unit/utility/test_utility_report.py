@@ -33,9 +33,9 @@ def original() -> pd.DataFrame:
 
 def _generalize(table: pd.DataFrame) -> pd.DataFrame:
     decade = table["age"] // 10 * 10
-    return table.assign(
-        age=[f"[{d}, {d + 9}]" for d in decade], sex="*"
-    ).iloc[: len(table) - 3]  # three records dropped
+    return table.assign(age=[f"[{d}, {d + 9}]" for d in decade], sex="*").iloc[
+        : len(table) - 3
+    ]  # three records dropped
 
 
 @pytest.fixture()
@@ -51,7 +51,9 @@ def utility(original) -> dict:
             {"node": [3, 1], "k": 40, "GLM": 0.9, "CM": 0.3, "chosen": False},
         ]
     }
-    return build_utility(original, {"release": _generalize(original)}, spec, holdout, evidence)
+    return build_utility(
+        original, {"release": _generalize(original)}, spec, holdout, evidence
+    )
 
 
 def test_build_utility_content(utility, original):
@@ -64,7 +66,9 @@ def test_build_utility_content(utility, original):
     assert sum(s * c for s, c in table["class_size_distribution"]) == len(original) - 3
     assert utility["protocol"].startswith("Hold-out protocol")
     assert set(utility["holdout"]["accuracy"]) == {
-        "decision_tree", "naive_bayes", "logistic_regression"
+        "decision_tree",
+        "naive_bayes",
+        "logistic_regression",
     }
     assert utility["pareto_front"][1]["chosen"] is True
 
@@ -75,9 +79,16 @@ def test_report_is_self_contained_and_deterministic(utility, tmp_path):
     second = render_report_html(utility, title="adult: test, k=2")
     assert first == second
     assert dict(matplotlib.rcParams) == rc_before
-    assert first.count('<img src="data:image/png;base64,') == 3  # accuracy, sizes, Pareto
-    for heading in ("Classification accuracy", "Protocol", "Information loss",
-                    "Class-size distribution", "Pareto front"):
+    assert (
+        first.count('<img src="data:image/png;base64,') == 3
+    )  # accuracy, sizes, Pareto
+    for heading in (
+        "Classification accuracy",
+        "Protocol",
+        "Information loss",
+        "Class-size distribution",
+        "Pareto front",
+    ):
         assert heading in first
     assert "training part only" in first
     assert "GLM" in first and "chosen" in first
