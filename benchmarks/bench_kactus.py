@@ -8,7 +8,8 @@ values in Adult); the target is t's. 7 quasi-identifiers, k = 150. The tree
 time (C4.5-style inducer, MinObj = k) and the Anonymize time are reported
 separately, as medians of ``--repeats`` runs; then Anonymize on one fixed tree
 at n, 2n and 4n instances (every instance set replicated), for the paper's
-linearity corollary; then random vs greedy lending (time and information kept).
+linearity corollary; then random vs greedy lending (time, suppressed and value-set cells, lent
+instances) on Adult itself at k = 10, 30, 150.
 
 Run from the repository root::
 
@@ -28,7 +29,8 @@ import statistics
 import subprocess
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -94,6 +96,10 @@ def replicated(tree: PredicateTree, factor: int) -> PredicateTree:
     return PredicateTree(copy(tree.root), n * factor, check=False)
 
 
+def _anonymize(table: pd.DataFrame, tree: PredicateTree):
+    return anonymize_tree(table, tree, QI, K, np.random.default_rng(0))
+
+
 def timed(fn, repeats: int) -> tuple[float, object]:
     times, out = [], None
     for _ in range(repeats):
@@ -122,18 +128,19 @@ def main(argv: list[str] | None = None) -> int:
     say = lines.append
     loads = [loadavg()]
 
-    say("| sigma | rows | tree nodes / leaves | tree s | anonymize s | total s | "
-        "released | lost | k achieved |")
+    say(
+        "| sigma | rows | tree nodes / leaves | tree s | anonymize s | total s | "
+        "released | lost | k achieved |"
+    )
     say("|---|---|---|---|---|---|---|---|---|")
     trees: dict[int, tuple[pd.DataFrame, PredicateTree]] = {}
     for sigma in sigmas:
         table = enlarged_adult(sigma)
-        tree_s, inducer = timed(
-            lambda: C45(min_obj=K).fit(table[QI], table[TARGET]), args.repeats
-        )
+        grow = partial(C45(min_obj=K).fit, table[QI], table[TARGET])
+        tree_s, inducer = timed(grow, args.repeats)
         tree = inducer.tree_
         anon_s, result = timed(
-            lambda: anonymize_tree(table, tree, QI, K, np.random.default_rng(0)),
+            partial(_anonymize, table, tree),
             args.repeats,
         )
         achieved = k_anonymity(result.table, QI)
@@ -152,8 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     table, tree = trees.get(base_sigma) or (None, None)
     if tree is not None:
         say("")
-        say(f"Anonymize on one fixed tree (grown at sigma = {base_sigma}), every "
-            "instance set replicated:")
+        say(
+            f"Anonymize on one fixed tree (grown at sigma = {base_sigma}), every "
+            "instance set replicated:"
+        )
         say("")
         say("| instances | anonymize s | ratio to n |")
         say("|---|---|---|")
@@ -162,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
             big = pd.concat([table] * factor, ignore_index=True)
             big_tree = replicated(tree, factor)
             seconds, _ = timed(
-                lambda: anonymize_tree(big, big_tree, QI, K, np.random.default_rng(0)),
+                partial(_anonymize, big, big_tree),
                 args.repeats,
             )
             first = first or seconds
@@ -170,53 +179,82 @@ def main(argv: list[str] | None = None) -> int:
             print(lines[-1], flush=True)
         loads.append(loadavg())
 
-        say("")
-        say(f"Lending, sigma = {base_sigma}, same tree and seed:")
-        say("")
-        say("| lending | generalize_small_siblings | anonymize s | suppressed QI cells | "
-            "value-set cells | lent instances |")
-        say("|---|---|---|---|---|---|")
-        for lending, generalize in (("random", False), ("greedy", False), ("random", True)):
-            seconds, result = timed(
-                lambda: anonymize_tree(
-                    table, tree, QI, K, np.random.default_rng(0), lending=lending,
-                    generalize_small_siblings=generalize,
-                ),
-                args.repeats,
+    say("")
+    say(
+        "Lending and value sets on Adult (sigma = 1, 14 attributes as QI, the "
+        "C4.5 tree grown once per k), same seed:"
+    )
+    say("")
+    say(
+        "| k | lending | generalize_small_siblings | anonymize s | suppressed QI "
+        "cells | value-set cells | lent instances | lost |"
+    )
+    say("|---|---|---|---|---|---|---|---|")
+    adult = datasets.load("adult")
+    all_qi = [c for c in adult.columns if c != TARGET]
+    for k in (10, 30, 150):
+        tree = C45(min_obj=k).fit(adult[all_qi], adult[TARGET]).tree_
+        for lending, generalize in (
+            ("random", False),
+            ("greedy", False),
+            ("random", True),
+        ):
+            run = partial(
+                anonymize_tree,
+                adult,
+                tree,
+                all_qi,
+                k,
+                lending=lending,
+                generalize_small_siblings=generalize,
             )
-            cells = result.table[QI].astype(str)
-            suppressed = float((cells == "*").to_numpy().mean())
-            sets = float(cells.apply(lambda c: c.str.startswith("{")).to_numpy().mean())
+            seconds, result = timed(
+                lambda run=run: run(np.random.default_rng(0)), args.repeats
+            )
+            cells = result.table[all_qi].astype(str).to_numpy()
+            suppressed = float((cells == "*").mean())
+            sets = float(np.char.startswith(cells.astype(str), "{").mean())
             lent = sum(s["lent"] for s in result.node_stats)
-            say(f"| {lending} | {generalize} | {seconds:.2f} | {suppressed:.4f} | "
-                f"{sets:.4f} | {lent:,} |")
+            say(
+                f"| {k} | {lending} | {generalize} | {seconds:.2f} | "
+                f"{suppressed:.4f} | {sets:.4f} | {lent:,} | {len(result.lost)} |"
+            )
             print(lines[-1], flush=True)
+    loads.append(loadavg())
 
     commit = subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+        ["git", "rev-parse", "--short", "HEAD"],
+        capture_output=True,
+        text=True,
+        check=False,
         cwd=Path(__file__).parent,
     ).stdout.strip()
+    command = " ".join(
+        ["uv run python benchmarks/bench_kactus.py", *(argv or sys.argv[1:])]
+    )
+    machine = (
+        f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores "
+        f"(shared), Python {platform.python_version()}, numpy {np.__version__}, "
+        f"pandas {pd.__version__}"
+    )
     header = [
         BEGIN,
         "## Scalability (benchmarks/bench_kactus.py)",
         "",
-        "Command: `" + " ".join(
-            ["uv run python benchmarks/bench_kactus.py", *(argv or sys.argv[1:])]
-        ) + "`",
-        f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; commit {commit}; "
-        f"machine: {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores (shared), Python {platform.python_version()}, "
-        f"numpy {np.__version__}, pandas {pd.__version__}.",
+        f"Command: `{command}`",
+        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; commit {commit}; {machine}.",
         f"Load (/proc/loadavg) before and during: {' ; '.join(loads)}.",
-        f"7 QI ({', '.join(QI)}), target {TARGET}, k = {K}, rho = {RHO}; medians of "
-        f"{args.repeats} runs.",
+        (
+            f"7 QI ({', '.join(QI)}), target {TARGET}, k = {K}, rho = {RHO}; "
+            f"medians of {args.repeats} runs."
+        ),
         "",
     ]
     block = "\n".join(header + lines + ["", END])
     args.out.parent.mkdir(parents=True, exist_ok=True)
     old = args.out.read_text() if args.out.exists() else "# kACTUS results\n\n"
     if BEGIN in old and END in old:
-        new = old[: old.index(BEGIN)] + block + old[old.index(END) + len(END):]
+        new = old[: old.index(BEGIN)] + block + old[old.index(END) + len(END) :]
     else:
         new = old.rstrip() + "\n\n" + block + "\n"
     args.out.write_text(new)

@@ -23,7 +23,7 @@ import platform
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +52,9 @@ PAPER = {  # Table 1(b) and 2(b): mean CE, mean RR, unique evaluations
 #: evaluation budget differently.
 SETTINGS = {
     "paper (25 x 100, p_mut 1/8)": {},
+    "25 x 150": {"generations": 150},
+    "25 x 150, archive-only selection": {"generations": 150, "selection": "archive"},
+    "25 x 200": {"generations": 200},
 }
 
 
@@ -68,7 +71,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks/results/pbg_ea.md")
+    parser.add_argument(
+        "--out", type=Path, default=ROOT / "benchmarks/results/pbg_ea.md"
+    )
     args = parser.parse_args()
     lines: list[str] = []
 
@@ -81,13 +86,21 @@ def main() -> None:
     all_rows = datasets.load("adult")
     emit("# PBG-EA benchmark (Adult)")
     emit()
-    emit(f"- command: `uv run python benchmarks/bench_pbg_ea.py --seeds {args.seeds} "
-         f"--repeats {args.repeats}`")
-    emit(f"- date: {datetime.now(timezone.utc).isoformat(timespec='seconds')}")
-    emit(f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-         f"{platform.python_version()}, numpy {np.__version__}")
-    emit(f"- load at start (`/proc/loadavg`): {Path('/proc/loadavg').read_text().strip()}")
-    emit("- timings are medians of the repeats; the machine is shared, so they are noisy")
+    emit(
+        f"- command: `uv run python benchmarks/bench_pbg_ea.py --seeds {args.seeds} "
+        f"--repeats {args.repeats}`"
+    )
+    emit(f"- date: {datetime.now(UTC).isoformat(timespec='seconds')}")
+    emit(
+        f"- machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}, numpy {np.__version__}"
+    )
+    emit(
+        f"- load at start (`/proc/loadavg`): {Path('/proc/loadavg').read_text().strip()}"
+    )
+    emit(
+        "- timings are medians of the repeats; the machine is shared, so they are noisy"
+    )
     emit()
 
     # ---------------------------------------------------------- exhaustive
@@ -95,7 +108,6 @@ def main() -> None:
     emit()
     emit("| data | rows | objectives' inputs | build s | all nodes s | ms per node |")
     emit("|---|---|---|---|---|---|")
-    fronts = {}
     for label, table, sensitive in [
         ("adult.data, missing removed (paper)", paper_rows, "occupation"),
         ("adult.data + adult.test (all)", all_rows, "occupation"),
@@ -107,8 +119,10 @@ def main() -> None:
             args.repeats,
         )
         sweep, everything = median_time(lattice.evaluate_all, args.repeats)
-        emit(f"| {label} | {len(table)} | k, S_k, l, GLM | {build:.3f} | {sweep:.2f} | "
-             f"{1000 * sweep / lattice.size:.3f} |")
+        emit(
+            f"| {label} | {len(table)} | k, S_k, l, GLM | {build:.3f} | {sweep:.2f} | "
+            f"{1000 * sweep / lattice.size:.3f} |"
+        )
         if table is paper_rows:
             paper_lattice, paper_all = lattice, everything
     emit()
@@ -116,11 +130,15 @@ def main() -> None:
     # ---------------------------------------------------------- PBG-EA
     emit(f"## PBG-EA vs the exhaustive front ({args.seeds} seeds, eps = 1)")
     emit()
-    emit("CE and RR as in the paper (mean / variance over the seeds); evaluations are "
-         "unique nodes evaluated (share of 17,920).")
+    emit(
+        "CE and RR as in the paper (mean / variance over the seeds); evaluations are "
+        "unique nodes evaluated (share of 17,920)."
+    )
     emit()
-    emit("| objectives | setting | front size | CE mean / var | RR mean / var | RR min | "
-         "evaluations (share) | s per run | paper CE / RR / evaluations |")
+    emit(
+        "| objectives | setting | front size | CE mean / var | RR mean / var | RR min | "
+        "evaluations (share) | s per run | paper CE / RR / evaluations |"
+    )
     emit("|---|---|---|---|---|---|---|---|---|")
     for objectives, (p_ce, p_rr, p_ev) in PAPER.items():
         senses = [OBJECTIVES[o] for o in objectives]
@@ -130,36 +148,51 @@ def main() -> None:
             ces, rrs, evals, times = [], [], [], []
             for seed in range(args.seeds):
                 start = time.perf_counter()
-                result = pbg_search(paper_lattice, objectives, np.random.default_rng(seed),
-                                    **setting)
+                result = pbg_search(
+                    paper_lattice, objectives, np.random.default_rng(seed), **setting
+                )
                 times.append(time.perf_counter() - start)
-                archive = np.array([[m.value(o) for o in objectives] for m in result.archive])
+                archive = np.array(
+                    [[m.value(o) for o in objectives] for m in result.archive]
+                )
                 ces.append(convergence_error(archive, front))
-                rrs.append(representation_ratio(archive, front, senses, [1.0] * len(objectives)))
+                rrs.append(
+                    representation_ratio(
+                        archive, front, senses, [1.0] * len(objectives)
+                    )
+                )
                 evals.append(result.unique_evaluations)
             share = np.mean(evals) / paper_lattice.size
-            emit(f"| {'-'.join(objectives)} | {name} | {len(front)} | "
-                 f"{np.mean(ces):.2e} / {np.var(ces):.1e} | {np.mean(rrs):.3f} / "
-                 f"{np.var(rrs):.1e} | {np.min(rrs):.3f} | {np.mean(evals):.0f} "
-                 f"({100 * share:.1f}%) | {statistics.median(times):.2f} | "
-                 f"{p_ce:.1e} / {p_rr} / {p_ev} ({100 * p_ev / 17920:.1f}%) |")
+            emit(
+                f"| {'-'.join(objectives)} | {name} | {len(front)} | "
+                f"{np.mean(ces):.2e} / {np.var(ces):.1e} | {np.mean(rrs):.3f} / "
+                f"{np.var(rrs):.1e} | {np.min(rrs):.3f} | {np.mean(evals):.0f} "
+                f"({100 * share:.1f}%) | {statistics.median(times):.2f} | "
+                f"{p_ce:.1e} / {p_rr} / {p_ev} ({100 * p_ev / 17920:.1f}%) |"
+            )
     emit()
 
     # ---------------------------------------------------------- optimal
     emit("## Optimal mode (lattice-optimal), all 48,842 rows, k = 5, suppression 2%")
     emit()
-    emit("| quasi-identifiers | nodes | s (build + search) | evaluations | optimum | GLM |")
+    emit(
+        "| quasi-identifiers | nodes | s (build + search) | evaluations | optimum | GLM |"
+    )
     emit("|---|---|---|---|---|---|")
     for qis in (QIS[:-1], QIS):
+
         def run(qis=qis):
             lattice = GeneralizationLattice.from_table(
                 all_rows, qis, hierarchies, suppression_limit=0.02
             )
             return lattice, optimal_node(lattice, k=5)
+
         seconds, (lattice, result) = median_time(run, args.repeats)
-        emit(f"| {len(qis)} ({'with' if 'income' in qis else 'without'} income) | "
-             f"{lattice.size} | {seconds:.2f} | {result.evaluations} | "
-             f"{result.best.levels} | {result.best.glm:.1f} |")
+        emit(
+            f"| {len(qis)} ({'with' if 'income' in qis else 'without'} income) | "
+            f"{lattice.size} | {seconds:.2f} | {result.evaluations} | "
+            f"{result.best.levels} | {result.best.glm:.1f} |"
+        )
     emit()
     emit(f"- load at end: {Path('/proc/loadavg').read_text().strip()}")
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -23,7 +23,7 @@ import platform
 import statistics
 import time
 from collections.abc import Callable
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
@@ -117,11 +117,15 @@ def main() -> None:
         "Command: `uv run python benchmarks/bench_utility.py"
         + (" --quick" if args.quick else "")
         + "`",
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
-        f"{platform.python_version()}; load average at the end: {' '.join(load)} "
-        "(the machine is shared: timings are noisy).",
-        f"Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}; "
-        f"medians of {args.repeats} runs.",
+        (
+            f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+            f"{platform.python_version()}; load average at the end: "
+            f"{' '.join(load)} (the machine is shared: timings are noisy)."
+        ),
+        (
+            f"Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}; "
+            f"medians of {args.repeats} runs."
+        ),
         "",
         "| data | rows | operation | median |",
         "|---|---:|---|---:|",

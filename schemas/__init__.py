@@ -21,6 +21,7 @@ from typing import Any
 
 from pandera.pandas import DataFrameModel
 
+from ppdm.exceptions import UnknownDatasetError
 from schemas.adult import AdultSchema
 from schemas.german import GermanSchema
 
@@ -49,7 +50,8 @@ def get_schema(dataset: str) -> tuple[type[DataFrameModel], dict[str, Any]]:
         known ones.
     """
     if dataset not in SCHEMAS:
-        raise KeyError(
-            f"no schema for dataset {dataset!r}; known: {', '.join(sorted(SCHEMAS))}"
+        raise UnknownDatasetError(
+            f"no schema for dataset {dataset!r}; known: {', '.join(sorted(SCHEMAS))} "
+            "(name one with the config key 'schema')"
         )
     return SCHEMAS[dataset], load_suite(dataset)

@@ -12,6 +12,7 @@ __all__ = [
     "AnonymizationError",
     "InvalidParameterError",
     "UnknownAlgorithmError",
+    "UnknownDatasetError",
     "InfeasibleConstraintError",
     "DataValidationError",
     "SchemaMismatchError",
@@ -34,6 +35,13 @@ class UnknownAlgorithmError(AnonymizationError, KeyError):
     """No algorithm is registered under the requested name."""
 
     def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+class UnknownDatasetError(AnonymizationError, KeyError):
+    """No embedded dataset, schema or hierarchy set exists under that name."""
+
+    def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
 
 

@@ -49,7 +49,7 @@ from ppdm.exceptions import DataValidationError
 from ppdm.model import SUPPRESSED
 from ppdm.values import format_interval, format_number
 
-__all__ = ["Hierarchy", "load_hierarchies", "load_hierarchy", "MISSING_LABEL"]
+__all__ = ["MISSING_LABEL", "Hierarchy", "load_hierarchies", "load_hierarchy"]
 
 #: Label of the implicit missing-value leaf below the root.
 MISSING_LABEL = ""
@@ -288,7 +288,9 @@ class Hierarchy:
         low, high = self.integer_domain  # type: ignore[misc]
         values = column.to_numpy(dtype=float, na_value=np.nan)
         present = ~np.isnan(values)
-        bad = present & ((values < low) | (values > high) | (values != np.round(values)))
+        bad = present & (
+            (values < low) | (values > high) | (values != np.round(values))
+        )
         if bad.any():
             self._uncovered(column, [_text(v) for v in np.unique(values[bad])])
         codes = np.full(len(values), self.missing_leaf, dtype=np.int64)
@@ -303,8 +305,13 @@ class Hierarchy:
             f"value(s) {shown}{more} of column {column.name!r}"
         )
 
+    def label(self, value: object, level: int) -> str:
+        """The label of one raw value at ``level`` (missing -> ``""`` or ``*``)."""
+        column = pd.Series([value], name=self.attribute)
+        return str(self.generalize(column, level).iloc[0])
+
     def check_covers(self, table: pd.DataFrame) -> None:
-        """Raise :class:`DataValidationError` unless every value of the column is a leaf."""
+        """Raise :class:`DataValidationError` unless the column's values are leaves."""
         if self.attribute not in table.columns:
             raise DataValidationError(
                 f"{self.source}: attribute {self.attribute!r} is not a column of "
@@ -344,8 +351,7 @@ def load_hierarchy(path: Path) -> Hierarchy:
             raise DataValidationError(f"{source}: not valid JSON ({error})") from None
         if not isinstance(rule, dict) or rule.get("type") != "intervals":
             raise DataValidationError(
-                f"{source}: a JSON hierarchy must be an object with "
-                '"type": "intervals"'
+                f'{source}: a JSON hierarchy must be an object with "type": "intervals"'
             )
         unknown = set(rule) - {"type", "min", "max", "widths", "origin"}
         absent = {"min", "max", "widths"} - set(rule)

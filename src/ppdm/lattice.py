@@ -47,6 +47,7 @@ References
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -62,16 +63,16 @@ from ppdm.model import AnonymizationSpec
 
 __all__ = [
     "OBJECTIVES",
-    "NodeMetrics",
-    "LatticeEvaluation",
     "GeneralizationLattice",
-    "pareto_mask",
-    "nondominated_boxes",
+    "LatticeEvaluation",
+    "NodeMetrics",
     "convergence_error",
+    "generalized_release",
+    "nondominated_boxes",
+    "pareto_mask",
     "representation_ratio",
     "require_hierarchies",
     "suppression_budget",
-    "generalized_release",
 ]
 
 #: Quality indices a node is measured on, with their sense (+1 maximise,
@@ -88,7 +89,7 @@ class NodeMetrics:
     levels: tuple[int, ...]
     k: int
     sk: int
-    l: int  # noqa: E741 - the literature's name
+    l: int
     sl: int
     glm: float
     cm: float
@@ -120,7 +121,7 @@ class LatticeEvaluation:
     nodes: np.ndarray
     k: np.ndarray
     sk: np.ndarray
-    l: np.ndarray  # noqa: E741
+    l: np.ndarray
     sl: np.ndarray
     glm: np.ndarray
     cm: np.ndarray
@@ -155,7 +156,7 @@ class _Batch:
 
 def suppression_budget(spec: AnonymizationSpec, n_rows: int) -> int:
     """Rows that may be suppressed: ``floor(suppression_limit * n_rows)``."""
-    return int(math.floor(spec.suppression_limit * n_rows + 1e-9))
+    return math.floor(spec.suppression_limit * n_rows + 1e-9)
 
 
 def require_hierarchies(owner: str, spec: AnonymizationSpec) -> dict[str, Hierarchy]:
@@ -261,7 +262,8 @@ class GeneralizationLattice:
         # Fixed radices (the level-0 label counts) let a change of one
         # attribute update the key in place: key += (new - old) * multiplier.
         self._multipliers = [
-            math.prod(int(r) for r in self._radix[a + 1 :]) for a in range(len(attributes))
+            math.prod(int(r) for r in self._radix[a + 1 :])
+            for a in range(len(attributes))
         ]
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         codes, count, mask, target, pairs = leaf_groups
@@ -273,6 +275,7 @@ class GeneralizationLattice:
         self._base = _Batch(
             key, loss, count, mask, target, np.array([0, len(count)]), *pairs
         )
+        self._base_codes = codes
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -350,9 +353,13 @@ class GeneralizationLattice:
                 np.bincount(ids[labels == t], minlength=n_groups).astype(np.int64)
                 for t in range(len(kinds))
             )
-        eta = int(math.floor(suppression_limit * n + 1e-9))
+        eta = math.floor(suppression_limit * n + 1e-9)
         return cls(
-            attributes, chain, (codes, count, mask, target_counts, pairs), n, eta,
+            attributes,
+            chain,
+            (codes, count, mask, target_counts, pairs),
+            n,
+            eta,
             n_sensitive,
         )
 
@@ -381,7 +388,7 @@ class GeneralizationLattice:
         base = self._base
         bound = np.zeros(len(nodes), dtype=np.int64)
         for a, h in enumerate(self.hierarchies):
-            codes = (base.key // self._multipliers[a]) % self._radix[a]
+            codes = self._base_codes[a]
             per_label = np.bincount(
                 codes, weights=base.count, minlength=h.n_labels(0)
             ).astype(np.int64)
@@ -400,7 +407,7 @@ class GeneralizationLattice:
         levels: Sequence[int],
         *,
         k: int | None = None,
-        l: int | None = None,  # noqa: E741
+        l: int | None = None,
     ) -> NodeMetrics:
         """Indices of one node (rolled up from the encoded table).
 
@@ -427,7 +434,7 @@ class GeneralizationLattice:
         self,
         *,
         k: int | None = None,
-        l: int | None = None,  # noqa: E741
+        l: int | None = None,
     ) -> LatticeEvaluation:
         """Every node, layer by layer (by level sum), in vectorised chunks.
 
@@ -450,15 +457,16 @@ class GeneralizationLattice:
         strides = np.cumprod(np.r_[1, (self.heights + 1)[::-1][:-1]])[::-1]
         layer_of = nodes.sum(axis=1)
         last_nonzero = np.where(
-            nodes.any(axis=1), nodes.shape[1] - 1 - np.argmax(nodes[:, ::-1] > 0, axis=1), -1
+            nodes.any(axis=1),
+            nodes.shape[1] - 1 - np.argmax(nodes[:, ::-1] > 0, axis=1),
+            -1,
         )
         # Where each evaluated node's classes live: (chunk, position in chunk).
         chunk_of = np.full(size, -1, dtype=np.int64)
         seg_of = np.full(size, -1, dtype=np.int64)
-        chunks: list[_Batch] = [self._base]
+        chunks: list[_Batch | None] = [self._base]
         chunk_of[0], seg_of[0] = 0, 0
         self._store(out, self._batch_metrics(self._base, k, l), np.array([0]))
-        previous = [0]
         for layer in range(1, int(layer_of.max()) + 1 if size else 0):
             rows = np.flatnonzero(layer_of == layer)
             attribute = last_nonzero[rows]
@@ -467,26 +475,26 @@ class GeneralizationLattice:
             # Children of one parent chunk, grouped by the change they apply.
             order = np.lexsort((before, attribute, chunk_of[parents]))
             rows, attribute, parents, before = (
-                rows[order], attribute[order], parents[order], before[order]
+                rows[order],
+                attribute[order],
+                parents[order],
+                before[order],
             )
             new_chunks: list[_Batch] = []
             for piece in self._pieces(chunks, chunk_of[parents], seg_of[parents]):
                 batch = self._rollup_children(
-                    chunks, chunk_of[parents[piece]], seg_of[parents[piece]],
-                    attribute[piece], before[piece],
+                    chunks,
+                    chunk_of[parents[piece]],
+                    seg_of[parents[piece]],
+                    attribute[piece],
+                    before[piece],
                 )
                 self._store(out, self._batch_metrics(batch, k, l), rows[piece])
                 chunk_of[rows[piece]] = len(new_chunks) + len(chunks)
                 seg_of[rows[piece]] = np.arange(len(piece))
                 new_chunks.append(batch)
-            # Only the new layer is needed from here on.
-            offset = len(chunks)
-            for old in previous:
-                chunk_of[chunk_of == old] = -1
-            chunks = chunks + new_chunks
-            previous = list(range(offset, offset + len(new_chunks)))
-            for old in range(offset):
-                chunks[old] = None  # type: ignore[call-overload]
+            # Only the new layer is needed from here on: free the older ones.
+            chunks = [None] * len(chunks) + new_chunks
         self.evaluations += size
         return self._evaluation(nodes, out)
 
@@ -504,18 +512,22 @@ class GeneralizationLattice:
         )
 
     @staticmethod
-    def _store(out: dict[str, np.ndarray], metrics: dict[str, np.ndarray], rows: np.ndarray) -> None:
+    def _store(
+        out: dict[str, np.ndarray], metrics: dict[str, np.ndarray], rows: np.ndarray
+    ) -> None:
         for name, values in metrics.items():
             out[name][rows] = values
 
     def _pieces(
-        self, chunks: list[_Batch], chunk: np.ndarray, seg: np.ndarray
+        self, chunks: list[_Batch | None], chunk: np.ndarray, seg: np.ndarray
     ) -> list[np.ndarray]:
         """Split children (sorted by parent chunk) into pieces of bounded size."""
         sizes = np.zeros(len(chunk), dtype=np.int64)
         for c in np.unique(chunk):
             where = chunk == c
-            sizes[where] = np.diff(chunks[c].start)[seg[where]]
+            parent = chunks[c]
+            assert parent is not None
+            sizes[where] = np.diff(parent.start)[seg[where]]
         max_children = max(1, (2**62 - 1) // self._keyspace)
         pieces: list[np.ndarray] = []
         begin = 0
@@ -536,7 +548,7 @@ class GeneralizationLattice:
 
     def _rollup_children(
         self,
-        chunks: list[_Batch],
+        chunks: list[_Batch | None],
         chunk: np.ndarray,
         seg: np.ndarray,
         attribute: np.ndarray,
@@ -544,17 +556,20 @@ class GeneralizationLattice:
     ) -> _Batch:
         """Roll up each parent class table one level along one attribute."""
         parent = chunks[int(chunk[0])]
+        assert parent is not None  # parents are always in the previous layer
         lengths = np.diff(parent.start)[seg]
         total = int(lengths.sum())
         child = np.repeat(np.arange(len(seg)), lengths)
         child_start = np.r_[0, np.cumsum(lengths)]
-        index = np.arange(total) - np.repeat(child_start[:-1] - parent.start[seg], lengths)
+        index = np.arange(total) - np.repeat(
+            child_start[:-1] - parent.start[seg], lengths
+        )
         key = parent.key[index]
         loss = parent.loss[index].copy()
         # Children are sorted by (attribute, level): one contiguous slice each.
         change = attribute * 1024 + before
         edges = np.flatnonzero(np.r_[True, change[1:] != change[:-1], True])
-        for lo, hi in zip(edges[:-1], edges[1:]):
+        for lo, hi in itertools.pairwise(edges):
             a, level = int(attribute[lo]), int(before[lo])
             rows = slice(child_start[lo], child_start[hi])
             old = (key[rows] // self._multipliers[a]) % self._radix[a]
@@ -586,12 +601,18 @@ class GeneralizationLattice:
         target = None
         if parent.target is not None:
             target = tuple(
-                np.bincount(ids, weights=column[index], minlength=n_new).astype(np.int64)
+                np.bincount(ids, weights=column[index], minlength=n_new).astype(
+                    np.int64
+                )
                 for column in parent.target
             )
         return _Batch(
-            uniques - owner * self._keyspace, loss[first], count.astype(np.int64),
-            mask, target, start,
+            uniques - owner * self._keyspace,
+            loss[first],
+            count.astype(np.int64),
+            mask,
+            target,
+            start,
         )
 
     def _rollup(self, node: np.ndarray) -> _Batch:
@@ -599,7 +620,7 @@ class GeneralizationLattice:
         base = self._base
         key, loss = base.key, base.loss
         for a in np.flatnonzero(node):
-            old = (key // self._multipliers[a]) % self._radix[a]
+            old = self._base_codes[a]
             new = self._map(a, 0, int(node[a]))[old]
             key = key + (new - old) * self._multipliers[a]
             loss = loss + (self._loss[a][node[a]][new] - self._loss[a][0][old])
@@ -609,9 +630,16 @@ class GeneralizationLattice:
             return batch
         ids, _ = pd.factorize(key)
         n_values = self._n_sensitive
-        pair_ids, found = pd.factorize(ids[base.pair_group] * n_values + base.pair_value)
+        pair_ids, found = pd.factorize(
+            ids[base.pair_group] * n_values + base.pair_value
+        )
         return _Batch(
-            batch.key, batch.loss, batch.count, batch.mask, batch.target, batch.start,
+            batch.key,
+            batch.loss,
+            batch.count,
+            batch.mask,
+            batch.target,
+            batch.start,
             (found // n_values).astype(np.int64),
             (found % n_values).astype(np.int64),
             np.bincount(pair_ids, weights=base.pair_count, minlength=len(found)).astype(
@@ -643,12 +671,24 @@ class GeneralizationLattice:
         self,
         batch: _Batch,
         k: int | None,
-        l: int | None,  # noqa: E741
+        l: int | None,
     ) -> dict[str, np.ndarray]:
         """Indices of every node of a batch, by segment reductions."""
         count = batch.count
         starts = batch.start[:-1]
         n_nodes = len(starts)
+        if len(count) == 0:  # an empty table: nothing to measure or suppress
+            zeros = np.zeros(n_nodes, dtype=np.int64)
+            nan = np.full(n_nodes, np.nan)
+            return {
+                "k": zeros,
+                "sk": zeros,
+                "l": zeros,
+                "sl": zeros,
+                "glm": zeros.astype(float),
+                "cm": nan,
+                "suppressed": zeros,
+            }
         seg = np.repeat(np.arange(n_nodes), np.diff(batch.start))
         distinct = None
         if batch.mask is not None:
@@ -695,7 +735,9 @@ class GeneralizationLattice:
             "suppressed": suppressed,
         }
 
-    def _thresholds(self, count: np.ndarray, seg: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    def _thresholds(
+        self, count: np.ndarray, seg: np.ndarray, starts: np.ndarray
+    ) -> np.ndarray:
         """Per node, the largest class size j whose E_1..E_j fit the budget.
 
         Never every class: the node's largest classes are always kept.
@@ -709,7 +751,8 @@ class GeneralizationLattice:
         if n_nodes * width <= 4 * len(count) + 1024:
             # Dense rows-by-size table per node: cheaper than sorting.
             rows = np.bincount(
-                seg[small] * width + count[small], weights=count[small],
+                seg[small] * width + count[small],
+                weights=count[small],
                 minlength=n_nodes * width,
             ).reshape(n_nodes, width)
             threshold = (np.cumsum(rows, axis=1) <= self.eta).sum(axis=1) - 1
@@ -755,7 +798,9 @@ def _boxes(values: np.ndarray, senses: Sequence[int], eps: np.ndarray) -> np.nda
     return np.floor(np.asarray(values, dtype=float) / eps) * np.asarray(senses)
 
 
-def nondominated_boxes(values: np.ndarray, senses: Sequence[int], eps: Sequence[float]) -> set[tuple[float, ...]]:
+def nondominated_boxes(
+    values: np.ndarray, senses: Sequence[int], eps: Sequence[float]
+) -> set[tuple[float, ...]]:
     """Boxes (``floor(value / eps)``, oriented) of ``values`` no other box dominates."""
     boxes = np.unique(_boxes(values, senses, np.asarray(eps, dtype=float)), axis=0)
     keep = pareto_mask(boxes, [1] * boxes.shape[1])

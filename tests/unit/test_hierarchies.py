@@ -99,7 +99,9 @@ def test_uncovered_value_names_the_file_and_the_value(tmp_path: Path) -> None:
 
 def test_uncovered_number_in_an_interval_hierarchy(tmp_path: Path) -> None:
     path = tmp_path / "age.json"
-    path.write_text(json.dumps({"type": "intervals", "min": 0, "max": 9, "widths": [5]}))
+    path.write_text(
+        json.dumps({"type": "intervals", "min": 0, "max": 9, "widths": [5]})
+    )
     with pytest.raises(DataValidationError, match=r"age\.json.*'12'"):
         load_hierarchy(path).check_covers(pd.DataFrame({"age": [3, 12]}))
 
@@ -130,7 +132,9 @@ def test_a_duplicated_raw_value_is_rejected(tmp_path: Path) -> None:
 
 def test_interval_widths_must_nest(tmp_path: Path) -> None:
     path = tmp_path / "age.json"
-    path.write_text(json.dumps({"type": "intervals", "min": 0, "max": 99, "widths": [5, 12]}))
+    path.write_text(
+        json.dumps({"type": "intervals", "min": 0, "max": 99, "widths": [5, 12]})
+    )
     with pytest.raises(DataValidationError, match=r"age\.json: widths\[1\]=12"):
         load_hierarchy(path)
 
@@ -154,7 +158,9 @@ def random_hierarchy(draw: st.DrawFn) -> tuple[list[list[str]], int]:
     columns = [[f"v{i}" for i in range(n_values)]]
     for level in range(1, height):
         n_parents = draw(st.integers(1, max(len(set(groups)), 1)))
-        parent_of = {g: draw(st.integers(0, n_parents - 1)) for g in sorted(set(groups))}
+        parent_of = {
+            g: draw(st.integers(0, n_parents - 1)) for g in sorted(set(groups))
+        }
         groups = [parent_of[g] for g in groups]
         columns.append([f"L{level}g{g}" for g in groups])
     columns.append(["*"] * n_values)
@@ -177,7 +183,17 @@ def test_code_tables_agree_with_the_rows(
         assert hierarchy.generalize(column, level).tolist() == expected
         # Coarsening: values equal at a level stay equal above it.
         for to_level in range(level, height + 1):
-            mapped = hierarchy.parent_codes(level, to_level)[hierarchy.level_codes(level)]
+            mapped = hierarchy.parent_codes(level, to_level)[
+                hierarchy.level_codes(level)
+            ]
             assert (mapped == hierarchy.level_codes(to_level)).all()
         loss = hierarchy.label_loss(level)
         assert ((loss >= 0) & (loss <= 1)).all()
+
+
+def test_scalar_label_lookup() -> None:
+    hierarchies = load_hierarchies(ADULT)
+    assert hierarchies["native-country"].label("Japan", 1) == "East-Asia"
+    assert hierarchies["native-country"].label("Japan", 3) == "Eurasia"
+    assert hierarchies["age"].label(44, 4) == "[40, 80)"
+    assert hierarchies["sex"].label(None, 0) == ""

@@ -39,7 +39,9 @@ def random_case(seed: int) -> dict:
         groups = np.arange(n_values)
         levels = [[f"{name}v{i}" for i in range(n_values)]]
         for level in range(1, height):
-            parents = rng.integers(0, max(len(set(groups.tolist())) - 1, 1), size=n_values)
+            parents = rng.integers(
+                0, max(len(set(groups.tolist())) - 1, 1), size=n_values
+            )
             groups = parents[groups] if level > 1 else parents
             levels.append([f"{name}L{level}g{g}" for g in groups])
         levels.append(["*"] * n_values)
@@ -50,16 +52,26 @@ def random_case(seed: int) -> dict:
     sens = np.array(["s0", "s1", "s2", "s3"], dtype=object)[rng.integers(0, 4, size=n)]
     sens[rng.random(n) < 0.1] = None
     columns["sens"] = pd.array(sens, dtype="string")
-    columns["y"] = pd.array(np.array(["a", "b"])[rng.integers(0, 2, size=n)], dtype="string")
+    columns["y"] = pd.array(
+        np.array(["a", "b"])[rng.integers(0, 2, size=n)], dtype="string"
+    )
     table = pd.DataFrame(columns)
     hierarchies = {
-        q: Hierarchy.from_rows(q, rows, source=f"{q}.csv") for q, rows in rows_by_qi.items()
+        q: Hierarchy.from_rows(q, rows, source=f"{q}.csv")
+        for q, rows in rows_by_qi.items()
     }
     limit = float(rng.choice([0.0, 0.05, 0.2, 0.5]))
-    return {"table": table, "rows": rows_by_qi, "hierarchies": hierarchies, "limit": limit}
+    return {
+        "table": table,
+        "rows": rows_by_qi,
+        "hierarchies": hierarchies,
+        "limit": limit,
+    }
 
 
-def reference(case: dict, node: tuple[int, ...], *, k: int | None = None, l: int | None = None) -> dict:  # noqa: E741
+def reference(
+    case: dict, node: tuple[int, ...], *, k: int | None = None, l: int | None = None
+) -> dict:
     """Generalize with pandas from the raw rows, then measure with ppdm.measures."""
     table, rows_by_qi = case["table"], case["rows"]
     qis = list(rows_by_qi)
@@ -80,7 +92,9 @@ def reference(case: dict, node: tuple[int, ...], *, k: int | None = None, l: int
                 cell_loss.append(1.0 if level == height else 0.0)
             else:
                 cells.append(label[value])
-                cell_loss.append(1.0 if level == height else (under[label[value]] - 1) / denominator)
+                cell_loss.append(
+                    1.0 if level == height else (under[label[value]] - 1) / denominator
+                )
         generalized[q] = cells
         loss += np.array(cell_loss)
     generalized["sens"] = table["sens"]
@@ -130,7 +144,7 @@ def assert_matches(metrics, expected: dict) -> None:
 
 # ----------------------------------------------------------------- tests
 @given(st.integers(0, 2**32 - 1))
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=30, deadline=None)
 def test_node_metrics_equal_a_direct_pandas_computation(seed: int) -> None:
     case = random_case(seed)
     lattice = lattice_of(case)
@@ -138,7 +152,7 @@ def test_node_metrics_equal_a_direct_pandas_computation(seed: int) -> None:
     for node in lattice.nodes()[rng.permutation(lattice.size)[:6]]:
         assert_matches(lattice.evaluate(node), reference(case, tuple(node)))
         k = int(rng.integers(1, 5))
-        l = int(rng.integers(1, 4))  # noqa: E741
+        l = int(rng.integers(1, 4))
         required = lattice.evaluate(node, k=k, l=l)
         expected = reference(case, tuple(node), k=k, l=l)
         assert_matches(required, expected)
@@ -154,14 +168,27 @@ def test_exhaustive_walk_equals_node_by_node_evaluation(seed: int) -> None:
     everything = lattice.evaluate_all()
     for row, node in enumerate(everything.nodes):
         one = lattice.evaluate(node)
-        assert (everything.k[row], everything.l[row], everything.sk[row],
-                everything.suppressed[row]) == (one.k, one.l, one.sk, one.suppressed)
+        assert (
+            everything.k[row],
+            everything.l[row],
+            everything.sk[row],
+            everything.suppressed[row],
+        ) == (one.k, one.l, one.sk, one.suppressed)
         assert everything.glm[row] == one.glm  # exact integer sums: bit-equal
         assert everything.cm[row] == pytest.approx(one.cm, abs=1e-12)
+    required = lattice.evaluate_all(k=2, l=2)
+    for row, node in enumerate(required.nodes):
+        one = lattice.evaluate(node, k=2, l=2)
+        assert (required.k[row], required.l[row], required.suppressed[row]) == (
+            one.k,
+            one.l,
+            one.suppressed,
+        )
+        assert required.glm[row] == one.glm
 
 
 @given(st.integers(0, 2**32 - 1))
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 def test_spread_l_equals_sum_of_squared_value_counts(seed: int) -> None:
     case = random_case(seed)
     lattice = lattice_of(case, spread_l=True)
@@ -170,8 +197,10 @@ def test_spread_l_equals_sum_of_squared_value_counts(seed: int) -> None:
         expected = reference(case, tuple(node))
         table = case["table"]
         generalized = pd.DataFrame(
-            {q: case["hierarchies"][q].generalize(table[q], lvl)
-             for q, lvl in zip(case["rows"], node)}
+            {
+                q: case["hierarchies"][q].generalize(table[q], lvl)
+                for q, lvl in zip(case["rows"], node)
+            }
         )
         ids, _ = measures.equivalence_classes(generalized, list(case["rows"]))
         sizes = np.bincount(ids)
@@ -179,10 +208,9 @@ def test_spread_l_equals_sum_of_squared_value_counts(seed: int) -> None:
         if expected["suppressed"]:
             threshold_rows = np.sort(sizes[ids])
             kept = sizes[ids] > threshold_rows[expected["suppressed"] - 1]
-        counts = (
-            pd.DataFrame({"c": ids[kept], "s": table["sens"][kept].fillna("<NA>")})
-            .value_counts()
-        )
+        counts = pd.DataFrame(
+            {"c": ids[kept], "s": table["sens"][kept].fillna("<NA>")}
+        ).value_counts()
         assert metrics.sl == int((counts**2).sum())
 
 
@@ -225,8 +253,13 @@ def test_node_outside_the_lattice_is_rejected() -> None:
 
 
 # ------------------------------------------------------------ fronts
-@given(st.lists(st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6)),
-                min_size=1, max_size=40))
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 6), st.integers(0, 6), st.integers(0, 6)),
+        min_size=1,
+        max_size=40,
+    )
+)
 @settings(max_examples=80, deadline=None)
 def test_pareto_mask_equals_the_definition(points: list[tuple[int, int, int]]) -> None:
     values = np.array(points, dtype=float)
@@ -244,7 +277,9 @@ def test_convergence_error_and_representation_ratio_known_answers() -> None:
     assert convergence_error(front, front) == 0.0
     off = np.array([[2.0, 12.0]])
     assert convergence_error(off, front) == pytest.approx(2.0 / 40.0)
-    assert representation_ratio(front[:2], front, senses, [1, 1]) == pytest.approx(2 / 3)
+    assert representation_ratio(front[:2], front, senses, [1, 1]) == pytest.approx(
+        2 / 3
+    )
     assert representation_ratio(front, front, senses, [1, 1]) == 1.0
     # Coarse boxes: (2,10) and (4,20) fall in different boxes of eps (4, 100)
     # -> floor: (0,0) and (1,0): (1,0) dominates (0,0); (8,40) -> (2,0) dominates both.

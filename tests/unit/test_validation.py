@@ -167,6 +167,21 @@ def test_a_float_with_a_fraction_is_not_silently_truncated(sample, adult_contrac
     assert outcome.clean.loc[3, "age"] == 31  # row 4 moved up by one
 
 
+def test_a_missing_integer_is_reported_once_and_the_column_stays_int(
+    sample, adult_contract
+):
+    sample.loc[6, "age"] = None
+    sample.loc[8, ["age", "sex"]] = ["abc", "X"]  # unreadable age and a bad sex
+    outcome = _validate(sample, adult_contract)
+    assert _reasons(outcome) == {
+        6: "age: missing value (column is not nullable) [pandera]",
+        8: "age: 'abc' cannot be read as int64 [pandera]; "
+        "sex: 'X' is not one of {Female, Male} [pandera]; "
+        "sex: 'X' is not one of {Female, Male} [gx]",
+    }
+    assert outcome.clean["age"].dtype == np.int64
+
+
 def test_dirty_csv_through_ingest(adult_contract):
     table = load_source("csv", DATA / "validation_adult_dirty.csv")
     outcome = _validate(table, adult_contract, max_rejected_fraction=0.5)

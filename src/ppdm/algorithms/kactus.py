@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from numbers import Real
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,8 +28,15 @@ import pandas as pd
 
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.model import SUPPRESSED, AnonymizationSpec, AttributeKind, Release, attribute_kind
-from ppdm.params import Boolean, Options
+from ppdm.model import (
+    SUPPRESSED,
+    AnonymizationSpec,
+    AttributeKind,
+    Release,
+    attribute_kind,
+)
+from ppdm.params import Boolean, Interval, Options
+from ppdm.progress import report
 from ppdm.trees.base import PredicateTree, TreeNode, constraint_kinds
 from ppdm.trees.c45 import C45
 from ppdm.trees.sklearn_adapter import SklearnInducer
@@ -85,7 +93,11 @@ class _Distances:
             column = table[name]
             if attribute_kind(column) is AttributeKind.NUMERIC:
                 values = column.to_numpy(dtype=float, na_value=np.nan)
-                span = float(np.nanmax(values) - np.nanmin(values)) if np.isfinite(values).any() else 0.0
+                span = (
+                    float(np.nanmax(values) - np.nanmin(values))
+                    if np.isfinite(values).any()
+                    else 0.0
+                )
                 self.numeric.append((values, span if span > 0 else 1.0))
             else:
                 codes, _ = pd.factorize(column, use_na_sentinel=False)
@@ -168,7 +180,9 @@ def anonymize_tree(
     KactusResult
     """
     if tree.n_rows != len(table):
-        raise ValueError(f"the tree covers {tree.n_rows} rows; the table has {len(table)}")
+        raise ValueError(
+            f"the tree covers {tree.n_rows} rows; the table has {len(table)}"
+        )
     distances = _Distances(table, quasi_identifiers) if lending == "greedy" else None
     held: dict[int, np.ndarray] = {leaf.id: leaf.rows for leaf in tree.leaves}
     pruned_attributes: dict[int, frozenset[str]] = {}
@@ -227,7 +241,9 @@ def anonymize_tree(
                 mine = taken[pool_owner == i]
                 if mine.any():
                     lent_from.add(int(i))
-                parts[i] = np.concatenate([parts[i][:n_extra][~mine], parts[i][n_extra:]])
+                parts[i] = np.concatenate(
+                    [parts[i][:n_extra][~mine], parts[i][n_extra:]]
+                )
         released = 0
         for i in complying:
             release(p.children[i], parts[i])
@@ -294,7 +310,9 @@ def _suppress(
     n_groups = len(group_rows)
     group = np.repeat(np.arange(n_groups), sizes)
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]]).astype(np.int64)
-    kinds_of = {node: constraint_kinds(tree, tree.node(node)) for node in set(group_nodes)}
+    kinds_of = {
+        node: constraint_kinds(tree, tree.node(node)) for node in set(group_nodes)
+    }
     order = np.argsort(rows, kind="stable")
     positions = rows[order]
 
@@ -326,7 +344,10 @@ def _suppress(
                         )
             elif generalize:
                 pruned = np.array(
-                    [name in pruned_attributes.get(node, frozenset()) for node in group_nodes]
+                    [
+                        name in pruned_attributes.get(node, frozenset())
+                        for node in group_nodes
+                    ]
                 )
                 use = ~keep & ((kind == "set") | (kind == "equals") | pruned)
                 if use.any():
@@ -399,6 +420,10 @@ class Kactus(Anonymizer):
         Release a value set ("Yellow OR Blue") instead of suppressing a
         categorical attribute whose test was pruned away (not in the paper;
         its own suggested improvement).
+    pruning_confidence : float or None, default=0.25
+        Confidence factor of the C4.5 inducer's error-based pruning (J48's
+        default, as in the paper's experiments); ``None`` grows the unpruned
+        tree. Ignored by the "sklearn" inducer.
 
     References
     ----------
@@ -429,6 +454,7 @@ class Kactus(Anonymizer):
         "inducer": Options({"c45", "sklearn"}),
         "lending": Options({"random", "greedy"}),
         "generalize_small_siblings": Boolean(),
+        "pruning_confidence": (Interval(Real, 0.0, 0.5, closed="right"), None),
     }
 
     def __init__(
@@ -437,10 +463,12 @@ class Kactus(Anonymizer):
         inducer: str = "c45",
         lending: str = "random",
         generalize_small_siblings: bool = False,
+        pruning_confidence: float | None = 0.25,
     ) -> None:
         self.inducer = inducer
         self.lending = lending
         self.generalize_small_siblings = generalize_small_siblings
+        self.pruning_confidence = pruning_confidence
 
     def grow_tree(self, table: pd.DataFrame, spec: AnonymizationSpec) -> PredicateTree:
         """Phase 1: the classification tree on ``QI + target`` (MinObj = k)."""
@@ -448,7 +476,11 @@ class Kactus(Anonymizer):
         y = table[spec.target]
         if self.inducer == "sklearn":
             return SklearnInducer(min_samples_leaf=spec.k).fit(X, y).tree_
-        return C45(min_obj=max(spec.k, 2)).fit(X, y).tree_
+        return (
+            C45(min_obj=max(spec.k, 2), confidence=self.pruning_confidence)
+            .fit(X, y)
+            .tree_
+        )
 
     def _anonymize(
         self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
@@ -458,7 +490,9 @@ class Kactus(Anonymizer):
                 f"kactus supports only l = 1 (a k-anonymity algorithm); got l={spec.l}"
             )
         if spec.target is None:
-            raise InvalidParameterError("kactus needs a target to grow its tree; got None")
+            raise InvalidParameterError(
+                "kactus needs a target to grow its tree; got None"
+            )
         if spec.target in spec.quasi_identifiers:
             raise InvalidParameterError(
                 f"target {spec.target!r} is also a quasi-identifier; it is never altered"
@@ -468,6 +502,7 @@ class Kactus(Anonymizer):
                 f"kactus cannot release {spec.k}-anonymous data from {len(table)} rows"
             )
         tree = self.grow_tree(table, spec)
+        report(0.5, f"kactus: tree grown ({len(tree.leaves)} leaves)")
         result = anonymize_tree(
             table,
             tree,

@@ -71,7 +71,7 @@ def optimal_node(
     lattice: GeneralizationLattice,
     *,
     k: int,
-    l: int = 1,  # noqa: E741
+    l: int = 1,
     loss: str = "glm",
 ) -> OptimalResult:
     """The feasible node of least ``loss``; ties: fewer levels, then lattice order.

@@ -44,7 +44,7 @@ from ppdm.lattice import (
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import Interval, Options
 
-__all__ = ["PbgEa", "BoxArchive", "PbgResult", "pbg_search", "parse_objectives"]
+__all__ = ["BoxArchive", "PbgEa", "PbgResult", "parse_objectives", "pbg_search"]
 
 #: Objective sets the algorithm accepts (dash-separated quality indices).
 OBJECTIVE_SETS = (
@@ -115,9 +115,9 @@ class BoxArchive:
         if self.nodes:
             same = (self._boxes == box).all(axis=1)
             box_ge = (box >= self._boxes).all(axis=1) & (box > self._boxes).any(axis=1)
-            val_ge = (value >= self._values).all(axis=1) & (
-                value > self._values
-            ).any(axis=1)
+            val_ge = (value >= self._values).all(axis=1) & (value > self._values).any(
+                axis=1
+            )
             dominated_by_candidate = np.where(same, val_ge, box_ge)
             keep = ~dominated_by_candidate
             if not keep.all():
@@ -125,9 +125,9 @@ class BoxArchive:
                 self._values, self._boxes = self._values[keep], self._boxes[keep]
                 same = same[keep]
             box_le = (self._boxes >= box).all(axis=1) & (self._boxes > box).any(axis=1)
-            val_le = (self._values >= value).all(axis=1) & (
-                self._values > value
-            ).any(axis=1)
+            val_le = (self._values >= value).all(axis=1) & (self._values > value).any(
+                axis=1
+            )
             if np.where(same, val_le, box_le).any() or same.any():
                 return False
         self.nodes.append(tuple(node))
@@ -178,6 +178,7 @@ def pbg_search(
     p_cross: float = 0.8,
     p_mut: float | None = None,
     eps: float | Sequence[float] = 1.0,
+    selection: str = "union",
 ) -> PbgResult:
     """Run PBG-EA (Algorithm 2 of Dewri et al.) on a lattice.
 
@@ -196,6 +197,9 @@ def pbg_search(
         Per-attribute probability of a +-1 level step; default 1 / number of QIs.
     eps : float or sequence of float, default=1.0
         Discretisation vector of the box archive.
+    selection : {"union", "archive"}, default="union"
+        Tournament pool: population and archive (the paper), or the archive
+        only (stronger archive pressure: every parent is a current minimal PBG).
 
     Returns
     -------
@@ -230,8 +234,9 @@ def pbg_search(
         # Fitness over population + archive (SPEA2-like): the summed dominance
         # counts of the nodes that dominate a node; 0 = non-dominated.
         pool: dict[tuple[int, ...], None] = {}
-        for row in current:
-            pool[tuple(int(v) for v in row)] = None
+        if selection == "union":
+            for row in current:
+                pool[tuple(int(v) for v in row)] = None
         for node in archive.nodes:
             pool[node] = None
         candidates = np.array(list(pool), dtype=np.int64)
@@ -258,16 +263,22 @@ def pbg_search(
         step = np.where(rng.random((population, s)) < 0.5, -1, 1)
         current = np.clip(selected + mutate * step, 0, heights)
         offer(current)
-        progress.report((generation + 1) / generations, f"generation {generation + 1}/{generations}")
+        progress.report(
+            (generation + 1) / generations, f"generation {generation + 1}/{generations}"
+        )
     members = [memo[node] for node in archive.nodes]
-    members.sort(key=lambda m: tuple(m.value(n) * -OBJECTIVES[n] for n in names) + m.levels)
+    members.sort(
+        key=lambda m: tuple(m.value(n) * -OBJECTIVES[n] for n in names) + m.levels
+    )
     return PbgResult(members, memo, names, tuple(float(e) for e in eps_vector))
 
 
 def _eps_vector(eps: Any, n_objectives: int, owner: str) -> list[float]:
     values = list(eps) if isinstance(eps, (list, tuple)) else [eps]
     ok = all(
-        isinstance(v, numbers.Real) and not isinstance(v, bool) and v > 0
+        isinstance(v, numbers.Real)
+        and not isinstance(v, bool)
+        and v > 0
         and math.isfinite(v)
         for v in values
     )
@@ -297,6 +308,9 @@ class PbgEa(Anonymizer):
     policy : {"min-glm", "min-cm"}, default="min-glm"
         Which archive node to release: the least GLM (or CM) among the nodes
         with ``k >= spec.k`` and ``l >= spec.l``.
+    selection : {"union", "archive"}, default="union"
+        Tournament pool: population and archive (the paper), or the archive
+        only (more archive pressure; see benchmarks/results/pbg_ea.md).
 
     Notes
     -----
@@ -339,6 +353,7 @@ class PbgEa(Anonymizer):
         "p_cross": Interval(numbers.Real, 0.0, 1.0),
         "p_mut": (Interval(numbers.Real, 0.0, 1.0), None),
         "policy": Options(POLICIES),
+        "selection": Options(("union", "archive")),
     }
 
     def __init__(
@@ -351,6 +366,7 @@ class PbgEa(Anonymizer):
         p_mut: float | None = None,
         eps: float | list[float] = 1.0,
         policy: str = "min-glm",
+        selection: str = "union",
     ) -> None:
         self.objectives = objectives
         self.population = population
@@ -359,6 +375,7 @@ class PbgEa(Anonymizer):
         self.p_mut = p_mut
         self.eps = eps
         self.policy = policy
+        self.selection = selection
 
     def _anonymize(
         self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
@@ -368,7 +385,8 @@ class PbgEa(Anonymizer):
         hierarchies = require_hierarchies(self.name, spec)
         if ({"l", "sl"} & set(names)) and spec.sensitive_attribute is None:
             raise InvalidParameterError(
-                f"{self.name}: objectives {self.objectives!r} need a sensitive_attribute"
+                f"{self.name}: objectives {self.objectives!r} need a "
+                "sensitive_attribute"
             )
         if ("cm" in names or self.policy == "min-cm") and spec.target is None:
             raise InvalidParameterError(
@@ -385,9 +403,15 @@ class PbgEa(Anonymizer):
             spread_l="sl" in names,
         )
         result = pbg_search(
-            lattice, names, rng, population=self.population,
-            generations=self.generations, p_cross=self.p_cross, p_mut=self.p_mut,
+            lattice,
+            names,
+            rng,
+            population=self.population,
+            generations=self.generations,
+            p_cross=self.p_cross,
+            p_mut=self.p_mut,
             eps=eps,
+            selection=self.selection,
         )
         chosen = self._choose(result.archive, spec)
         released, counts = generalized_release(table, spec, hierarchies, chosen.levels)
@@ -419,7 +443,9 @@ class PbgEa(Anonymizer):
             records_in=len(table),
         )
 
-    def _choose(self, archive: list[NodeMetrics], spec: AnonymizationSpec) -> NodeMetrics:
+    def _choose(
+        self, archive: list[NodeMetrics], spec: AnonymizationSpec
+    ) -> NodeMetrics:
         needed_l = spec.l if spec.sensitive_attribute is not None else 0
         qualified = [m for m in archive if m.k >= spec.k and m.l >= needed_l]
         if not qualified:

@@ -25,6 +25,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from ppdm.exceptions import UnknownDatasetError
+
 __all__ = ["DATASETS", "load", "data_path", "ADULT_COLUMNS", "GERMAN_COLUMNS"]
 
 ADULT_COLUMNS = [
@@ -119,7 +121,7 @@ def load(name: str, part: str = "all") -> pd.DataFrame:
         Integer columns as int64, others as pandas strings; missing values are NA.
     """
     if name not in DATASETS:
-        raise KeyError(
+        raise UnknownDatasetError(
             f"unknown embedded dataset {name!r}; available: {', '.join(DATASETS)}"
         )
     if part not in ("all", "train", "test"):

@@ -20,15 +20,15 @@ from ppdm.trees.c45 import C45
 from ppdm.trees.sklearn_adapter import SklearnInducer, encode, tree_from_sklearn
 
 __all__ = [
-    "Predicate",
+    "C45",
     "Equals",
     "Interval",
-    "ValueSet",
-    "TreeNode",
+    "Predicate",
     "PredicateTree",
-    "constraint_kinds",
-    "C45",
     "SklearnInducer",
+    "TreeNode",
+    "ValueSet",
+    "constraint_kinds",
     "encode",
     "tree_from_sklearn",
 ]

@@ -39,14 +39,14 @@ import numpy as np
 import pandas as pd
 
 __all__ = [
-    "Predicate",
     "Equals",
     "Interval",
-    "ValueSet",
-    "TreeNode",
+    "Predicate",
     "PredicateTree",
-    "is_missing",
+    "TreeNode",
+    "ValueSet",
     "constraint_kinds",
+    "is_missing",
 ]
 
 
@@ -262,8 +262,12 @@ class PredicateTree:
         """Raise ``ValueError`` unless every row follows exactly one path."""
         counts = np.zeros(self.n_rows, dtype=np.int64)
         for leaf in self.leaves:
-            if len(leaf.rows) and (leaf.rows.min() < 0 or leaf.rows.max() >= self.n_rows):
-                raise ValueError(f"leaf {leaf.id} holds a row outside [0, {self.n_rows})")
+            if len(leaf.rows) and (
+                leaf.rows.min() < 0 or leaf.rows.max() >= self.n_rows
+            ):
+                raise ValueError(
+                    f"leaf {leaf.id} holds a row outside [0, {self.n_rows})"
+                )
             np.add.at(counts, leaf.rows, 1)
         if not np.all(counts == 1):
             bad = int(np.flatnonzero(counts != 1)[0])

@@ -51,7 +51,7 @@ from scipy.stats import norm
 from ppdm.model import AttributeKind, attribute_kind
 from ppdm.trees.base import Equals, Interval, PredicateTree, TreeNode
 
-__all__ = ["C45", "entropy", "added_errors", "SplitScore"]
+__all__ = ["C45", "SplitScore", "added_errors", "entropy"]
 
 _EPS = 1e-12
 
@@ -85,9 +85,9 @@ def added_errors(n: float, errors: float, confidence: float) -> float:
         return max(n - errors, 0.0)
     z = float(norm.ppf(1 - confidence))
     f = (errors + 0.5) / n
-    r = (
-        f + z * z / (2 * n) + z * np.sqrt(f / n - f * f / n + z * z / (4 * n * n))
-    ) / (1 + z * z / n)
+    r = (f + z * z / (2 * n) + z * np.sqrt(f / n - f * f / n + z * z / (4 * n * n))) / (
+        1 + z * z / n
+    )
     return float(r * n - errors)
 
 
@@ -132,7 +132,7 @@ class C45:
     >>> y = pd.Series(["no", "no", "yes", "yes", "no", "yes"])
     >>> tree = C45(min_obj=1).fit(X, y).tree_
     >>> [leaf.predicate.describe() for leaf in tree.leaves]
-    ['outlook = rain', 'outlook = sun']
+    ['outlook = sun', 'outlook = rain']
     """
 
     def __init__(
@@ -200,12 +200,16 @@ class C45:
         lcounts = left[cut]
         rcounts = total - lcounts
         known_base = float(entropy(total))
-        info = (n_left * entropy(lcounts) + (n_known - n_left) * entropy(rcounts)) / n_known
+        info = (
+            n_left * entropy(lcounts) + (n_known - n_left) * entropy(rcounts)
+        ) / n_known
         best = int(np.argmax(known_base - info))  # C4.5 picks the threshold by gain
         fraction = n_known / n
         gain = fraction * (known_base - float(info[best])) - np.log2(len(cut)) / n_known
         parts = [int(n_left[best]), n_known - int(n_left[best]), n - n_known]
-        return SplitScore(name, float(gain), float(entropy(np.array(parts))), float(v[cut[best]]))
+        return SplitScore(
+            name, float(gain), float(entropy(np.array(parts))), float(v[cut[best]])
+        )
 
     def split_scores(
         self, X: pd.DataFrame, y: pd.Series | np.ndarray

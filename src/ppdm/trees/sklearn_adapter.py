@@ -39,9 +39,9 @@ from ppdm.trees.base import Equals, Interval, PredicateTree, TreeNode, ValueSet
 
 __all__ = [
     "EncodedFeature",
+    "SklearnInducer",
     "encode",
     "tree_from_sklearn",
-    "SklearnInducer",
 ]
 
 
@@ -161,9 +161,10 @@ def tree_from_sklearn(
             if f.kind == "onehot":
                 goes_left = frozenset(v for v in allowed if v != f.value)
             else:
-                goes_left = frozenset(
-                    v for i, v in enumerate(f.categories) if i <= threshold
-                ) & allowed
+                goes_left = (
+                    frozenset(v for i, v in enumerate(f.categories) if i <= threshold)
+                    & allowed
+                )
             new = [goes_left, allowed - goes_left]
             predicates = [
                 Equals(name, next(iter(s))) if len(s) == 1 else ValueSet(name, s)

@@ -16,8 +16,8 @@ In both, the anonymizer sees the training part only (the caller's
 rows are never altered. Every model is also trained on the original training
 part, which gives the "before" accuracy of the same split.
 
-Models (scikit-learn), all fed by :class:`ppdm.utility.features.CellFeaturizer`
-followed by mean imputation of unknown numeric cells:
+Models, all fed by :class:`ppdm.utility.features.CellFeaturizer` (unknown
+numeric cells are mean-imputed for the tree and logistic regression):
 
 - ``"decision_tree"``: ``DecisionTreeClassifier(criterion="entropy",
   min_samples_leaf=2)``, the closest scikit-learn has to C4.5 (no gain ratio,
@@ -63,21 +63,21 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
-from ppdm.exceptions import InvalidParameterError
+from ppdm.exceptions import AnonymizationError, InvalidParameterError
 from ppdm.model import SUPPRESSED, Release
 from ppdm.utility.features import CellFeaturizer
 
 __all__ = [
+    "CV_PROTOCOL",
+    "HOLDOUT_PROTOCOL",
     "MODELS",
     "AnonymizeFn",
     "PrepareFn",
-    "make_model",
-    "train_and_score",
-    "holdout_utility",
     "cross_validate",
+    "holdout_utility",
+    "make_model",
     "summarize_cv",
-    "HOLDOUT_PROTOCOL",
-    "CV_PROTOCOL",
+    "train_and_score",
 ]
 
 logger = logging.getLogger(__name__)
@@ -107,12 +107,14 @@ HOLDOUT_PROTOCOL = (
     "part; the accuracy difference is the cost of anonymization. Released cells "
     "become features on the original schema: ranges and intervals their "
     "midpoint, value sets a fractional one-hot membership, suppressed cells "
-    "an unknown value (mean-imputed for numbers, all-zero for categories)."
+    "an unknown value (mean-imputed for numbers, all-zero for categories; "
+    "naive Bayes ignores unknown values)."
 )
 
 CV_PROTOCOL = (
-    "5 x 2-fold cross-validation (Dietterich 1998), as in the kACTUS paper "
-    "(Kisilevich et al. 2010): {repeats} repetitions, each a stratified "
+    "{repeats} x {folds}-fold cross-validation (Dietterich's 5 x 2 design, as "
+    "in the kACTUS paper, Kisilevich et al. 2010): {repeats} repetitions, each "
+    "a stratified "
     "{folds}-fold split of the original table (seeded); for each fold, the "
     "training part alone is anonymized, the models are trained on the release "
     "and tested on the untouched held-out part."
@@ -385,7 +387,10 @@ def holdout_utility(
         ``protocol`` (one paragraph), ``split`` (row counts), ``seed``,
         ``test_size``, ``models`` (names, in order) and ``accuracy``:
         ``{model: {"original", "anonymized", "difference"}}`` accuracies in
-        [0, 1]. JSON-serialisable.
+        [0, 1]; ``error`` is None, or the algorithm's error on the training
+        split (then every "anonymized" accuracy is NaN). JSON-serialisable
+        once NaN is mapped to null (as :func:`ppdm.utility.report.build_utility`
+        does).
 
     References
     ----------
@@ -403,7 +408,15 @@ def holdout_utility(
         stratify=original[target].astype(str),
         random_state=seed,
     )
-    released = _released_table(anonymize_fn(train.copy()))
+    error = None
+    try:
+        released = _released_table(anonymize_fn(train.copy()))
+    except AnonymizationError as failure:
+        # The report is always produced (ARCHITECTURE.md): a training split the
+        # algorithm cannot anonymize gives no "after" accuracy, and says why.
+        logger.warning("anonymizing the training split failed: %s", failure)
+        error = f"{type(failure).__name__}: {failure}"
+        released = train.iloc[:0]
     scores = train_and_score(
         train,
         released,
@@ -432,8 +445,9 @@ def holdout_utility(
             "train": len(train),
             "test": len(test),
             "released_train": len(released),
-            "lost_records": len(train) - len(released),
+            "lost_records": len(train) - len(released) if error is None else None,
         },
+        "error": error,
         "models": list(models),
         "accuracy": scores,
     }

@@ -24,9 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
+import platform
+import shlex
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -51,13 +55,13 @@ from ppdm.utility.loss import covers_from_hierarchies
 __all__ = [
     "DEFAULT_TARGETS",
     "ExperimentResult",
+    "main",
     "make_anonymize_fn",
     "make_discretize_prepare",
+    "plot_accuracy_vs_k",
     "run_experiment",
     "summary_markdown",
-    "plot_accuracy_vs_k",
     "write_outputs",
-    "main",
 ]
 
 logger = logging.getLogger(__name__)
@@ -132,7 +136,7 @@ def run_experiment(
     quasi_identifiers: Sequence[str],
     target: str,
     sensitive_attribute: str | None = None,
-    l: int = 1,  # noqa: E741 - the literature's name
+    l: int = 1,
     suppression_limit: float = 0.0,
     params: Mapping[str, Mapping[str, Any]] | None = None,
     seed: int = 0,
@@ -185,16 +189,16 @@ def run_experiment(
             prepare = make_discretize_prepare(
                 numeric, target, method=discretize_method, n_bins=n_bins
             )
-    cv = dict(
-        target=target,
-        seed=seed,
-        repeats=repeats,
-        folds=folds,
-        models=models,
-        prepare=prepare,
-        with_original=False,
-        covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
-    )
+    cv: dict[str, Any] = {
+        "target": target,
+        "seed": seed,
+        "repeats": repeats,
+        "folds": folds,
+        "models": models,
+        "prepare": prepare,
+        "with_original": False,
+        "covers": covers_from_hierarchies(hierarchies) if hierarchies else None,
+    }
     frames: list[pd.DataFrame] = []
     errors: list[dict[str, Any]] = []
     baseline = None
@@ -261,8 +265,15 @@ def summary_markdown(result: ExperimentResult) -> str:
         present = list(dict.fromkeys(summary["model"]))
         order = [m for m in result.config.get("models", []) if m in present]
         models = order + [m for m in present if m not in order]
-        lines.append("| algorithm | k | " + " | ".join(models) + " |")
-        lines.append("|---|---:|" + "---:|" * len(models))
+        seconds = (
+            result.results.groupby(["algorithm", "k"])["seconds_anonymize"].mean()
+            if "seconds_anonymize" in result.results
+            else pd.Series(dtype=float)
+        )
+        lines.append(
+            "| algorithm | k | " + " | ".join(models) + " | anonymize s/fold |"
+        )
+        lines.append("|---|---:|" + "---:|" * (len(models) + 1))
         cells = {
             (
                 row.algorithm,
@@ -273,6 +284,7 @@ def summary_markdown(result: ExperimentResult) -> str:
         }
         for algorithm, k in dict.fromkeys(zip(summary["algorithm"], summary["k"])):
             values = [cells.get((algorithm, k, m), "") for m in models]
+            values.append(f"{seconds.get((algorithm, k), float('nan')):.2f}")
             lines.append(f"| {algorithm} | {k} | " + " | ".join(values) + " |")
     for error in result.errors:
         lines.append("")
@@ -312,9 +324,12 @@ def plot_accuracy_vs_k(results: pd.DataFrame, *, title: str = "") -> bytes:
 
 
 def write_outputs(
-    result: ExperimentResult, out: Path, *, title: str = ""
+    result: ExperimentResult, out: Path, *, title: str = "", notes: str = ""
 ) -> dict[str, Path]:
-    """Write results.csv, results.md, accuracy_vs_k.png, config.json (+ errors)."""
+    """Write results.csv, results.md, accuracy_vs_k.png, config.json (+ errors).
+
+    ``notes`` (e.g. the command, machine and date of the run) opens results.md.
+    """
     out.mkdir(parents=True, exist_ok=True)
     paths = {
         "csv": out / "results.csv",
@@ -324,6 +339,7 @@ def write_outputs(
     }
     result.results.to_csv(paths["csv"], index=False)
     header = f"# {title}\n\n" if title else ""
+    header += f"{notes}\n\n" if notes else ""
     protocol = result.config.get("protocol", "")
     paths["markdown"].write_text(
         header + protocol + "\n\nAccuracy (%) on the held-out halves, mean ± sd "
@@ -473,7 +489,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     result.config["sample"] = args.sample
     result.config["dropna"] = bool(args.dropna)
     title = f"Accuracy vs k: {args.dataset} ({', '.join(_csv(args.algorithms))})"
-    paths = write_outputs(result, args.out, title=title)
+    command = "python -m ppdm.utility.experiment " + " ".join(
+        shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv)
+    )
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    notes = (
+        f"Command: `{command}`  \n"
+        f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
+        f"{platform.python_version()}; load average at the end: {load}  \n"
+        f"Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}"
+    )
+    result.config["command"] = command
+    paths = write_outputs(result, args.out, title=title, notes=notes)
     # The command's output for a person at a terminal (the library logs only).
     sys.stdout.write(summary_markdown(result))
     sys.stdout.write("\n".join(f"wrote {p}" for p in paths.values()) + "\n")

@@ -27,15 +27,15 @@ from ppdm.utility.features import interval_bounds
 from ppdm.values import parse_cell
 
 __all__ = [
-    "covers_from_hierarchies",
     "NCP",
     "SuppressedCells",
-    "ncp",
-    "discernibility_metric",
     "classification_metric",
-    "suppressed_cells",
-    "lost_records",
+    "covers_from_hierarchies",
+    "discernibility_metric",
     "information_loss",
+    "lost_records",
+    "ncp",
+    "suppressed_cells",
 ]
 
 
@@ -410,7 +410,7 @@ def information_loss(
         result["ncp"] = loss.to_dict()
         result["discernibility"] = discernibility_metric(original, released, qi)
         sizes = class_sizes(released, qi)
-        result["equivalence_classes"] = int(len(sizes))
+        result["equivalence_classes"] = len(sizes)
         result["min_class_size"] = int(sizes.min()) if len(sizes) else 0
         result["average_class_size"] = (
             float(len(released) / len(sizes)) if len(sizes) else 0.0

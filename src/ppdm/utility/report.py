@@ -36,10 +36,10 @@ from ppdm.utility.loss import _json_ready, information_loss
 
 __all__ = [
     "build_utility",
-    "render_report_html",
-    "plot_style",
-    "new_figure",
     "figure_png",
+    "new_figure",
+    "plot_style",
+    "render_report_html",
 ]
 
 #: rcParams of every plot, applied only inside :func:`plot_style`.
@@ -198,31 +198,30 @@ def _accuracy_plot(models: Mapping[str, Mapping[str, float]]) -> bytes:
         ax.set_ylim(max(0.0, low - 10.0), 100.0)
         ax.set_ylabel("test accuracy (%)")
         ax.set_title("Accuracy before and after anonymization")
-        ax.legend(loc="lower right")
+        ax.legend(loc="upper right")
         ax.grid(True, axis="y", alpha=0.3)
         return figure_png(fig)
 
 
-def _class_size_plot(tables: Mapping[str, Mapping[str, Any]]) -> bytes:
+def _class_size_plot(tables: Mapping[str, Mapping[str, Any]], k: int | None) -> bytes:
     with plot_style():
         fig = new_figure(6.0, 3.5)
         ax = fig.add_subplot(1, 1, 1)
-        largest = 1
         for name, loss in tables.items():
             pairs = loss.get("class_size_distribution") or []
             if not pairs:
                 continue
             sizes = np.array([p[0] for p in pairs], dtype=float)
             counts = np.array([p[1] for p in pairs], dtype=float)
-            largest = max(largest, int(sizes.max()))
             bins = np.unique(np.geomspace(1, max(sizes.max(), 2) + 1, 30).round())
             ax.hist(sizes, bins=bins, weights=counts, histtype="step", label=name)
+        if k:
+            ax.axvline(k, linestyle="--", color="grey", label=f"required k = {k}")
         ax.set_xscale("log")
         ax.set_xlabel("equivalence-class size")
         ax.set_ylabel("number of classes")
         ax.set_title("Class-size distribution")
-        if len(tables) > 1:
-            ax.legend()
+        ax.legend()
         ax.grid(True, alpha=0.3)
         return figure_png(fig)
 
@@ -253,6 +252,8 @@ def _pareto_plot(front: list[Mapping[str, Any]]) -> bytes:
             ax.scatter(
                 *zip(*chosen), s=90, marker="*", color="crimson", label="chosen node"
             )
+        if points and min(p[0] for p in points) > 0:
+            ax.set_xscale("log")  # achieved k spans orders of magnitude
         ax.set_xlabel("achieved k")
         ax.set_ylabel("GLM (information loss)")
         ax.set_title("Pareto front of the lattice search")
@@ -345,6 +346,11 @@ def render_report_html(
         )
     else:
         parts.append("<p>No hold-out evaluation was run for this release.</p>")
+    if holdout and holdout.get("error"):
+        parts.append(
+            "<p><strong>The algorithm could not anonymize the training part; no "
+            f"accuracy after anonymization:</strong> {html.escape(holdout['error'])}</p>"
+        )
     parts.append("<h3>Protocol</h3>")
     protocol = utility.get("protocol") or "No classifier protocol was run."
     parts.append(f'<p class="protocol">{html.escape(protocol)}</p>')
@@ -405,7 +411,7 @@ def render_report_html(
 
     parts.append("<h2>Class-size distribution</h2>")
     if any(loss.get("class_size_distribution") for loss in tables.values()):
-        plots["class_sizes"] = _class_size_plot(tables)
+        plots["class_sizes"] = _class_size_plot(tables, spec.get("k"))
         parts.append(_img(plots["class_sizes"], "class-size distribution"))
     else:
         parts.append("<p>No quasi-identifier was released.</p>")

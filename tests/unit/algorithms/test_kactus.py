@@ -23,34 +23,68 @@ QI = ["marital-status", "education", "occupation", "workclass", "race", "sex", "
 
 # (paper node number, attribute, value, leaf size or None for an internal node, children)
 FIG1 = (
-    0, None, None, None, [
-        (1, "marital-status", "Married-civ-spouse", None, [
-            (2, "education", "11th", 271, []),
-            (3, "education", "Masters", 713, []),
-            (4, "education", "9th", 158, []),
-            (5, "education", "HS-grad", 3436, []),
-            (6, "education", "Some-college", None, [
-                (7, "occupation", "Handlers-cleaners", 69, []),
-                (8, "occupation", "Exec-managerial", None, [
-                    (9, "workclass", "Private", None, [
-                        (10, "race", "Black", 6, []),
-                        (11, "race", "White", 190, []),
-                        (12, "race", "Asian-Pac-Islander", 3, []),
-                        (13, "race", "Other", 1, []),
-                        (14, "race", "Amer-Indian-Eskimo", 2, []),
-                    ]),
-                    (15, "workclass", "Self-emp-not-inc", 39, []),
-                    (16, "workclass", "State-gov", 8, []),
-                    (17, "workclass", "Federal-gov", 16, []),
-                    (18, "workclass", "Local-gov", 23, []),
-                    (19, "workclass", "Self-emp-inc", None, [
-                        (20, "sex", "Male", 42, []),
-                        (21, "sex", "Female", 4, []),
-                    ]),
-                    (22, "workclass", "Without-pay", 0, []),
-                ]),
-            ]),
-        ]),
+    0,
+    None,
+    None,
+    None,
+    [
+        (
+            1,
+            "marital-status",
+            "Married-civ-spouse",
+            None,
+            [
+                (2, "education", "11th", 271, []),
+                (3, "education", "Masters", 713, []),
+                (4, "education", "9th", 158, []),
+                (5, "education", "HS-grad", 3436, []),
+                (
+                    6,
+                    "education",
+                    "Some-college",
+                    None,
+                    [
+                        (7, "occupation", "Handlers-cleaners", 69, []),
+                        (
+                            8,
+                            "occupation",
+                            "Exec-managerial",
+                            None,
+                            [
+                                (
+                                    9,
+                                    "workclass",
+                                    "Private",
+                                    None,
+                                    [
+                                        (10, "race", "Black", 6, []),
+                                        (11, "race", "White", 190, []),
+                                        (12, "race", "Asian-Pac-Islander", 3, []),
+                                        (13, "race", "Other", 1, []),
+                                        (14, "race", "Amer-Indian-Eskimo", 2, []),
+                                    ],
+                                ),
+                                (15, "workclass", "Self-emp-not-inc", 39, []),
+                                (16, "workclass", "State-gov", 8, []),
+                                (17, "workclass", "Federal-gov", 16, []),
+                                (18, "workclass", "Local-gov", 23, []),
+                                (
+                                    19,
+                                    "workclass",
+                                    "Self-emp-inc",
+                                    None,
+                                    [
+                                        (20, "sex", "Male", 42, []),
+                                        (21, "sex", "Female", 4, []),
+                                    ],
+                                ),
+                                (22, "workclass", "Without-pay", 0, []),
+                            ],
+                        ),
+                    ],
+                ),
+            ],
+        ),
         (23, "marital-status", "Married-AF-spouse", 16, []),
     ],
 )
@@ -76,8 +110,11 @@ def _worked_example() -> tuple[pd.DataFrame, PredicateTree, dict[int, TreeNode]]
             node = TreeNode(predicate, rows=np.arange(start, len(records)))
         else:
             kids = [build(child, path) for child in children]
-            node = TreeNode(predicate, children=kids,
-                            rows=np.concatenate([kid.rows for kid in kids]))
+            node = TreeNode(
+                predicate,
+                children=kids,
+                rows=np.concatenate([kid.rows for kid in kids]),
+            )
         by_number[number] = node
         return node
 
@@ -103,12 +140,16 @@ def test_worked_example_lending_and_pruning_match_figures_1_to_4():
     released_11 = result.table[from_11]
     assert set(result.positions[from_11]) <= set(node[11].rows.tolist())
     # revealed: the path's values (marital, education, occupation, workclass, race)
-    assert released_11[["marital-status", "education", "occupation", "workclass",
-                        "race"]].drop_duplicates().values.tolist() == [
-        ["Married-civ-spouse", "Some-college", "Exec-managerial", "Private", "White"]]
+    assert released_11[
+        ["marital-status", "education", "occupation", "workclass", "race"]
+    ].drop_duplicates().values.tolist() == [
+        ["Married-civ-spouse", "Some-college", "Exec-managerial", "Private", "White"]
+    ]
     assert (released_11[["sex", "age"]] == "*").all().all()
     # non-QI attributes are revealed unchanged
-    assert released_11["hours"].tolist() == table.loc[released_11.index, "hours"].tolist()
+    assert (
+        released_11["hours"].tolist() == table.loc[released_11.index, "hours"].tolist()
+    )
 
     # Node 19: none of its children (42, 4) complies: pruned without release.
     n19 = stats[node[19].id]
@@ -117,7 +158,12 @@ def test_worked_example_lending_and_pruning_match_figures_1_to_4():
     # Node 8: only node 9 (now 100) complies; 15-19 and 22 hold 132 >= k, so
     # nothing is lent, node 9 releases its 100 and node 8 ends with 132 (Fig. 4).
     n8 = stats[node[8].id]
-    assert (n8["non_complying"], n8["lent"], n8["released"], n8["holds"]) == (132, 0, 100, 132)
+    assert (n8["non_complying"], n8["lent"], n8["released"], n8["holds"]) == (
+        132,
+        0,
+        100,
+        132,
+    )
 
     # The rest follows from the same rules: node 6 borrows 31 of node 8's 32
     # extras for Handlers-cleaners (69); node 1 releases everything; the 16
@@ -143,12 +189,14 @@ def test_worked_example_lent_rows_are_released_with_the_parent_path():
 
 def test_worked_example_with_value_sets_instead_of_suppression():
     table, tree, node = _worked_example()
-    result = anonymize_tree(table, tree, QI, 100, np.random.default_rng(0),
-                            generalize_small_siblings=True)
+    result = anonymize_tree(
+        table, tree, QI, 100, np.random.default_rng(0), generalize_small_siblings=True
+    )
     at_9 = result.table[result.group == result.group_nodes.index(node[9].id)]
     # node 9's release: races of the four small siblings plus the lent Whites
     assert at_9["race"].unique().tolist() == [
-        "{Amer-Indian-Eskimo|Asian-Pac-Islander|Black|Other|White}"]
+        "{Amer-Indian-Eskimo|Asian-Pac-Islander|Black|Other|White}"
+    ]
     assert (at_9["sex"] == "*").all()  # sex was never tested below node 9
     assert k_anonymity(result.table, QI) >= 100
 
@@ -161,7 +209,9 @@ def test_greedy_lending_lends_the_instances_closest_to_the_small_siblings():
     look_alike = node[11].rows[:88]
     table.loc[look_alike, "sex"] = "z"
     table.loc[np.concatenate([small, look_alike]), "age"] = 40
-    result = anonymize_tree(table, tree, QI, 100, np.random.default_rng(0), lending="greedy")
+    result = anonymize_tree(
+        table, tree, QI, 100, np.random.default_rng(0), lending="greedy"
+    )
     at_9 = result.group == result.group_nodes.index(node[9].id)
     lent = set(result.positions[at_9].tolist()) & set(node[11].rows.tolist())
     assert lent == set(look_alike.tolist())
@@ -169,7 +219,9 @@ def test_greedy_lending_lends_the_instances_closest_to_the_small_siblings():
 
 def test_numeric_attribute_tested_by_thresholds_is_released_as_its_mean():
     # age <= 30 (4 rows) / age > 30 (4 rows), k = 4: both comply
-    table = pd.DataFrame({"age": [20, 22, 24, 30, 40, 45, 50, 61], "y": list("aaaabbbb")})
+    table = pd.DataFrame(
+        {"age": [20, 22, 24, 30, 40, 45, 50, 61], "y": list("aaaabbbb")}
+    )
     left = TreeNode(Interval("age", high=30.0), rows=np.arange(4))
     right = TreeNode(Interval("age", low=30.0), rows=np.arange(4, 8))
     tree = PredicateTree(TreeNode(children=[left, right], rows=np.arange(8)), 8)
@@ -212,6 +264,7 @@ def tables(draw):
                 "inducer": st.sampled_from(["c45", "sklearn"]),
                 "lending": st.sampled_from(["random", "greedy"]),
                 "generalize_small_siblings": st.booleans(),
+                "pruning_confidence": st.sampled_from([0.25, None]),
             }
         )
     )
@@ -229,7 +282,9 @@ def test_random_tables_release_k_anonymous_data_and_keep_the_rest(case):
     table, k, params, seed = case
     qi = ["c1", "c2", "num", "c3"]
     before = table.copy(deep=True)
-    release = Kactus(**params).anonymize(table, _spec(qi, k), np.random.default_rng(seed))
+    release = Kactus(**params).anonymize(
+        table, _spec(qi, k), np.random.default_rng(seed)
+    )
     out = release.table
     pd.testing.assert_frame_equal(table, before)  # input not mutated
     lost = release.evidence["lost_records"]
@@ -238,7 +293,9 @@ def test_random_tables_release_k_anonymous_data_and_keep_the_rest(case):
     if len(out):
         assert k_anonymity(out, qi) >= k
     # non-QI columns and the target are never altered
-    pd.testing.assert_frame_equal(out[["other", "y"]], table.loc[out.index, ["other", "y"]])
+    pd.testing.assert_frame_equal(
+        out[["other", "y"]], table.loc[out.index, ["other", "y"]]
+    )
     assert list(out.columns) == list(table.columns)
     # same seed -> byte-identical release
     again = Kactus(**params).anonymize(table, _spec(qi, k), np.random.default_rng(seed))
@@ -248,7 +305,9 @@ def test_random_tables_release_k_anonymous_data_and_keep_the_rest(case):
     for name in ("c1", "c2", "c3"):
         released = _text(out[name])
         kept = (released != "*") & ~released.str.startswith("{")
-        assert released[kept].tolist() == _text(table.loc[out.index[kept], name]).tolist()
+        assert (
+            released[kept].tolist() == _text(table.loc[out.index[kept], name]).tolist()
+        )
 
 
 @settings(max_examples=25, deadline=None)
@@ -256,8 +315,13 @@ def test_random_tables_release_k_anonymous_data_and_keep_the_rest(case):
 def test_released_means_lie_inside_the_path_interval(case):
     table, k, _, seed = case
     tree = Kactus().grow_tree(table, _spec(["c1", "num"], k))
-    result = anonymize_tree(table.reset_index(drop=True), tree, ["c1", "num"], k,
-                            np.random.default_rng(seed))
+    result = anonymize_tree(
+        table.reset_index(drop=True),
+        tree,
+        ["c1", "num"],
+        k,
+        np.random.default_rng(seed),
+    )
     for g, node_id in enumerate(result.group_nodes):
         tests = [p for p in tree.path(tree.node(node_id)) if isinstance(p, Interval)]
         values = result.table.loc[result.group == g, "num"]
@@ -271,14 +335,30 @@ def test_released_means_lie_inside_the_path_interval(case):
 def test_registry_and_parameters():
     assert ALGORITHMS["kactus"] is Kactus
     algo = get_algorithm("kactus", lending="greedy")
-    assert algo.get_params() == {"inducer": "c45", "lending": "greedy",
-                                 "generalize_small_siblings": False}
+    assert algo.get_params() == {
+        "inducer": "c45",
+        "lending": "greedy",
+        "generalize_small_siblings": False,
+        "pruning_confidence": 0.25,
+    }
     assert Kactus.summary and "\n" not in Kactus.summary
     table = pd.DataFrame({"a": list("abab"), "y": list("xyxy")})
     with pytest.raises(InvalidParameterError, match="lending"):
-        Kactus(lending="nearest").anonymize(table, _spec(["a"], 2), np.random.default_rng(0))
+        Kactus(lending="nearest").anonymize(
+            table, _spec(["a"], 2), np.random.default_rng(0)
+        )
     with pytest.raises(InvalidParameterError, match="inducer"):
-        Kactus(inducer="j48").anonymize(table, _spec(["a"], 2), np.random.default_rng(0))
+        Kactus(inducer="j48").anonymize(
+            table, _spec(["a"], 2), np.random.default_rng(0)
+        )
+    with pytest.raises(InvalidParameterError, match="pruning_confidence"):
+        Kactus(pruning_confidence=0.9).anonymize(
+            table, _spec(["a"], 2), np.random.default_rng(0)
+        )
+    unpruned = Kactus(pruning_confidence=None).anonymize(
+        table, _spec(["a"], 2), np.random.default_rng(0)
+    )
+    assert k_anonymity(unpruned.table, ["a"]) >= 2
 
 
 def test_l_diversity_and_missing_target_are_rejected():
@@ -286,11 +366,15 @@ def test_l_diversity_and_missing_target_are_rejected():
     with pytest.raises(InvalidParameterError, match="only l = 1"):
         Kactus().anonymize(table, _spec(["a"], 2, l=2), np.random.default_rng(0))
     with pytest.raises(InvalidParameterError, match="target"):
-        Kactus().anonymize(table, _spec(["a"], 2, target=None), np.random.default_rng(0))
+        Kactus().anonymize(
+            table, _spec(["a"], 2, target=None), np.random.default_rng(0)
+        )
 
 
 def test_infeasible_when_there_are_fewer_rows_than_k():
-    empty = pd.DataFrame({"a": pd.Series([], dtype="string"), "y": pd.Series([], dtype="string")})
+    empty = pd.DataFrame(
+        {"a": pd.Series([], dtype="string"), "y": pd.Series([], dtype="string")}
+    )
     with pytest.raises(InfeasibleConstraintError):
         Kactus().anonymize(empty, _spec(["a"], 1), np.random.default_rng(0))
     with pytest.raises((InfeasibleConstraintError, InvalidParameterError)):

@@ -33,7 +33,7 @@ def hierarchies() -> dict[str, Hierarchy]:
     return load_hierarchies(REPO / "hierarchies" / "german")
 
 
-def brute_force(lattice: GeneralizationLattice, k: int, l: int, loss: str = "glm"):  # noqa: E741
+def brute_force(lattice: GeneralizationLattice, k: int, l: int, loss: str = "glm"):
     """Scan every node with the requirement; least loss, then level sum, then order."""
     everything = lattice.evaluate_all(k=k, l=l)
     feasible = np.flatnonzero(everything.suppressed <= lattice.eta)
@@ -59,17 +59,28 @@ def random_table(seed: int) -> tuple[pd.DataFrame, dict[str, Hierarchy]]:
             groups = rng.integers(0, max(n_values >> level, 1), size=n_values)[groups]
             levels.append([f"L{level}g{g}" for g in groups])
         levels.append(["*"] * n_values)
-        hierarchies[name] = Hierarchy.from_rows(name, [list(r) for r in zip(*levels)], source=name)
-        columns[name] = pd.array(np.array(levels[0])[rng.integers(0, n_values, n)], dtype="string")
-    columns["s"] = pd.array(np.array(list("abcd"))[rng.integers(0, 4, n)], dtype="string")
+        hierarchies[name] = Hierarchy.from_rows(
+            name, [list(r) for r in zip(*levels)], source=name
+        )
+        columns[name] = pd.array(
+            np.array(levels[0])[rng.integers(0, n_values, n)], dtype="string"
+        )
+    columns["s"] = pd.array(
+        np.array(list("abcd"))[rng.integers(0, 4, n)], dtype="string"
+    )
     columns["y"] = pd.array(np.array(list("pq"))[rng.integers(0, 2, n)], dtype="string")
     return pd.DataFrame(columns), hierarchies
 
 
-@given(st.integers(0, 2**32 - 1), st.integers(1, 6), st.integers(1, 3),
-       st.sampled_from([0.0, 0.05, 0.2]), st.sampled_from(["glm", "cm"]))
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 6),
+    st.integers(1, 3),
+    st.sampled_from([0.0, 0.05, 0.2]),
+    st.sampled_from(["glm", "cm"]),
+)
 @settings(max_examples=80, deadline=None)
-def test_optimum_equals_brute_force_on_random_lattices(seed, k, l, limit, loss) -> None:  # noqa: E741
+def test_optimum_equals_brute_force_on_random_lattices(seed, k, l, limit, loss) -> None:
     table, hierarchies = random_table(seed)
     qis = [c for c in table.columns if c.startswith("q")]
     lattice = GeneralizationLattice.from_table(
@@ -87,7 +98,7 @@ def test_optimum_equals_brute_force_on_random_lattices(seed, k, l, limit, loss) 
 
 
 @pytest.mark.parametrize("k, l, limit", [(5, 1, 0.02), (10, 2, 0.0), (3, 3, 0.05)])
-def test_german_optimum_equals_brute_force(german, hierarchies, k, l, limit) -> None:  # noqa: E741
+def test_german_optimum_equals_brute_force(german, hierarchies, k, l, limit) -> None:
     lattice = GeneralizationLattice.from_table(
         german, QIS, hierarchies, sensitive_attribute="purpose", suppression_limit=limit
     )
@@ -97,8 +108,15 @@ def test_german_optimum_equals_brute_force(german, hierarchies, k, l, limit) -> 
 
 
 def test_release_meets_the_requirement_and_is_reproducible(german, hierarchies) -> None:
-    spec = AnonymizationSpec(QIS, "purpose", "credit", k=5, l=2, suppression_limit=0.02,
-                             hierarchies=hierarchies)
+    spec = AnonymizationSpec(
+        QIS,
+        "purpose",
+        "credit",
+        k=5,
+        l=2,
+        suppression_limit=0.02,
+        hierarchies=hierarchies,
+    )
     before = german.copy()
     first = LatticeOptimal().anonymize(german, spec, np.random.default_rng(0))
     second = LatticeOptimal().anonymize(german, spec, np.random.default_rng(9))
@@ -106,7 +124,9 @@ def test_release_meets_the_requirement_and_is_reproducible(german, hierarchies) 
     assert measures.k_anonymity(table, list(QIS)) >= 5
     assert measures.distinct_l_diversity(table, list(QIS), "purpose") >= 2
     assert table.to_csv(index=False) == second.table.to_csv(index=False)
-    assert json.dumps(first.evidence, sort_keys=True) == json.dumps(second.evidence, sort_keys=True)
+    assert json.dumps(first.evidence, sort_keys=True) == json.dumps(
+        second.evidence, sort_keys=True
+    )
     pd.testing.assert_frame_equal(german, before)
     evidence = first.evidence
     assert evidence["chosen"]["suppressed"] <= evidence["suppression_budget"]

@@ -39,7 +39,7 @@ def german_hierarchies() -> dict[str, Hierarchy]:
     return load_hierarchies(REPO / "hierarchies" / "german")
 
 
-def german_spec(hierarchies, k=5, l=1, limit=0.02, qis=GERMAN_QIS):  # noqa: E741
+def german_spec(hierarchies, k=5, l=1, limit=0.02, qis=GERMAN_QIS):
     return AnonymizationSpec(
         quasi_identifiers=qis, sensitive_attribute="purpose", target="credit",
         k=k, l=l, suppression_limit=limit, hierarchies=hierarchies,
@@ -54,8 +54,11 @@ def box_dominates(a_box, a_val, b_box, b_val) -> bool:
 
 
 @given(
-    st.lists(st.tuples(st.integers(1, 30), st.floats(0, 50, allow_nan=False)),
-             min_size=1, max_size=60),
+    st.lists(
+        st.tuples(st.integers(1, 30), st.floats(0, 50, allow_nan=False)),
+        min_size=1,
+        max_size=60,
+    ),
     st.sampled_from([(1.0, 1.0), (5.0, 10.0), (2.0, 0.5)]),
 )
 @settings(max_examples=100, deadline=None)
@@ -80,10 +83,19 @@ def test_box_archive_invariants(points, eps) -> None:
 
 
 # ------------------------------------------------- against the exhaustive
-@pytest.mark.parametrize("objectives", [("k", "glm"), ("k", "l", "glm"), ("sk", "glm"),
-                                        ("k", "glm", "cm")])
-def test_every_archive_member_is_on_the_true_front(german, german_hierarchies, objectives) -> None:
-    qis = ("personal-status-sex", "job", "housing", "foreign-worker", "installment-rate")
+@pytest.mark.parametrize(
+    "objectives", [("k", "glm"), ("k", "l", "glm"), ("sk", "glm"), ("k", "glm", "cm")]
+)
+def test_every_archive_member_is_on_the_true_front(
+    german, german_hierarchies, objectives
+) -> None:
+    qis = (
+        "personal-status-sex",
+        "job",
+        "housing",
+        "foreign-worker",
+        "installment-rate",
+    )
     lattice = GeneralizationLattice.from_table(
         german, qis, german_hierarchies, sensitive_attribute="purpose",
         target="credit", suppression_limit=0.02,
@@ -99,7 +111,9 @@ def test_every_archive_member_is_on_the_true_front(german, german_hierarchies, o
     assert result.unique_evaluations <= lattice.size
 
 
-def test_search_on_a_larger_lattice_converges_with_few_evaluations(german, german_hierarchies) -> None:
+def test_search_on_a_larger_lattice_converges_with_few_evaluations(
+    german, german_hierarchies
+) -> None:
     qis = ("age", "duration", "personal-status-sex", "job", "housing", "savings")
     lattice = GeneralizationLattice.from_table(
         german, qis, german_hierarchies, suppression_limit=0.02
@@ -119,7 +133,9 @@ def test_search_on_a_larger_lattice_converges_with_few_evaluations(german, germa
 
 
 # ------------------------------------------------------------- release
-def test_release_meets_k_and_l_and_reports_the_front(german, german_hierarchies) -> None:
+def test_release_meets_k_and_l_and_reports_the_front(
+    german, german_hierarchies
+) -> None:
     spec = german_spec(german_hierarchies, k=5, l=2)
     release = PbgEa(objectives="k-l-glm", generations=30).anonymize(
         german, spec, np.random.default_rng(1)
@@ -142,7 +158,10 @@ def test_release_meets_k_and_l_and_reports_the_front(german, german_hierarchies)
     )
     lost = release.records_in - len(table)
     assert lost == evidence["dropped"]
-    assert evidence["released_suppressed"] + evidence["dropped"] <= evidence["suppression_budget"]
+    assert (
+        evidence["released_suppressed"] + evidence["dropped"]
+        <= evidence["suppression_budget"]
+    )
     # The released table is the chosen node's generalization.
     for q in qis:
         level = chosen["levels"][q]
@@ -158,8 +177,13 @@ def test_same_seed_same_bytes_and_input_untouched(german, german_hierarchies) ->
         PbgEa(generations=15).anonymize(german, spec, np.random.default_rng(42))
         for _ in range(2)
     ]
-    assert runs[0].table.to_csv(index=False).encode() == runs[1].table.to_csv(index=False).encode()
-    assert json.dumps(runs[0].evidence, sort_keys=True) == json.dumps(runs[1].evidence, sort_keys=True)
+    assert (
+        runs[0].table.to_csv(index=False).encode()
+        == runs[1].table.to_csv(index=False).encode()
+    )
+    assert json.dumps(runs[0].evidence, sort_keys=True) == json.dumps(
+        runs[1].evidence, sort_keys=True
+    )
     pd.testing.assert_frame_equal(german, before)
 
 
@@ -173,13 +197,17 @@ def test_progress_is_reported_each_generation(german, german_hierarchies) -> Non
     assert seen[-1][0] == 1.0
 
 
-def test_missing_hierarchy_names_the_quasi_identifier(german, german_hierarchies) -> None:
+def test_missing_hierarchy_names_the_quasi_identifier(
+    german, german_hierarchies
+) -> None:
     hierarchies = {q: h for q, h in german_hierarchies.items() if q != "job"}
     with pytest.raises(InvalidParameterError, match="'job'"):
         PbgEa().anonymize(german, german_spec(hierarchies), np.random.default_rng(0))
 
 
-def test_infeasible_requirement_names_the_best_k_and_l(german, german_hierarchies) -> None:
+def test_infeasible_requirement_names_the_best_k_and_l(
+    german, german_hierarchies
+) -> None:
     spec = german_spec(german_hierarchies, k=5, l=11)  # purpose has 10 values
     with pytest.raises(InfeasibleConstraintError, match=r"best achieved k=\d+, l=10"):
         PbgEa(objectives="k-l-glm", generations=5).anonymize(
@@ -199,7 +227,9 @@ def test_parameters_are_checked_and_registered(german, german_hierarchies) -> No
         PbgEa(eps=[1, 2, 3]).anonymize(german, spec, rng)
     with pytest.raises(InvalidParameterError, match="p_cross"):
         PbgEa(p_cross=1.5).anonymize(german, spec, rng)
-    no_target = AnonymizationSpec(GERMAN_QIS, None, None, k=2, hierarchies=german_hierarchies)
+    no_target = AnonymizationSpec(
+        GERMAN_QIS, None, None, k=2, hierarchies=german_hierarchies
+    )
     with pytest.raises(InvalidParameterError, match="target"):
         PbgEa(objectives="k-cm").anonymize(german, no_target, rng)
 
@@ -209,8 +239,14 @@ def test_suppressed_rows_too_few_to_keep_are_dropped() -> None:
         "zip": pd.array(["a"] * 6 + ["b"] * 6 + ["c"], dtype="string"),
         "y": pd.array(["p", "q"] * 6 + ["p"], dtype="string"),
     })  # fmt: skip
-    hs = {"zip": Hierarchy.from_rows("zip", [["a", "*"], ["b", "*"], ["c", "*"]], source="zip.csv")}
-    spec = AnonymizationSpec(("zip",), None, "y", k=3, suppression_limit=0.1, hierarchies=hs)
+    hs = {
+        "zip": Hierarchy.from_rows(
+            "zip", [["a", "*"], ["b", "*"], ["c", "*"]], source="zip.csv"
+        )
+    }
+    spec = AnonymizationSpec(
+        ("zip",), None, "y", k=3, suppression_limit=0.1, hierarchies=hs
+    )
     release = PbgEa(generations=3).anonymize(table, spec, np.random.default_rng(0))
     assert release.evidence["chosen"]["levels"] == {"zip": 0}
     assert len(release.table) == 12 and release.records_in == 13

@@ -8,7 +8,14 @@ import pytest
 from sklearn.tree import DecisionTreeClassifier
 
 from ppdm import datasets
-from ppdm.trees import Equals, Interval, SklearnInducer, ValueSet, encode, tree_from_sklearn
+from ppdm.trees import (
+    Equals,
+    Interval,
+    SklearnInducer,
+    ValueSet,
+    encode,
+    tree_from_sklearn,
+)
 from ppdm.trees.base import constraint_kinds
 
 
@@ -20,7 +27,9 @@ def adult_sample() -> pd.DataFrame:
 
 @pytest.mark.parametrize("encoding", ["onehot", "ordinal"])
 def test_leaf_membership_equals_clf_apply(adult_sample, encoding):
-    X = adult_sample[["age", "workclass", "education", "marital-status", "sex", "hours-per-week"]]
+    X = adult_sample[
+        ["age", "workclass", "education", "marital-status", "sex", "hours-per-week"]
+    ]
     y = adult_sample["income"]
     inducer = SklearnInducer(encoding=encoding, min_samples_leaf=20).fit(X, y)
     tree = inducer.tree_
@@ -71,5 +80,7 @@ def test_missing_numeric_values_go_where_sklearn_sends_them():
     inducer = SklearnInducer(min_samples_leaf=5).fit(X, y)
     matrix, _ = encode(X)
     source = np.array([node.source_id for node in inducer.tree_.nodes])
-    assert np.array_equal(source[inducer.tree_.leaf_ids()], inducer.estimator_.apply(matrix))
+    assert np.array_equal(
+        source[inducer.tree_.leaf_ids()], inducer.estimator_.apply(matrix)
+    )
     assert np.array_equal(inducer.tree_.apply(X), inducer.tree_.leaf_ids())

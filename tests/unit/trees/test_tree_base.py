@@ -22,7 +22,9 @@ from ppdm.trees import (
 def _table() -> pd.DataFrame:
     return pd.DataFrame(
         {
-            "colour": pd.array(["red", "blue", "red", None, "green", "blue"], dtype="string"),
+            "colour": pd.array(
+                ["red", "blue", "red", None, "green", "blue"], dtype="string"
+            ),
             "age": [20.0, 35.0, 50.0, 41.0, np.nan, 29.0],
         }
     )
@@ -32,8 +34,12 @@ def _tree() -> PredicateTree:
     """colour = red -> age <= 30 / age > 30; colour in {blue, green}; missing -> red."""
     young = TreeNode(Interval("age", high=30.0), rows=np.array([0]))
     old = TreeNode(Interval("age", low=30.0), rows=np.array([2, 3]))
-    red = TreeNode(Equals("colour", "red"), children=[young, old], rows=np.array([0, 2, 3]),
-                   missing_child=1)
+    red = TreeNode(
+        Equals("colour", "red"),
+        children=[young, old],
+        rows=np.array([0, 2, 3]),
+        missing_child=1,
+    )
     other = TreeNode(ValueSet("colour", {"blue", "green"}), rows=np.array([1, 4, 5]))
     root = TreeNode(children=[red, other], rows=np.arange(6), missing_child=0)
     return PredicateTree(root, 6)
@@ -80,8 +86,11 @@ def test_leaf_ids_follow_the_stored_rows_and_apply_routes_missing_values():
 def test_coverage_is_checked(leaf_rows, message):
     young = TreeNode(Interval("age", high=30.0), rows=np.array(leaf_rows[0]))
     old = TreeNode(Interval("age", low=30.0), rows=np.array(leaf_rows[1]))
-    red = TreeNode(Equals("colour", "red"), children=[young, old],
-                   rows=np.array(leaf_rows[0] + leaf_rows[1]))
+    red = TreeNode(
+        Equals("colour", "red"),
+        children=[young, old],
+        rows=np.array(leaf_rows[0] + leaf_rows[1]),
+    )
     other = TreeNode(Equals("colour", "blue"), rows=np.array(leaf_rows[2]))
     with pytest.raises(ValueError, match=message):
         PredicateTree(TreeNode(children=[red, other], rows=np.arange(6)), 6)
@@ -101,10 +110,20 @@ def test_predicate_masks():
     column = pd.Series(pd.array(["a", None, "b", "c"], dtype="string"))
     assert Equals("v", "a").mask(column).tolist() == [True, False, False, False]
     assert Equals("v", None).mask(column).tolist() == [False, True, False, False]
-    assert ValueSet("v", {"b", None}).mask(column).tolist() == [False, True, True, False]
+    assert ValueSet("v", {"b", None}).mask(column).tolist() == [
+        False,
+        True,
+        True,
+        False,
+    ]
     numbers = pd.Series([1.0, 2.0, np.nan, 3.0])
     assert Interval("n", 1.0, 2.0).mask(numbers).tolist() == [False, True, False, False]
-    assert Interval("n", -math.inf, 2.0).mask(numbers).tolist() == [True, True, False, False]
+    assert Interval("n", -math.inf, 2.0).mask(numbers).tolist() == [
+        True,
+        True,
+        False,
+        False,
+    ]
 
 
 def test_to_dict_is_compact_json():
@@ -113,6 +132,11 @@ def test_to_dict_is_compact_json():
     blob = json.loads(json.dumps(tree.to_dict()))
     assert blob["n_rows"] == 6 and blob["n_leaves"] == 3
     assert blob["nodes"][0] == {"id": 0, "n": 6}
-    assert blob["nodes"][2] == {"id": 2, "n": 1, "parent": 1, "test": "age <= 30",
-                                "label": "yes"}
+    assert blob["nodes"][2] == {
+        "id": 2,
+        "n": 1,
+        "parent": 1,
+        "test": "age <= 30",
+        "label": "yes",
+    }
     assert blob["nodes"][4]["test"] == "colour in {blue|green}"

@@ -234,3 +234,16 @@ def test_membership_naive_bayes_by_hand():
         [[expected_a, expected_b], [np.log(2 / 3), np.log(1 / 3)]],
     )
     assert model.predict(test).tolist() == ["A", "A"]
+
+
+def test_discretize_prepare_fits_on_the_training_part_only(table):
+    from ppdm.utility.experiment import make_discretize_prepare
+
+    prepare = make_discretize_prepare(["age"], "income")
+    train, test = table.iloc[:100], table.iloc[100:]
+    shifted = test.assign(age=test["age"] + 1000)  # values the training part never saw
+    binned_train, binned_test = prepare(train, shifted)
+    categories = list(binned_train["age"].cat.categories)
+    assert list(binned_test["age"].cat.categories) == categories
+    assert (binned_test["age"] == categories[-1]).all()  # all above every cut
+    pd.testing.assert_frame_equal(train, table.iloc[:100])  # inputs untouched

@@ -108,3 +108,23 @@ def test_report_without_holdout_or_front(original):
     assert "No hold-out evaluation" in page
     assert "Pareto front" not in page
     assert page.count("data:image/png;base64,") == 1
+
+
+def test_a_failing_algorithm_still_gives_a_report(original):
+    from ppdm.exceptions import InfeasibleConstraintError
+
+    def infeasible(train):
+        raise InfeasibleConstraintError("k=500 exceeds the 84 training rows")
+
+    holdout = holdout_utility(original, infeasible, target="income", seed=0)
+    assert holdout["error"].startswith("InfeasibleConstraintError: k=500")
+    for scores in holdout["accuracy"].values():
+        assert np.isnan(scores["anonymized"]) and scores["original"] > 0.5
+    spec = AnonymizationSpec(
+        quasi_identifiers=QI, sensitive_attribute=None, target="income", k=500
+    )
+    utility = build_utility(original, {}, spec, holdout, {})
+    json.dumps(utility, allow_nan=False)
+    page = render_report_html(utility, title="failed")
+    assert "could not anonymize the training part" in page
+    assert "k=500 exceeds" in page
