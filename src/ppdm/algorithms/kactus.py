@@ -37,12 +37,13 @@ from ppdm.model import (
 )
 from ppdm.params import Boolean, Interval, Options
 from ppdm.progress import report
+from ppdm.trees.base import Interval as TreeInterval
 from ppdm.trees.base import PredicateTree, TreeNode, constraint_kinds
 from ppdm.trees.c45 import C45
 from ppdm.trees.sklearn_adapter import SklearnInducer
-from ppdm.values import format_set
+from ppdm.values import format_interval, format_set
 
-__all__ = ["Kactus", "KactusResult", "anonymize_tree"]
+__all__ = ["Kactus", "KactusResult", "anonymize_tree", "path_interval"]
 
 
 @dataclass
@@ -125,6 +126,7 @@ def anonymize_tree(
     *,
     lending: str = "random",
     generalize_small_siblings: bool = False,
+    numeric_release: str = "mean",
     suppression_marker: str = SUPPRESSED,
 ) -> KactusResult:
     """The paper's Anonymize(S, Q, CT, k) on a tree whose nodes hold their rows.
@@ -155,8 +157,10 @@ def anonymize_tree(
 
     suppress(R, Q, path), per quasi-identifier: pinned by an equality test
     and single-valued in R -> kept; tested only by inequalities (numeric) ->
-    the mean of the attribute over R (missing values in R get it too); else
-    the suppression marker. With ``generalize_small_siblings`` a categorical
+    the mean of the attribute over R (missing values in R get it too), or,
+    with ``numeric_release="interval"``, the path's interval (the
+    intersection of its thresholds, e.g. ``(30, 50]``); else the suppression
+    marker. With ``generalize_small_siblings`` a categorical
     attribute that the path constrains to a value set, or whose test was
     pruned away below the releasing node, is released as the value set of R
     (``{a|b}``) instead of the marker -- the paper's "Yellow OR Blue"
@@ -173,6 +177,7 @@ def anonymize_tree(
     rng : numpy.random.Generator
     lending : {"random", "greedy"}, default="random"
     generalize_small_siblings : bool, default=False
+    numeric_release : {"mean", "interval"}, default="mean"
     suppression_marker : str, default="*"
 
     Returns
@@ -280,11 +285,21 @@ def anonymize_tree(
         group_rows,
         pruned_attributes,
         generalize_small_siblings,
+        numeric_release,
         suppression_marker,
     )
     result.lost = lost
     result.node_stats = stats
     return result
+
+
+def path_interval(tree: PredicateTree, node: TreeNode, attribute: str) -> tuple:
+    """The interval ``(low, high]`` the thresholds on ``node``'s path leave."""
+    low, high = -np.inf, np.inf
+    for predicate in tree.path(node):
+        if isinstance(predicate, TreeInterval) and predicate.attribute == attribute:
+            low, high = max(low, predicate.low), min(high, predicate.high)
+    return float(low), float(high)
 
 
 def _suppress(
@@ -295,6 +310,7 @@ def _suppress(
     group_rows: list[np.ndarray],
     pruned_attributes: dict[int, frozenset[str]],
     generalize: bool,
+    numeric_release: str,
     marker: str,
 ) -> KactusResult:
     """suppress(R, Q, path) for every released group at once, vectorised.
@@ -333,7 +349,12 @@ def _suppress(
             per_group: dict[int, Any] = {}
             if attribute_kind(column) is AttributeKind.NUMERIC:
                 use = (kind == "interval") & ~keep
-                if use.any():
+                if use.any() and numeric_release == "interval":
+                    for g in np.flatnonzero(use):
+                        node = tree.node(group_nodes[g])
+                        low, high = path_interval(tree, node, name)
+                        per_group[int(g)] = format_interval(low, high, closed="right")
+                elif use.any():
                     values = column.to_numpy(dtype=float, na_value=np.nan)[rows]
                     present = ~np.isnan(values)
                     total = np.add.reduceat(np.where(present, values, 0.0), starts)
@@ -407,6 +428,14 @@ class Kactus(Anonymizer):
     by a fraction). kACTUS is a k-anonymity algorithm: ``spec.l > 1`` is
     rejected (no l-diversity check of the released leaves is implemented).
 
+    The release's evidence holds ``tree`` (compact JSON: node ids, parents,
+    tests, sizes, majority labels), ``nodes`` (per processed internal node:
+    instances released by its complying children, non-complying count,
+    instances lent, instances it holds after pruning), ``groups``,
+    ``records_released``, ``records_fully_suppressed`` (released at the root),
+    ``lost_records`` and ``lost_positions`` (input row positions of the
+    dropped rows, fewer than k) and ``suppressed_cells``.
+
     Parameters
     ----------
     inducer : {"c45", "sklearn"}, default="c45"
@@ -415,7 +444,11 @@ class Kactus(Anonymizer):
         on one-hot encoded attributes with ``min_samples_leaf = k``.
     lending : {"random", "greedy"}, default="random"
         Which extra instances complying leaves lend (see
-        :func:`anonymize_tree`); "random" is the paper's.
+        :func:`anonymize_tree`); "random" is the paper's. "greedy" lends the
+        instances closest to the non-complying ones: distance = number of
+        categorical QIs differing from the non-complying instances' most
+        frequent value + sum over numeric QIs of |x - their median| / the
+        attribute's range (capped at 1; missing counts 1); ties by ``rng``.
     generalize_small_siblings : bool, default=False
         Release a value set ("Yellow OR Blue") instead of suppressing a
         categorical attribute whose test was pruned away (not in the paper;
@@ -424,6 +457,12 @@ class Kactus(Anonymizer):
         Confidence factor of the C4.5 inducer's error-based pruning (J48's
         default, as in the paper's experiments); ``None`` grows the unpruned
         tree. Ignored by the "sklearn" inducer.
+    numeric_release : {"mean", "interval"}, default="mean"
+        What a numeric quasi-identifier tested only by thresholds on the
+        releasing path becomes: the group's mean (the paper's rule) or the
+        path's interval, e.g. ``(30, 50]`` (not in the paper: a group mean is
+        a near-unique number per group, which learners trained on the release
+        can treat as a group identifier; see ``benchmarks/results/kactus.md``).
 
     References
     ----------
@@ -455,6 +494,7 @@ class Kactus(Anonymizer):
         "lending": Options({"random", "greedy"}),
         "generalize_small_siblings": Boolean(),
         "pruning_confidence": (Interval(Real, 0.0, 0.5, closed="right"), None),
+        "numeric_release": Options({"mean", "interval"}),
     }
 
     def __init__(
@@ -464,11 +504,13 @@ class Kactus(Anonymizer):
         lending: str = "random",
         generalize_small_siblings: bool = False,
         pruning_confidence: float | None = 0.25,
+        numeric_release: str = "mean",
     ) -> None:
         self.inducer = inducer
         self.lending = lending
         self.generalize_small_siblings = generalize_small_siblings
         self.pruning_confidence = pruning_confidence
+        self.numeric_release = numeric_release
 
     def grow_tree(self, table: pd.DataFrame, spec: AnonymizationSpec) -> PredicateTree:
         """Phase 1: the classification tree on ``QI + target`` (MinObj = k)."""
@@ -511,6 +553,7 @@ class Kactus(Anonymizer):
             rng,
             lending=self.lending,
             generalize_small_siblings=self.generalize_small_siblings,
+            numeric_release=self.numeric_release,
             suppression_marker=spec.suppression_marker,
         )
         released = result.table

@@ -53,10 +53,12 @@ from ppdm.values import format_number, parse_cell
 
 __all__ = ["RiskReport", "reidentification_risk", "population_class_sizes"]
 
-#: Largest (classes x population combinations x QIs) coverage test computed
-#: for journalist/marketer risk when the release is not a global recoding.
+#: Largest (classes x population rows / 64 x QIs) coverage test, in 64-bit
+#: word operations, computed for journalist/marketer risk when the release is
+#: not a global recoding.
 MAX_COVERAGE_WORK = 2_000_000_000
-_BLOCK_CELLS = 8_000_000
+_MAX_BITSET_BYTES = 1 << 30
+_BLOCK_BYTES = 64 << 20
 
 
 @dataclass(frozen=True)
@@ -192,26 +194,34 @@ def _text(value: object) -> str | None:
     return str(value)
 
 
-def _covers(cell: object, values: list[object], marker: str) -> np.ndarray:
-    """Which of the population ``values`` a released ``cell`` covers."""
-    texts = [_text(v) for v in values]
+def _covers(
+    cell: object, texts: list[str | None], numbers: np.ndarray, marker: str
+) -> np.ndarray:
+    """Which population values (as ``texts`` and ``numbers``) ``cell`` covers."""
     parsed = parse_cell(_text(cell), marker)
     if parsed.kind == "suppressed":
-        return np.ones(len(values), dtype=bool)
+        return np.ones(len(texts), dtype=bool)
     if parsed.kind == "missing":
         return np.array([t is None or t == "" for t in texts], dtype=bool)
     if parsed.kind == "set":
+        # a missing value inside a set is written as an empty member
         members = set(parsed.members)
-        return np.array([t in members for t in texts], dtype=bool)
+        return np.array(
+            [("" if t is None else t) in members for t in texts], dtype=bool
+        )
+    same = np.array([t == parsed.text for t in texts], dtype=bool)
     if parsed.kind == "interval":
-        numbers = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce")
-        x = numbers.to_numpy(dtype=float)
+        x = numbers
         above = x >= parsed.low if parsed.low_closed else x > parsed.low
         below = x <= parsed.high if parsed.high_closed else x < parsed.high
-        return np.asarray(above & below & ~np.isnan(x)) | np.array(
-            [t == parsed.text for t in texts], dtype=bool
-        )
-    return np.array([t == parsed.text for t in texts], dtype=bool)
+        return (above & below & ~np.isnan(x)) | same
+    return same
+
+
+def _value_texts(values: list[object]) -> tuple[list[str | None], np.ndarray]:
+    texts = [_text(v) for v in values]
+    numbers = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce")
+    return texts, numbers.to_numpy(dtype=float)
 
 
 def population_class_sizes(
@@ -220,9 +230,12 @@ def population_class_sizes(
     """``F_j``: population records covered by each released class.
 
     ``keys`` holds one row of released quasi-identifier cells per class.
-    Returns None when the exact count would exceed :data:`MAX_COVERAGE_WORK`.
+    Returns None when the exact count would exceed :data:`MAX_COVERAGE_WORK`
+    (or 1 GB of coverage bitsets).
     """
     qis = list(keys.columns)
+    if not qis:  # a single class holding everyone
+        return np.full(len(keys), len(population), dtype=np.int64)
     combo_ids, n_combos = equivalence_classes(population, qis)
     combo_counts = np.bincount(combo_ids, minlength=n_combos).astype(np.float64)
     firsts = np.flatnonzero(
@@ -236,8 +249,10 @@ def population_class_sizes(
     for q in qis:
         c_codes, c_uniques = pd.factorize(keys[q], use_na_sentinel=False)
         v_codes, v_uniques = pd.factorize(combos[q], use_na_sentinel=False)
-        values = list(v_uniques)
-        matrix = np.vstack([_covers(cell, values, marker) for cell in c_uniques])
+        texts, numbers = _value_texts(list(v_uniques))
+        matrix = np.vstack(
+            [_covers(cell, texts, numbers, marker) for cell in c_uniques]
+        )
         functional &= bool((matrix.sum(axis=0) <= 1).all())
         cell_codes.append(c_codes)
         value_codes.append(v_codes)
@@ -261,19 +276,51 @@ def population_class_sizes(
         return np.bincount(
             target[ok], weights=combo_counts[ok], minlength=n_classes
         ).astype(np.int64)
-    if n_classes * n_combos * max(len(qis), 1) > MAX_COVERAGE_WORK:
+    return _bitset_counts(cell_codes, value_codes, coverage, combo_ids, n_classes)
+
+
+def _bitset_counts(
+    cell_codes: list[np.ndarray],
+    value_codes: list[np.ndarray],
+    coverage: list[np.ndarray],
+    combo_ids: np.ndarray,
+    n_classes: int,
+) -> np.ndarray | None:
+    # Local recoding (overlapping cells): per QI and released cell, the
+    # population rows it covers as a bitset; a class covers the AND of its
+    # cells' bitsets and F_j is that AND's popcount. Written by hand because
+    # no library computes coverage counts of generalized records; bitsets keep
+    # it to classes x rows/64 word operations per QI.
+    n_rows = len(combo_ids)
+    n_bytes = (n_rows + 7) // 8
+    n_words = (n_bytes + 7) // 8
+    n_cells = sum(m.shape[0] for m in coverage)
+    if (
+        n_classes * n_words * len(coverage) > MAX_COVERAGE_WORK
+        or n_cells * n_words * 8 > _MAX_BITSET_BYTES
+    ):
         return None
-    out = np.zeros(n_classes)
-    block = max(1, _BLOCK_CELLS // max(n_combos, 1))
+    bitsets = []
+    cell_block = max(1, _BLOCK_BYTES // max(n_rows, 1))
+    for matrix, v_codes in zip(coverage, value_codes, strict=True):
+        row_codes = v_codes[combo_ids]
+        words = np.zeros((matrix.shape[0], n_words * 8), dtype=np.uint8)
+        for start in range(0, matrix.shape[0], cell_block):
+            stop = min(start + cell_block, matrix.shape[0])
+            covered = matrix[start:stop][:, row_codes]
+            words[start:stop, :n_bytes] = np.packbits(
+                covered, axis=1, bitorder="little"
+            )
+        bitsets.append(words.view(np.uint64))
+    out = np.empty(n_classes, dtype=np.int64)
+    block = max(1, _BLOCK_BYTES // (8 * n_words))
     for start in range(0, n_classes, block):
         stop = min(start + block, n_classes)
-        mask = np.ones((stop - start, n_combos), dtype=bool)
-        for matrix, c_codes, v_codes in zip(
-            coverage, cell_codes, value_codes, strict=True
-        ):
-            mask &= matrix[c_codes[start:stop]][:, v_codes]
-        out[start:stop] = mask @ combo_counts
-    return out.astype(np.int64)
+        acc = bitsets[0][cell_codes[0][start:stop]]
+        for words, codes in zip(bitsets[1:], cell_codes[1:], strict=True):
+            acc &= words[codes[start:stop]]
+        out[start:stop] = np.bitwise_count(acc).sum(axis=1, dtype=np.int64)
+    return out
 
 
 def _mixed_key(codes: list[np.ndarray], radices: list[int]) -> np.ndarray:

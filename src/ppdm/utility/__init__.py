@@ -21,6 +21,7 @@ from ppdm.utility.classification import (
 from ppdm.utility.features import CellFeaturizer
 from ppdm.utility.loss import (
     classification_metric,
+    covers_from_hierarchies,
     discernibility_metric,
     information_loss,
     lost_records,
@@ -34,6 +35,7 @@ __all__ = [
     "CellFeaturizer",
     "build_utility",
     "classification_metric",
+    "covers_from_hierarchies",
     "cross_validate",
     "discernibility_metric",
     "holdout_utility",

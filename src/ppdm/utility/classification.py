@@ -24,8 +24,8 @@ numeric cells are mean-imputed for the tree and logistic regression):
   no error-based pruning; ``min_samples_leaf=2`` is C4.5's ``-M 2``);
 - ``"naive_bayes"``: :class:`MembershipNB`, a categorical naive Bayes whose
   counts are the (fractional) memberships of the released cells; numeric
-  attributes are cut into 10 quantile bins of the training values; unknown
-  cells are ignored, as naive Bayes ignores missing values. ``GaussianNB``
+  attributes are cut into 10 equal-width bins of their observed range;
+  unknown cells are ignored, as naive Bayes ignores missing values. ``GaussianNB``
   was the first choice and was dropped: on kACTUS releases (a whole class of
   rows holding one imputed mean) its variances collapse and the accuracy fell
   to 60 +- 19 % at k=10 on an Adult sample (80 % on the original);
@@ -126,14 +126,16 @@ class MembershipNB(ClassifierMixin, BaseEstimator):
 
     Every attribute is categorical: a nominal attribute is its block of
     one-hot columns from :class:`CellFeaturizer`; a numeric attribute is cut
-    into ``n_bins`` quantile bins of its training values (a value set spread
-    over several bins is not possible here: a numeric cell is one midpoint).
-    Per class and attribute, ``P(v | c) = (W[c, v] + alpha) / (W[c] + alpha *
-    |values|)`` where ``W`` sums the *membership weights* of the class's
-    training rows, so a released ``{a|b}`` adds 1/2 to each of ``a`` and
-    ``b`` (CategoricalNB's counts, generalized to fractional memberships). An
-    unknown cell (suppressed or missing: all-zero block, NaN number)
-    contributes nothing, which is how naive Bayes ignores missing values.
+    into ``n_bins`` equal-width bins of its observed range in the original
+    data (the schema-level range NCP also uses; bins fitted on the released
+    values would follow the release's artefacts, e.g. kACTUS's leaf means,
+    which no real value matches). Per class and attribute, ``P(v | c) =
+    (W[c, v] + alpha) / (W[c] + alpha * |values|)`` where ``W`` sums the
+    *membership weights* of the class's training rows, so a released
+    ``{a|b}`` adds 1/2 to each of ``a`` and ``b`` (CategoricalNB's counts,
+    generalized to fractional memberships). An unknown cell (suppressed or
+    missing: all-zero block, NaN number) contributes nothing, which is how
+    naive Bayes ignores missing values.
 
     Why hand-written: ``CategoricalNB`` takes integer codes only (no
     fractional membership); ``MultinomialNB`` normalizes over all features at
@@ -146,13 +148,29 @@ class MembershipNB(ClassifierMixin, BaseEstimator):
     blocks : sequence of (str, int, int)
         ``(kind, start, stop)`` per attribute (:attr:`CellFeaturizer.blocks_`);
         kind "numeric" (one column) or "onehot".
+    ranges : sequence of (float, float) or None, optional
+        Range of each numeric block (:attr:`CellFeaturizer.ranges_`); a
+        numeric block without one is cut at the quantiles of its training
+        values.
     n_bins : int, default=10
     alpha : float, default=1.0
         Laplace smoothing.
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+    edges_ : list of numpy.ndarray or None
+        Inner bin edges of each numeric block.
+    log_prior_ : numpy.ndarray
+    log_likelihood_ : list of numpy.ndarray
+        ``log P(v | c)`` per block, shape (n_classes, n_values).
     """
 
-    def __init__(self, *, blocks=(), n_bins: int = 10, alpha: float = 1.0) -> None:
+    def __init__(
+        self, *, blocks=(), ranges=None, n_bins: int = 10, alpha: float = 1.0
+    ) -> None:
         self.blocks = blocks
+        self.ranges = ranges
         self.n_bins = n_bins
         self.alpha = alpha
 
@@ -170,24 +188,29 @@ class MembershipNB(ClassifierMixin, BaseEstimator):
             parts.append(one_hot)
         return parts
 
+    def _edges(self, values: np.ndarray, value_range: tuple | None) -> np.ndarray:
+        inner = np.linspace(0, 1, self.n_bins + 1)[1:-1]
+        if value_range is not None and value_range[1] > value_range[0]:
+            low, high = value_range
+            return low + inner * (high - low)
+        known = values[~np.isnan(values)]
+        return np.unique(np.quantile(known, inner)) if len(known) else np.empty(0)
+
     def fit(self, x: np.ndarray, y: np.ndarray) -> MembershipNB:
         x = np.asarray(x, dtype=float)
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
-        self.edges_ = []
-        for kind, start, _ in self.blocks:
-            if kind != "numeric":
-                self.edges_.append(None)
-                continue
-            values = x[:, start][~np.isnan(x[:, start])]
-            quantiles = np.linspace(0, 1, self.n_bins + 1)[1:-1]
-            edges = np.unique(np.quantile(values, quantiles)) if len(values) else []
-            self.edges_.append(np.asarray(edges, dtype=float))
+        ranges = (
+            list(self.ranges) if self.ranges is not None else [None] * len(self.blocks)
+        )
+        self.edges_ = [
+            self._edges(x[:, start], ranges[i]) if kind == "numeric" else None
+            for i, (kind, start, _) in enumerate(self.blocks)
+        ]
         class_rows = np.eye(len(self.classes_))[codes]  # (n, n_classes)
         self.log_prior_ = np.log(class_rows.mean(axis=0))
         self.log_likelihood_ = []
         for block in self._memberships(x):
-            weights = class_rows.T @ block  # (n_classes, n_values)
-            smoothed = weights + self.alpha
+            smoothed = class_rows.T @ block + self.alpha  # (n_classes, n_values)
             totals = smoothed.sum(axis=1, keepdims=True)
             self.log_likelihood_.append(np.log(smoothed / totals))
         return self
@@ -205,11 +228,17 @@ class MembershipNB(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.predict_log_joint(x), axis=1)]
 
 
-def make_model(name: str, seed: int, blocks: Sequence[tuple] = ()) -> Any:
+def make_model(
+    name: str,
+    seed: int,
+    blocks: Sequence[tuple] = (),
+    ranges: Sequence[tuple | None] | None = None,
+) -> Any:
     """A fresh, seeded model (imputation included where it needs one) by name.
 
-    ``blocks`` (:attr:`CellFeaturizer.blocks_`) tells naive Bayes which
-    feature columns form one attribute; without it every column is numeric.
+    ``blocks`` and ``ranges`` (:attr:`CellFeaturizer.blocks_` and
+    ``ranges_``) tell naive Bayes which feature columns form one attribute and
+    the range of each numeric one.
     """
     impute = ("impute", SimpleImputer(strategy="mean", keep_empty_features=True))
     if name == "decision_tree":
@@ -218,7 +247,7 @@ def make_model(name: str, seed: int, blocks: Sequence[tuple] = ()) -> Any:
         )
         return Pipeline([impute, ("model", model)])
     if name == "naive_bayes":
-        return MembershipNB(blocks=list(blocks))
+        return MembershipNB(blocks=list(blocks), ranges=ranges)
     if name == "logistic_regression":
         model = LogisticRegression(max_iter=1000, random_state=seed)
         return Pipeline([impute, ("scale", StandardScaler()), ("model", model)])
@@ -291,7 +320,7 @@ def train_and_score(
     scores = {}
     for name in models:
         original_acc = (
-            _fit_score(name, seed, featurizer.blocks_, x_orig, y_orig, x_test, y_test)
+            _fit_score(name, seed, featurizer, x_orig, y_orig, x_test, y_test)
             if with_original
             else float("nan")
         )
@@ -309,7 +338,7 @@ def train_and_score(
 def _fit_score(
     name: str,
     seed: int,
-    blocks: Sequence[tuple],
+    featurizer: CellFeaturizer,
     x_train: np.ndarray,
     y_train: np.ndarray,
     x_test: np.ndarray,
@@ -325,7 +354,8 @@ def _fit_score(
         # class; say so directly rather than rely on each model's corner case.
         model = DummyClassifier(strategy="most_frequent").fit(x_train, y_train)
         return float(np.mean(model.predict(x_test) == y_test))
-    model = make_model(name, seed, blocks).fit(x_train, y_train)
+    model = make_model(name, seed, featurizer.blocks_, featurizer.ranges_)
+    model.fit(x_train, y_train)
     return float(np.mean(model.predict(x_test) == y_test))
 
 
@@ -345,7 +375,7 @@ def _score_released(
         )
     x_rel = featurizer.transform(released)
     y_rel = released[target].astype(str).to_numpy()
-    return _fit_score(name, seed, featurizer.blocks_, x_rel, y_rel, x_test, y_test)
+    return _fit_score(name, seed, featurizer, x_rel, y_rel, x_test, y_test)
 
 
 def holdout_utility(

@@ -303,15 +303,27 @@ def plot_accuracy_vs_k(results: pd.DataFrame, *, title: str = "") -> bytes:
         ax = fig.add_subplot(1, 1, 1)
         if len(results):
             summary = summarize_cv(results, by=("algorithm", "model", "k"))
+            algorithms = sorted(summary["algorithm"].unique())
+            models = list(dict.fromkeys(results["model"]))
+            # colour = model, line style and marker = algorithm; a small
+            # horizontal shift per algorithm keeps the error bars apart
+            styles = ["-", "--", ":", "-."]
+            markers = ["o", "s", "^", "D"]
+            span = float(summary["k"].max() - summary["k"].min()) or 1.0
             for (algorithm, model), group in summary.groupby(
                 ["algorithm", "model"], sort=True
             ):
+                a = algorithms.index(algorithm)
+                m = models.index(model)
                 group = group.sort_values("k")
+                shift = (a - (len(algorithms) - 1) / 2) * 0.008 * span
                 ax.errorbar(
-                    group["k"],
+                    group["k"] + shift,
                     100 * group["mean"],
                     yerr=100 * group["sd"].fillna(0.0),
-                    marker="o",
+                    color=f"C{m % 10}",
+                    linestyle=styles[a % len(styles)],
+                    marker=markers[a % len(markers)],
                     capsize=3,
                     label=f"{algorithm} / {model}",
                 )

@@ -101,6 +101,8 @@ class CellFeaturizer:
     feature_names_ : list of str
     blocks_ : list of (str, int, int)
         ``(kind, start, stop)``: the feature columns of each attribute.
+    ranges_ : list of (float, float) or None
+        Observed range of each numeric attribute (None for the others).
 
     Examples
     --------
@@ -168,6 +170,9 @@ class CellFeaturizer:
             stop = start + len(spec.feature_names)
             self.blocks_.append((spec.kind, start, stop))
             start = stop
+        self.ranges_ = [
+            (spec.low, spec.high) if spec.kind == "numeric" else None for spec in specs
+        ]
         return self
 
     def transform(self, table: pd.DataFrame) -> np.ndarray:

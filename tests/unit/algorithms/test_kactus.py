@@ -228,6 +228,10 @@ def test_numeric_attribute_tested_by_thresholds_is_released_as_its_mean():
     result = anonymize_tree(table, tree, ["age"], 4, np.random.default_rng(0))
     assert result.table["age"].tolist() == [24.0] * 4 + [49.0] * 4
     assert result.table["y"].tolist() == table["y"].tolist()
+    as_intervals = anonymize_tree(
+        table, tree, ["age"], 4, np.random.default_rng(0), numeric_release="interval"
+    )
+    assert as_intervals.table["age"].tolist() == ["(-inf, 30]"] * 4 + ["(30, inf)"] * 4
 
 
 # -- the algorithm object -----------------------------------------------------------------
@@ -265,6 +269,7 @@ def tables(draw):
                 "lending": st.sampled_from(["random", "greedy"]),
                 "generalize_small_siblings": st.booleans(),
                 "pruning_confidence": st.sampled_from([0.25, None]),
+                "numeric_release": st.sampled_from(["mean", "interval"]),
             }
         )
     )
@@ -340,6 +345,7 @@ def test_registry_and_parameters():
         "lending": "greedy",
         "generalize_small_siblings": False,
         "pruning_confidence": 0.25,
+        "numeric_release": "mean",
     }
     assert Kactus.summary and "\n" not in Kactus.summary
     table = pd.DataFrame({"a": list("abab"), "y": list("xyxy")})

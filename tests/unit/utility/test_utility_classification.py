@@ -247,3 +247,16 @@ def test_discretize_prepare_fits_on_the_training_part_only(table):
     assert list(binned_test["age"].cat.categories) == categories
     assert (binned_test["age"] == categories[-1]).all()  # all above every cut
     pd.testing.assert_frame_equal(train, table.iloc[:100])  # inputs untouched
+
+
+def test_membership_naive_bayes_bins_numbers_over_their_observed_range():
+    from ppdm.utility.classification import MembershipNB
+
+    x = np.array([[1.0], [1.5], [3.0], [3.5]])
+    y = np.array(["lo", "lo", "hi", "hi"])
+    model = MembershipNB(blocks=[("numeric", 0, 1)], ranges=[(0.0, 8.0)], n_bins=4)
+    model.fit(x, y)
+    np.testing.assert_allclose(model.edges_[0], [2.0, 4.0, 6.0])
+    # 0.5 falls in the bin of the "lo" rows, 3.9 in that of the "hi" rows, and
+    # 7.0 in a bin no training row reached: the prior decides (a tie -> "hi")
+    assert model.predict(np.array([[0.5], [3.9], [7.0]])).tolist() == ["lo", "hi", "hi"]

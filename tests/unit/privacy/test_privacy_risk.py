@@ -46,6 +46,15 @@ def test_population_risk_with_ranges_sets_and_suppression():
     assert r.classes_not_in_population == 0
 
 
+def test_missing_values_match_empty_cells_and_empty_set_members():
+    release = pd.DataFrame({"country": ["{|Poland}", "{|Poland}", "", "Cuba"]})
+    population = pd.DataFrame({"country": [None, "Poland", "Poland", None, "Cuba"]})
+    r = reidentification_risk(release, ["country"], population=population)
+    # {|Poland} covers the 2 missing and the 2 Poland; "" covers the 2 missing
+    assert r.classes_not_in_population == 0
+    assert r.marketer == pytest.approx((2 / 4 + 1 / 2 + 1 / 1) / 4)
+
+
 def test_unmatched_population_is_flagged_not_divided_by_zero():
     release = pd.DataFrame({"job": ["x", "x", "y"]})
     population = pd.DataFrame({"job": ["x", "x", "x"]})
