@@ -96,7 +96,8 @@ def main() -> None:
         f"{platform.python_version()}, numpy {np.__version__}"
     )
     emit(
-        f"- load at start (`/proc/loadavg`): {Path('/proc/loadavg').read_text().strip()}"
+        "- load at start (`/proc/loadavg`): "
+        + Path("/proc/loadavg").read_text().strip()
     )
     emit(
         "- timings are medians of the repeats; the machine is shared, so they are noisy"
@@ -136,7 +137,8 @@ def main() -> None:
     )
     emit()
     emit(
-        "| objectives | setting | front size | CE mean / var | RR mean / var | RR min | "
+        "| objectives | setting | front size | CE mean / var | RR mean / var "
+        "| RR min | "
         "evaluations (share) | s per run | paper CE / RR / evaluations |"
     )
     emit("|---|---|---|---|---|---|---|---|---|")
@@ -176,7 +178,8 @@ def main() -> None:
     emit("## Optimal mode (lattice-optimal), all 48,842 rows, k = 5, suppression 2%")
     emit()
     emit(
-        "| quasi-identifiers | nodes | s (build + search) | evaluations | optimum | GLM |"
+        "| quasi-identifiers | nodes | s (build + search) | evaluations | optimum "
+        "| GLM |"
     )
     emit("|---|---|---|---|---|---|")
     for qis in (QIS[:-1], QIS):

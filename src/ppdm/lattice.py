@@ -6,9 +6,12 @@ then grouped to the distinct leaf combinations with their row counts, the set
 of sensitive values present (a bit mask) and the class-label counts. A node is
 evaluated by *rolling up* such a group table: map each changed attribute's
 codes to the coarser level, hash the combined key, and add up the groups that
-merged. :meth:`GeneralizationLattice.evaluate_all` walks a spanning tree of the
-lattice so that every node is rolled up from a parent one step below it, whose
-table is already much smaller than the data.
+merged. :meth:`GeneralizationLattice.evaluate_all` goes layer by layer (by
+level sum) along a spanning tree of the lattice, so that every node is rolled
+up from a parent one step below it, whose table is already much smaller than
+the data; the children of a layer are rolled up in vectorised chunks. GLM is
+summed in integers (losses scaled by a common denominator), so a node's value
+does not depend on the path that evaluated it.
 
 Node semantics (Dewri et al. [1]_): with a suppression limit ``eta`` rows, and
 ``E_i`` the rows in classes of size ``i``, the rows of ``E_1 .. E_j`` are

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ppdm import audit, ingest, provenance, validation
-from ppdm.algorithms import get_algorithm
+from ppdm.algorithms import ALGORITHMS, get_algorithm
 from ppdm.artifacts import (
     ArtifactRef,
     ArtifactStore,
@@ -170,7 +170,10 @@ def discretize_step(config: ReleaseConfig, clean: ArtifactRef) -> StepOutput:
     store = store_for(config)
     table = store.read_table(clean)
     columns = _numeric_qis(config, table)
-    if config.discretize.method == "none" or not columns:
+    method = config.discretize.method
+    if ALGORITHMS[config.algorithm].uses_hierarchies:
+        method = "none"  # the hierarchies generalize the raw values themselves
+    if method == "none" or not columns:
         cut_points: dict[str, list[float]] = {}
         binned = table
     else:
@@ -181,11 +184,10 @@ def discretize_step(config: ReleaseConfig, clean: ArtifactRef) -> StepOutput:
     refs = {
         "discretized": store.put_table(binned, kind="discretized-table"),
         "cut_points": store.put_json(
-            {"method": config.discretize.method, "cut_points": cut_points},
+            {"method": method, "cut_points": cut_points},
             kind="cut-points"),
     }
-    return StepOutput(refs, {"method": config.discretize.method,
-                             "cut_points": cut_points})
+    return StepOutput(refs, {"method": method, "cut_points": cut_points})
 
 
 # -- anonymize --------------------------------------------------------------

@@ -30,6 +30,9 @@ class Anonymizer(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    #: True for algorithms that generalize along ``spec.hierarchies``: they need
+    #: the raw values the hierarchies list, so the pipeline does not bin them.
+    uses_hierarchies: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
 
     @classmethod

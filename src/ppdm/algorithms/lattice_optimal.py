@@ -179,6 +179,7 @@ class LatticeOptimal(Anonymizer):
     """
 
     name: ClassVar[str] = "lattice-optimal"
+    uses_hierarchies: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Exact least-loss full-domain generalization meeting k, l and the "
         "suppression limit (pruned lattice search)"

@@ -342,6 +342,7 @@ class PbgEa(Anonymizer):
     """
 
     name: ClassVar[str] = "pbg-ea"
+    uses_hierarchies: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Evolutionary search of the generalization lattice for the Pareto front of "
         "privacy vs loss (Dewri et al. 2010)"
