@@ -52,6 +52,12 @@ def _parser() -> argparse.ArgumentParser:
     audit_verify.add_argument("--out", type=Path, default=Path("releases"))
 
     commands.add_parser("algorithms", help="list the registered algorithms")
+
+    export = commands.add_parser(
+        "export-sqlite", help="write an embedded dataset into a SQLite database")
+    export.add_argument("dataset", help="embedded dataset: adult, german")
+    export.add_argument("database", type=Path, help="SQLite file to create or update")
+    export.add_argument("--table", help="table name (default: the dataset name)")
     return parser
 
 
@@ -109,10 +115,20 @@ def _algorithms(_: argparse.Namespace) -> int:
     return 0
 
 
+def _export_sqlite(args: argparse.Namespace) -> int:
+    from ppdm import datasets
+    from ppdm.ingest import write_sqlite
+
+    url = write_sqlite(datasets.load(args.dataset), args.database,
+                       args.table or args.dataset)
+    print(url)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     handlers = {"run": _run, "verify": _verify, "algorithms": _algorithms,
-                "audit": _audit_verify}
+                "audit": _audit_verify, "export-sqlite": _export_sqlite}
     try:
         return handlers[args.command](args)
     except AnonymizationError as err:

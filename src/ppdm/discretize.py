@@ -94,6 +94,18 @@ def _check_method(method: str, n_bins: int) -> None:
         raise InvalidParameterError(f"n_bins must be an integer >= 1; got {n_bins!r}")
 
 
+def _midpoint(low: np.ndarray | float, high: np.ndarray | float) -> np.ndarray:
+    """Cut between adjacent distinct values ``low < high``.
+
+    Halves are added (no overflow near the float limits); where the midpoint
+    rounds down onto ``low`` (adjacent floats), ``high`` itself is the cut, which
+    still separates them because a value equal to a cut opens the upper bin.
+    """
+    low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+    mid = low / 2.0 + high / 2.0
+    return np.where(mid > low, mid, high)
+
+
 def _entropy_rows(counts: np.ndarray) -> np.ndarray:
     """Class entropy (bits) of every row of a (m, n_classes) count matrix."""
     totals = counts.sum(axis=1, keepdims=True)
@@ -165,7 +177,7 @@ def _mdl_cut_points(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
         k_2 = int((right[best] > 0).sum())
         delta = np.log2(3.0**k_s - 2) - (k_s * ent_s - k_1 * ent_1 - k_2 * ent_2)
         if gain > (np.log2(n - 1) + delta) / n:
-            cuts.append(float((distinct[g - 1] + distinct[g]) / 2.0))
+            cuts.append(float(_midpoint(distinct[g - 1], distinct[g])))
             stack.append((lo, g))
             stack.append((g, hi))
     return np.sort(np.asarray(cuts, dtype=float))
@@ -181,7 +193,7 @@ def _equal_frequency_cut_points(values: np.ndarray, n_bins: int) -> np.ndarray:
     positions = positions[(positions > 0) & (positions < n)]
     # A cut inside a run of equal values cannot separate them; drop it.
     positions = positions[x[positions - 1] < x[positions]]
-    return np.unique((x[positions - 1] + x[positions]) / 2.0)
+    return np.unique(_midpoint(x[positions - 1], x[positions]))
 
 
 def _numeric_values(values: pd.Series, name: str) -> np.ndarray:

@@ -141,3 +141,21 @@ def test_bad_input_file_stops_the_run_naming_the_column(tmp_path, capsys):
     with pytest.raises(Exception, match="age"):
         pipeline.run_release(load_config(config), schema, suite)
     assert not (tmp_path / "out" / "german").exists()
+
+
+def test_release_from_a_sqlite_database(tmp_path):
+    database = tmp_path / "credit.sqlite"
+    assert main(["export-sqlite", "german", str(database), "--table", "applicants"]) == 0
+    config = default_config("german").model_dump(by_alias=True)
+    config.update(source={"kind": "sql", "url": f"sqlite:///{database}",
+                          "query": "SELECT * FROM applicants"},
+                  output_dir=str(tmp_path / "out"))
+    from ppdm.config import parse_config
+
+    release_dir = pipeline.run_release(parse_config(config), *get_schema("german"))
+    manifest = json.loads((release_dir / "manifest.json").read_text())
+    assert manifest["source"] == f"sql:sqlite:///{database}"
+    # The same rows as the embedded route: the same content fingerprint.
+    embedded = pipeline.ingest_step(default_config("german").with_overrides(
+        output_dir=str(tmp_path / "e")))
+    assert manifest["source_sha256"] == embedded.summary["source_sha256"]
