@@ -76,15 +76,8 @@ def store_for(config: ReleaseConfig) -> ArtifactStore:
 
 
 def requirement_of(config: ReleaseConfig) -> Requirement:
-    return Requirement(
-        quasi_identifiers=tuple(config.quasi_identifiers),
-        sensitive_attribute=config.sensitive_attribute,
-        k=config.k,
-        l=config.l,
-        l_variant=config.l_variant,
-        c=config.c,
-        t=config.t,
-    )
+    return Requirement.from_spec(spec_of(config), l_variant=config.l_variant,
+                                 c=config.c, t=config.t)
 
 
 def spec_of(config: ReleaseConfig, hierarchies: Mapping[str, Any] | None = None

@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ppdm.discretize import (
@@ -124,6 +124,7 @@ def test_mdl_needs_a_target():
     ),
     n_bins=st.integers(1, 12),
 )
+@example(values=[0.0, 5e-324], n_bins=2)  # adjacent floats: the midpoint is 0.0
 def test_equal_frequency_bins_within_one_on_distinct_values(values, n_bins):
     series = pd.Series(values, name="x")
     cuts = fit_cut_points(series, None, method="equal-frequency", n_bins=n_bins)

@@ -75,6 +75,23 @@ class Anonymizer(ABC):
     ) -> Release:
         """Algorithm body; inputs are already validated."""
 
+    def _release(
+        self,
+        released: pd.DataFrame,
+        spec: AnonymizationSpec,
+        table: pd.DataFrame,
+        evidence: dict[str, Any],
+    ) -> Release:
+        """The one-table release of ``table`` made by this algorithm."""
+        return Release(
+            tables={"release": released},
+            algorithm=self.name,
+            params=self.get_params(),
+            evidence=evidence,
+            suppression_marker=spec.suppression_marker,
+            records_in=len(table),
+        )
+
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
         return f"{type(self).__name__}({args})"

@@ -229,11 +229,4 @@ class LatticeOptimal(Anonymizer):
             "released_suppressed": counts["suppressed"],
             "dropped": counts["dropped"],
         }
-        return Release(
-            tables={"release": released},
-            algorithm=self.name,
-            params=self.get_params(),
-            evidence=evidence,
-            suppression_marker=spec.suppression_marker,
-            records_in=len(table),
-        )
+        return self._release(released, spec, table, evidence)

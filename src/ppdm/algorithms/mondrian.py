@@ -565,11 +565,4 @@ class Mondrian(Anonymizer):
             "rounds": partition.rounds,
             "row_order": "input",
         }
-        return Release(
-            tables={"release": released},
-            algorithm=self.name,
-            params=self.get_params(),
-            evidence=evidence,
-            suppression_marker=spec.suppression_marker,
-            records_in=len(table),
-        )
+        return self._release(released, spec, table, evidence)

@@ -435,14 +435,7 @@ class PbgEa(Anonymizer):
             "released_suppressed": counts["suppressed"],
             "dropped": counts["dropped"],
         }
-        return Release(
-            tables={"release": released},
-            algorithm=self.name,
-            params=self.get_params(),
-            evidence=evidence,
-            suppression_marker=spec.suppression_marker,
-            records_in=len(table),
-        )
+        return self._release(released, spec, table, evidence)
 
     def _choose(
         self, archive: list[NodeMetrics], spec: AnonymizationSpec
