@@ -23,7 +23,8 @@ def release(config: ReleaseConfig) -> str:
     tables = {k: v for k, v in candidate.refs.items() if k.startswith("table:")}
     verified = verify(config, tables, validated.refs["clean"], source_sha)
     reported = utility_report(config, validated.refs["clean"], binned.refs["cut_points"],
-                              tables, candidate.refs["evidence"])
+                              tables, candidate.refs["evidence"],
+                              verified.refs["certificate"])
     return publish(config, source_sha, {
         **tables,
         "certificate": verified.refs["certificate"],

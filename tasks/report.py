@@ -14,10 +14,10 @@ from tasks.anonymize import dataset_hierarchies
 
 @task(name="utility-report", cache_policy=INPUTS + TASK_SOURCE)
 def utility_report(config: ReleaseConfig, clean: ArtifactRef, cut_points: ArtifactRef,
-                   candidate: Mapping[str, ArtifactRef], evidence: ArtifactRef
-                   ) -> StepOutput:
-    """Utility report: hold-out accuracy and information loss; utility.json + report.html."""
-    output = utility_step(config, clean, cut_points, candidate, evidence,
+                   candidate: Mapping[str, ArtifactRef], evidence: ArtifactRef,
+                   certificate: ArtifactRef) -> StepOutput:
+    """Utility report: accuracy, information loss, risk; utility.json + report.html."""
+    output = utility_step(config, clean, cut_points, candidate, evidence, certificate,
                           dataset_hierarchies(config))
     markdown_artifact(config, "utility-report", _markdown(output.summary),
                       "Accuracy before/after and information loss")

@@ -9,13 +9,15 @@ from ppdm.artifacts import ArtifactRef
 from ppdm.config import ReleaseConfig
 from ppdm.pipeline import StepOutput, verify_step
 from tasks._ui import markdown_artifact
+from tasks.anonymize import dataset_hierarchies
 
 
 @task(name="verify", cache_policy=NO_CACHE)
 def verify(config: ReleaseConfig, candidate: Mapping[str, ArtifactRef],
            original: ArtifactRef, source_sha256: str) -> StepOutput:
     """Verify: independent check of the candidate files; the certificate artifact."""
-    output = verify_step(config, candidate, original, source_sha256)
+    output = verify_step(config, candidate, original, source_sha256,
+                         dataset_hierarchies(config))
     markdown_artifact(config, "verify", "```json\n" + _short(output.summary) + "\n```",
                       "Verification certificate (passed)")
     return output

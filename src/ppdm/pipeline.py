@@ -42,6 +42,7 @@ from ppdm.exceptions import (
 )
 from ppdm.model import AnonymizationSpec, attribute_kind, AttributeKind
 from ppdm.utility.classification import holdout_utility
+from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.utility.report import build_utility, render_report_html
 from ppdm.verify import Requirement, verify_files
 
@@ -211,7 +212,8 @@ def candidate_files(refs: Mapping[str, ArtifactRef]) -> dict[str, Path]:
 
 # -- verify -----------------------------------------------------------------
 def verify_step(config: ReleaseConfig, candidate: Mapping[str, ArtifactRef],
-                original: ArtifactRef, source_sha256: str) -> StepOutput:
+                original: ArtifactRef, source_sha256: str,
+                hierarchies: Mapping[str, Any] | None = None) -> StepOutput:
     """Re-check the candidate files independently; fail (and publish nothing) if short."""
     store = store_for(config)
     for ref in candidate.values():
@@ -219,6 +221,7 @@ def verify_step(config: ReleaseConfig, candidate: Mapping[str, ArtifactRef],
     certificate = verify_files(
         candidate_files(candidate), requirement_of(config),
         original=store.read_table(original), input_sha256=source_sha256,
+        covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
     )
     ref = store.put_json(certificate.to_dict(), kind="certificate")
     if not certificate.passed:
@@ -239,8 +242,9 @@ def verify_step(config: ReleaseConfig, candidate: Mapping[str, ArtifactRef],
 # -- utility report ---------------------------------------------------------
 def utility_step(config: ReleaseConfig, clean: ArtifactRef, cut_points: ArtifactRef,
                  candidate: Mapping[str, ArtifactRef], evidence: ArtifactRef,
+                 certificate: ArtifactRef,
                  hierarchies: Mapping[str, Any] | None = None) -> StepOutput:
-    """Information loss and hold-out accuracy; utility.json and report.html."""
+    """Information loss, hold-out accuracy and risk; utility.json and report.html."""
     store = store_for(config)
     original = store.read_table(clean)
     cuts = store.read_json(cut_points)["cut_points"]
@@ -254,10 +258,15 @@ def utility_step(config: ReleaseConfig, clean: ArtifactRef, cut_points: Artifact
         release = algorithm.anonymize(binned, spec, np.random.default_rng(config.seed))
         return release.table
 
+    covers = covers_from_hierarchies(hierarchies) if hierarchies else None
     holdout = holdout_utility(original, anonymize_training_split, target=config.target,
-                              test_size=config.utility.test_size, seed=config.seed)
+                              test_size=config.utility.test_size, seed=config.seed,
+                              covers=covers)
     evidence_doc = store.read_json(evidence)
-    utility = build_utility(original, released, spec, holdout, evidence_doc["evidence"])
+    risk = {name: table["risk"]
+            for name, table in store.read_json(certificate)["tables"].items()}
+    utility = build_utility(original, released, spec, holdout, evidence_doc["evidence"],
+                            risk=risk)
     html = render_report_html(
         utility, title=f"{config.dataset}: {config.algorithm}, k={config.k}, l={config.l}")
     refs = {"utility": store.put_json(utility, kind="utility"),
@@ -404,10 +413,10 @@ def run_release(config: ReleaseConfig, schema: type, suite: dict, *,
                                                  hierarchies))
     tables = {k: v for k, v in candidate.refs.items() if k.startswith("table:")}
     verified = step("verify", verify_step(config, tables, validated.refs["clean"],
-                                          source_sha))
+                                          source_sha, hierarchies))
     reported = step("utility", utility_step(
         config, validated.refs["clean"], binned.refs["cut_points"], tables,
-        candidate.refs["evidence"], hierarchies))
+        candidate.refs["evidence"], verified.refs["certificate"], hierarchies))
     refs = {**tables, "certificate": verified.refs["certificate"],
             "utility": reported.refs["utility"], "report": reported.refs["report"],
             "evidence": candidate.refs["evidence"],

@@ -44,6 +44,9 @@ from ppdm.privacy import (
 from ppdm.privacy.base import json_value
 from ppdm.privacy.risk import RiskReport, reidentification_risk
 
+#: ``{attribute: {generalized label: raw values it covers}}``.
+Covers = Mapping[str, Mapping[str, Sequence[str]]]
+
 __all__ = [
     "Requirement",
     "TableVerification",
@@ -399,11 +402,18 @@ def _verify_table(
     requirement: Requirement,
     original: pd.DataFrame | None,
     sha256: str | None,
+    covers: Covers | None = None,
 ) -> TableVerification:
     qis = tuple(q for q in requirement.quasi_identifiers if q in table.columns)
     partition = ClassPartition.of(table, qis)
     return verify_partition(
-        name, partition, table.columns, requirement, original=original, sha256=sha256
+        name,
+        partition,
+        table.columns,
+        requirement,
+        original=original,
+        sha256=sha256,
+        covers=covers,
     )
 
 
@@ -415,6 +425,7 @@ def verify_partition(
     *,
     original: pd.DataFrame | None = None,
     sha256: str | None = None,
+    covers: Covers | None = None,
 ) -> TableVerification:
     """Verify one table given its equivalence classes.
 
@@ -449,6 +460,7 @@ def verify_partition(
         qis,
         population=original,
         suppression_marker=requirement.suppression_marker,
+        covers=covers,
     )
     return TableVerification(
         name=name,
@@ -495,6 +507,7 @@ def verify_tables(
     *,
     original: pd.DataFrame | None = None,
     input_sha256: str | None = None,
+    covers: Covers | None = None,
 ) -> Certificate:
     """Verify in-memory released tables (cells as released: text).
 
@@ -508,13 +521,17 @@ def verify_tables(
         marketer risk.
     input_sha256 : str, optional
         Recorded in the certificate.
+    covers : mapping, optional
+        Hierarchy labels -> raw values, per attribute, so the population risk
+        can read hierarchy-generalized cells (see
+        :func:`ppdm.privacy.risk.reidentification_risk`).
 
     Returns
     -------
     Certificate
     """
     checked = [
-        _verify_table(name, table, requirement, original, None)
+        _verify_table(name, table, requirement, original, None, covers)
         for name, table in tables.items()
     ]
     return certificate_of(checked, requirement, input_sha256)
@@ -526,6 +543,7 @@ def verify_files(
     *,
     original: pd.DataFrame | None = None,
     input_sha256: str | None = None,
+    covers: Covers | None = None,
 ) -> Certificate:
     """Verify released CSV files as they will be published.
 
@@ -543,6 +561,8 @@ def verify_files(
         The original table (population for journalist / marketer risk).
     input_sha256 : str, optional
         Hash of the pipeline's input, recorded in the certificate.
+    covers : mapping, optional
+        Hierarchy labels -> raw values, as for :func:`verify_tables`.
 
     Returns
     -------
@@ -557,6 +577,8 @@ def verify_files(
     for name, path in files.items():
         table = read_released_table(path)
         checked.append(
-            _verify_table(name, table, requirement, original, sha256_file(path))
+            _verify_table(
+                name, table, requirement, original, sha256_file(path), covers
+            )
         )
     return certificate_of(checked, requirement, input_sha256)

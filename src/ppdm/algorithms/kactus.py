@@ -329,7 +329,11 @@ def _suppress(
     kinds_of = {
         node: constraint_kinds(tree, tree.node(node)) for node in set(group_nodes)
     }
-    order = np.argsort(rows, kind="stable")
+    # Input order without a sort: rows are distinct positions in [0, n), so
+    # scattering their ranks over the table is O(n) (argsort is O(n log n)).
+    rank = np.full(len(table), -1, dtype=np.int64)
+    rank[rows] = np.arange(len(rows))
+    order = rank[rank >= 0]
     positions = rows[order]
 
     released_qi: dict[str, np.ndarray] = {}
@@ -574,11 +578,4 @@ class Kactus(Anonymizer):
             "lost_positions": [int(i) for i in result.lost],
             "suppressed_cells": suppressed,
         }
-        return Release(
-            tables={"release": released},
-            algorithm=self.name,
-            params=self.get_params(),
-            evidence=evidence,
-            suppression_marker=spec.suppression_marker,
-            records_in=len(table),
-        )
+        return self._release(released, spec, table, evidence)

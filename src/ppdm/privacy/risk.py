@@ -38,7 +38,7 @@ References
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -107,6 +107,7 @@ def reidentification_risk(
     population: pd.DataFrame | None = None,
     threshold: float = 0.2,
     suppression_marker: str = SUPPRESSED,
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> RiskReport:
     """Prosecutor, and with a population journalist and marketer, risk.
 
@@ -122,6 +123,11 @@ def reidentification_risk(
         A record is at risk when its re-identification probability exceeds
         this (0.2: classes of fewer than 5 records).
     suppression_marker : str, default="*"
+    covers : mapping, optional
+        ``{attribute: {generalized label: raw values it stands for}}`` for
+        releases generalized along hierarchies (labels such as ``Married``
+        that name a group of raw values); read from the hierarchy files, never
+        from the algorithm.
 
     Returns
     -------
@@ -158,7 +164,7 @@ def reidentification_risk(
     if missing:
         return _with_note(report, f"population lacks quasi-identifiers {missing}")
     keys = partition.keys(np.arange(partition.n_classes))
-    pop = population_class_sizes(keys, population, suppression_marker)
+    pop = population_class_sizes(keys, population, suppression_marker, covers)
     if pop is None:
         return _with_note(
             report,
@@ -168,6 +174,13 @@ def reidentification_risk(
     short = pop < sizes
     pop = np.maximum(pop, sizes)
     j_risk = 1.0 / pop
+    note = (
+        f"{int(short.sum())} of {len(sizes)} released classes match fewer population "
+        "records than they hold (cells the verifier cannot read as values of the "
+        "original, e.g. hierarchy labels without their hierarchies); their "
+        "population is taken as their own size"
+        if short.any() else None
+    )
     return RiskReport(
         **{
             **report.__dict__,
@@ -176,6 +189,7 @@ def reidentification_risk(
             "marketer": float(np.sort(sizes / pop).sum()) / n,  # order-free
             "population_rows": len(population),
             "classes_not_in_population": int(short.sum()),
+            "population_note": note,
         }
     )
 
@@ -195,10 +209,17 @@ def _text(value: object) -> str | None:
 
 
 def _covers(
-    cell: object, texts: list[str | None], numbers: np.ndarray, marker: str
+    cell: object,
+    texts: list[str | None],
+    numbers: np.ndarray,
+    marker: str,
+    labels: Mapping[str, Sequence[str]] | None = None,
 ) -> np.ndarray:
     """Which population values (as ``texts`` and ``numbers``) ``cell`` covers."""
     parsed = parse_cell(_text(cell), marker)
+    if parsed.kind == "value" and labels and parsed.text in labels:
+        leaves = set(labels[parsed.text])
+        return np.array([t in leaves for t in texts], dtype=bool)
     if parsed.kind == "suppressed":
         return np.ones(len(texts), dtype=bool)
     if parsed.kind == "missing":
@@ -225,7 +246,10 @@ def _value_texts(values: list[object]) -> tuple[list[str | None], np.ndarray]:
 
 
 def population_class_sizes(
-    keys: pd.DataFrame, population: pd.DataFrame, marker: str = SUPPRESSED
+    keys: pd.DataFrame,
+    population: pd.DataFrame,
+    marker: str = SUPPRESSED,
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> np.ndarray | None:
     """``F_j``: population records covered by each released class.
 
@@ -251,7 +275,10 @@ def population_class_sizes(
         v_codes, v_uniques = pd.factorize(combos[q], use_na_sentinel=False)
         texts, numbers = _value_texts(list(v_uniques))
         matrix = np.vstack(
-            [_covers(cell, texts, numbers, marker) for cell in c_uniques]
+            [
+                _covers(cell, texts, numbers, marker, (covers or {}).get(q))
+                for cell in c_uniques
+            ]
         )
         functional &= bool((matrix.sum(axis=0) <= 1).all())
         cell_codes.append(c_codes)

@@ -87,6 +87,8 @@ def build_utility(
     spec: AnonymizationSpec,
     holdout: Mapping[str, Any] | None,
     evidence: Mapping[str, Any],
+    *,
+    risk: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The ``utility.json`` content of a release.
 
@@ -103,6 +105,10 @@ def build_utility(
         The algorithm's evidence; its ``"pareto_front"`` (a list of dicts with
         ``"node"``/``"levels"``, metric values and a ``"chosen"`` flag), when
         present, is carried into the report.
+    risk : mapping of str to dict, optional
+        Re-identification risk per released table, as the verifier measured
+        it (the ``risk`` of each table in ``verification.json``); shown so the
+        owner sees the privacy side next to the utility side.
 
     Returns
     -------
@@ -142,6 +148,7 @@ def build_utility(
         "holdout": dict(holdout) if holdout is not None else None,
         "protocol": holdout.get("protocol") if holdout is not None else None,
         "pareto_front": list(pareto) if pareto is not None else None,
+        "risk": {str(name): dict(r) for name, r in risk.items()} if risk else None,
     }
     return _json_ready(utility)
 
@@ -415,6 +422,29 @@ def render_report_html(
         parts.append(_img(plots["class_sizes"], "class-size distribution"))
     else:
         parts.append("<p>No quasi-identifier was released.</p>")
+
+    risk = utility.get("risk")
+    if risk:
+        parts.append("<h2>Re-identification risk</h2>")
+        parts.append(
+            "<p>Measured by the independent verifier on the released files. "
+            "Prosecutor risk assumes the attacker knows the person is in the "
+            "release (1 / class size); journalist risk uses the original table as "
+            "the population the attacker links against; marketer risk is the "
+            "expected share of records re-identified by linking all of them "
+            "(El Emam, <i>Guide to the De-Identification of Personal Health "
+            "Information</i>, 2013).</p>"
+        )
+        names = [
+            "prosecutor_max", "prosecutor_average", "prosecutor_records_at_risk",
+            "journalist_max", "journalist_records_at_risk", "marketer", "threshold",
+        ]  # fmt: skip
+        parts.append(
+            _table(
+                ["table", *names],
+                [[table, *(r.get(n) for n in names)] for table, r in risk.items()],
+            )
+        )
 
     front = utility.get("pareto_front")
     if front:
