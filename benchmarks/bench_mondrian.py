@@ -21,7 +21,7 @@ import platform
 import statistics
 import sys
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -135,7 +135,7 @@ def main() -> int:
     report = f"""# Mondrian on full UCI Adult
 
 - Command: `uv run python benchmarks/bench_mondrian.py --repeats {args.repeats}`
-- Date (UTC): {datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
+- Date (UTC): {datetime.now(UTC).strftime("%Y-%m-%d %H:%M")}
 - Machine: {_cpu()}, {os.cpu_count()} CPUs, Python {platform.python_version()},
   numpy {np.__version__}, pandas {pd.__version__} ({sys.platform})
 - Load (`/proc/loadavg`) before / after: `{load_before}` / `{load_after}`

@@ -26,13 +26,23 @@ TARGET_SECONDS = 60.0
 
 
 def run_once(home: Path, out: Path) -> float:
-    env = {**os.environ, "PREFECT_HOME": str(home), "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-           "DO_NOT_TRACK": "1", "MPLBACKEND": "Agg"}
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "DO_NOT_TRACK": "1",
+        "MPLBACKEND": "Agg",
+    }
     env.pop("PREFECT_API_URL", None)
     ppdm = Path(sys.executable).with_name("ppdm")
     start = time.perf_counter()
-    done = subprocess.run([str(ppdm), "run", "--out", str(out)], env=env, cwd=ROOT,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(ppdm), "run", "--out", str(out)],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"ppdm run failed ({done.returncode}):\n{done.stderr[-4000:]}")
@@ -47,8 +57,10 @@ def main() -> None:
     args = parser.parse_args()
     scratch = Path(tempfile.mkdtemp(prefix="bench-release-"))
     try:
-        times = [run_once(scratch / "prefect-home", scratch / f"out{i}")
-                 for i in range(args.repeats)]
+        times = [
+            run_once(scratch / "prefect-home", scratch / f"out{i}")
+            for i in range(args.repeats)
+        ]
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     warm = times[1:] or times
@@ -62,8 +74,10 @@ def main() -> None:
         "",
         "| run | seconds |",
         "|---|---|",
-        *(f"| {i + 1}{' (fresh PREFECT_HOME)' if i == 0 else ''} | {t:.1f} |"
-          for i, t in enumerate(times)),
+        *(
+            f"| {i + 1}{' (fresh PREFECT_HOME)' if i == 0 else ''} | {t:.1f} |"
+            for i, t in enumerate(times)
+        ),
         "",
         f"Median of all runs: **{statistics.median(times):.1f} s**; median with an existing "
         f"Prefect home: **{statistics.median(warm):.1f} s** (target <= {TARGET_SECONDS:.0f} s).",

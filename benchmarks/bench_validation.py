@@ -33,13 +33,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))  # the top-level `schemas` package
-
 from ppdm import datasets
 from ppdm.ingest import fingerprint, load_source, write_sqlite
 from ppdm.validation import _run_gx, validate_table
 from schemas import get_schema
+
+ROOT = Path(__file__).resolve().parent.parent
 
 RESULTS = Path(__file__).parent / "results" / "validation.md"
 

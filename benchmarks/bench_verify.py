@@ -20,7 +20,7 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -239,7 +239,7 @@ def main() -> None:
         "Command: `"
         + " ".join(["uv run python", "benchmarks/bench_verify.py", *sys.argv[1:]])
         + "`",
-        f"Date: {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC; machine: "
+        f"Date: {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; machine: "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
         f"Python {platform.python_version()}, pandas {pd.__version__}, "
         f"numpy {np.__version__}.",

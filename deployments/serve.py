@@ -24,9 +24,12 @@ def deployments_from_yaml(path: Path = ROOT / "deployments" / "prefect.yaml"):
     spec = yaml.safe_load(path.read_text(encoding="utf-8"))
     for entry in spec["deployments"]:
         cron = entry["schedules"][0]["cron"]
-        yield release.to_deployment(name=entry["name"], cron=cron,
-                                    parameters=entry["parameters"],
-                                    description=entry.get("description"))
+        yield release.to_deployment(
+            name=entry["name"],
+            cron=cron,
+            parameters=entry["parameters"],
+            description=entry.get("description"),
+        )
 
 
 if __name__ == "__main__":

@@ -29,13 +29,18 @@ _PREFECT_DEFAULTS = {
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ppdm",
-        description="Verified, audited anonymized releases of person-level data.")
+        description="Verified, audited anonymized releases of person-level data.",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser(
-        "run", help="run a release (default: the embedded Adult data, documented defaults)")
+        "run",
+        help="run a release (default: the embedded Adult data, documented defaults)",
+    )
     run.add_argument("--config", type=Path, help="release configuration (YAML)")
-    run.add_argument("--dataset", help="embedded dataset when no --config: adult, german")
+    run.add_argument(
+        "--dataset", help="embedded dataset when no --config: adult, german"
+    )
     run.add_argument("--algorithm", help="registered algorithm (see `ppdm algorithms`)")
     run.add_argument("--k", type=int, help="k of k-anonymity")
     run.add_argument("--l", type=int, help="l of l-diversity")
@@ -48,13 +53,15 @@ def _parser() -> argparse.ArgumentParser:
     audit = commands.add_parser("audit", help="audit-trail commands")
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
     audit_verify = audit_commands.add_parser(
-        "verify", help="check the hash chain and every recorded file hash")
+        "verify", help="check the hash chain and every recorded file hash"
+    )
     audit_verify.add_argument("--out", type=Path, default=Path("releases"))
 
     commands.add_parser("algorithms", help="list the registered algorithms")
 
     export = commands.add_parser(
-        "export-sqlite", help="write an embedded dataset into a SQLite database")
+        "export-sqlite", help="write an embedded dataset into a SQLite database"
+    )
     export.add_argument("dataset", help="embedded dataset: adult, german")
     export.add_argument("database", type=Path, help="SQLite file to create or update")
     export.add_argument("--table", help="table name (default: the dataset name)")
@@ -69,11 +76,17 @@ def _run(args: argparse.Namespace) -> int:
         if args.dataset and args.dataset != config.dataset:
             raise AnonymizationError(
                 f"--dataset {args.dataset} contradicts dataset {config.dataset!r} "
-                f"in {args.config}")
+                f"in {args.config}"
+            )
     else:
         config = default_config(args.dataset or "adult")
-    config = config.with_overrides(algorithm=args.algorithm, k=args.k, l=args.l,
-                                   seed=args.seed, output_dir=args.out)
+    config = config.with_overrides(
+        algorithm=args.algorithm,
+        k=args.k,
+        l=args.l,
+        seed=args.seed,
+        output_dir=args.out,
+    )
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     from flows.release import release
@@ -97,8 +110,10 @@ def _audit_verify(args: argparse.Namespace) -> int:
 
     report = verify_audit_log(args.out)
     if report.ok:
-        print(f"audit log OK: {report.entries} entries, {report.files_checked} file "
-              f"hashes checked in {args.out}")
+        print(
+            f"audit log OK: {report.entries} entries, {report.files_checked} file "
+            f"hashes checked in {args.out}"
+        )
         return 0
     print(f"audit log BROKEN: {report.broken}", file=sys.stderr)
     for problem in report.problems[1:]:
@@ -119,16 +134,22 @@ def _export_sqlite(args: argparse.Namespace) -> int:
     from ppdm import datasets
     from ppdm.ingest import write_sqlite
 
-    url = write_sqlite(datasets.load(args.dataset), args.database,
-                       args.table or args.dataset)
+    url = write_sqlite(
+        datasets.load(args.dataset), args.database, args.table or args.dataset
+    )
     print(url)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    handlers = {"run": _run, "verify": _verify, "algorithms": _algorithms,
-                "audit": _audit_verify, "export-sqlite": _export_sqlite}
+    handlers = {
+        "run": _run,
+        "verify": _verify,
+        "algorithms": _algorithms,
+        "audit": _audit_verify,
+        "export-sqlite": _export_sqlite,
+    }
     try:
         return handlers[args.command](args)
     except AnonymizationError as err:

@@ -22,18 +22,27 @@ def release(config: ReleaseConfig) -> str:
     candidate = anonymize(config, binned.refs["discretized"])
     tables = {k: v for k, v in candidate.refs.items() if k.startswith("table:")}
     verified = verify(config, tables, validated.refs["clean"], source_sha)
-    reported = utility_report(config, validated.refs["clean"], binned.refs["cut_points"],
-                              tables, candidate.refs["evidence"],
-                              verified.refs["certificate"])
-    return publish(config, source_sha, {
-        **tables,
-        "certificate": verified.refs["certificate"],
-        "utility": reported.refs["utility"],
-        "report": reported.refs["report"],
-        "evidence": candidate.refs["evidence"],
-        "cut_points": binned.refs["cut_points"],
-        "validation": validated.refs["validation"],
-    })
+    reported = utility_report(
+        config,
+        validated.refs["clean"],
+        binned.refs["cut_points"],
+        tables,
+        candidate.refs["evidence"],
+        verified.refs["certificate"],
+    )
+    return publish(
+        config,
+        source_sha,
+        {
+            **tables,
+            "certificate": verified.refs["certificate"],
+            "utility": reported.refs["utility"],
+            "report": reported.refs["report"],
+            "evidence": candidate.refs["evidence"],
+            "cut_points": binned.refs["cut_points"],
+            "validation": validated.refs["validation"],
+        },
+    )
 
 
 if __name__ == "__main__":

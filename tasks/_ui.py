@@ -17,13 +17,17 @@ def artifact_key(config: ReleaseConfig, step: str) -> str:
     return re.sub(r"[^a-z0-9-]+", "-", f"{config.dataset}-{step}".lower()).strip("-")
 
 
-def table_artifact(config: ReleaseConfig, step: str, rows: list[dict[str, Any]],
-                   description: str) -> None:
-    create_table_artifact(key=artifact_key(config, step), table=rows,
-                          description=description)
+def table_artifact(
+    config: ReleaseConfig, step: str, rows: list[dict[str, Any]], description: str
+) -> None:
+    create_table_artifact(
+        key=artifact_key(config, step), table=rows, description=description
+    )
 
 
-def markdown_artifact(config: ReleaseConfig, step: str, markdown: str,
-                      description: str) -> None:
-    create_markdown_artifact(key=artifact_key(config, step), markdown=markdown,
-                             description=description)
+def markdown_artifact(
+    config: ReleaseConfig, step: str, markdown: str, description: str
+) -> None:
+    create_markdown_artifact(
+        key=artifact_key(config, step), markdown=markdown, description=description
+    )

@@ -31,15 +31,27 @@ def anonymize(config: ReleaseConfig, discretized: ArtifactRef) -> StepOutput:
     def show(fraction: float, description: str) -> None:
         if fraction - shown[0] >= 0.05 or fraction >= 1.0:  # each update is an API call
             shown[0] = fraction
-            update_progress_artifact(artifact_id=artifact_id, progress=100 * fraction,
-                                     description=description)
+            update_progress_artifact(
+                artifact_id=artifact_id,
+                progress=100 * fraction,
+                description=description,
+            )
 
     with progress.listening(show):
         output = anonymize_step(config, discretized, dataset_hierarchies(config))
     update_progress_artifact(artifact_id=artifact_id, progress=100.0)
-    table_artifact(config, "anonymize",
-                   [{"table": name, "rows": rows, "records_in": output.summary["records_in"],
-                     "algorithm": config.algorithm}
-                    for name, rows in output.summary["rows_out"].items()],
-                   "Release candidate")
+    table_artifact(
+        config,
+        "anonymize",
+        [
+            {
+                "table": name,
+                "rows": rows,
+                "records_in": output.summary["records_in"],
+                "algorithm": config.algorithm,
+            }
+            for name, rows in output.summary["rows_out"].items()
+        ],
+        "Release candidate",
+    )
     return output

@@ -12,10 +12,18 @@ from tasks._ui import table_artifact
 def ingest(config: ReleaseConfig) -> StepOutput:
     """Ingest: read the source (embedded, CSV, Parquet or SQL) into a raw Parquet snapshot."""
     output = ingest_step(config)
-    table_artifact(config, "ingest", [
-        {"source": output.summary["source"], "rows": output.summary["rows"],
-         "columns": len(output.summary["columns"]),
-         "source_sha256": output.summary["source_sha256"],
-         "snapshot": output.refs["raw"].path}],
-        "Raw snapshot of the source")
+    table_artifact(
+        config,
+        "ingest",
+        [
+            {
+                "source": output.summary["source"],
+                "rows": output.summary["rows"],
+                "columns": len(output.summary["columns"]),
+                "source_sha256": output.summary["source_sha256"],
+                "snapshot": output.refs["raw"].path,
+            }
+        ],
+        "Raw snapshot of the source",
+    )
     return output

@@ -13,11 +13,20 @@ from tasks._ui import markdown_artifact
 
 
 @task(name="publish", retries=3, retry_delay_seconds=[1, 2, 4], cache_policy=NO_CACHE)
-def publish(config: ReleaseConfig, source_sha256: str, refs: Mapping[str, ArtifactRef]
-            ) -> str:
+def publish(
+    config: ReleaseConfig, source_sha256: str, refs: Mapping[str, ArtifactRef]
+) -> str:
     """Publish: atomic, content-addressed release directory + audit-log entry."""
-    release_dir = publish_step(config, source_sha256=source_sha256, refs=refs,
-                               flow_run_id=str(flow_run.id) if flow_run.id else None)
-    markdown_artifact(config, "publish", f"Release published: `{release_dir}`",
-                      "Published release directory")
+    release_dir = publish_step(
+        config,
+        source_sha256=source_sha256,
+        refs=refs,
+        flow_run_id=str(flow_run.id) if flow_run.id else None,
+    )
+    markdown_artifact(
+        config,
+        "publish",
+        f"Release published: `{release_dir}`",
+        "Published release directory",
+    )
     return str(release_dir)

@@ -13,20 +13,38 @@ from tasks.anonymize import dataset_hierarchies
 
 
 @task(name="utility-report", cache_policy=INPUTS + TASK_SOURCE)
-def utility_report(config: ReleaseConfig, clean: ArtifactRef, cut_points: ArtifactRef,
-                   candidate: Mapping[str, ArtifactRef], evidence: ArtifactRef,
-                   certificate: ArtifactRef) -> StepOutput:
+def utility_report(
+    config: ReleaseConfig,
+    clean: ArtifactRef,
+    cut_points: ArtifactRef,
+    candidate: Mapping[str, ArtifactRef],
+    evidence: ArtifactRef,
+    certificate: ArtifactRef,
+) -> StepOutput:
     """Utility report: accuracy, information loss, risk; utility.json + report.html."""
-    output = utility_step(config, clean, cut_points, candidate, evidence, certificate,
-                          dataset_hierarchies(config))
-    markdown_artifact(config, "utility-report", _markdown(output.summary),
-                      "Accuracy before/after and information loss")
+    output = utility_step(
+        config,
+        clean,
+        cut_points,
+        candidate,
+        evidence,
+        certificate,
+        dataset_hierarchies(config),
+    )
+    markdown_artifact(
+        config,
+        "utility-report",
+        _markdown(output.summary),
+        "Accuracy before/after and information loss",
+    )
     return output
 
 
 def _markdown(utility: dict) -> str:
     lines = ["| model | original | anonymized |", "|---|---|---|"]
     for model, row in sorted(utility.get("holdout", {}).get("accuracy", {}).items()):
-        lines.append(f"| {model} | {row.get('original', float('nan')):.4f} "
-                     f"| {row.get('anonymized', float('nan')):.4f} |")
+        lines.append(
+            f"| {model} | {row.get('original', float('nan')):.4f} "
+            f"| {row.get('anonymized', float('nan')):.4f} |"
+        )
     return "\n".join(["# Utility", "", *lines])

@@ -20,17 +20,30 @@ def validate(config: ReleaseConfig, raw: ArtifactRef) -> StepOutput:
     output = validate_step(config, raw, schema, suite)
     report = output.summary
     quarantine = output.refs["quarantine"]
-    table_artifact(config, "validate", [
-        {"rows_in": report.get("rows_in"), "rows_clean": report.get("rows_clean"),
-         "rows_rejected": report.get("rows_rejected"),
-         "rejected_fraction": report.get("rejected_fraction"),
-         "limit": report.get("limit"), "quarantine": quarantine.path}],
-        "Schema validation (pandera + Great Expectations)")
+    table_artifact(
+        config,
+        "validate",
+        [
+            {
+                "rows_in": report.get("rows_in"),
+                "rows_clean": report.get("rows_clean"),
+                "rows_rejected": report.get("rows_rejected"),
+                "rejected_fraction": report.get("rejected_fraction"),
+                "limit": report.get("limit"),
+                "quarantine": quarantine.path,
+            }
+        ],
+        "Schema validation (pandera + Great Expectations)",
+    )
     if quarantine.rows:
-        rejected = pd.read_csv(quarantine.path, dtype=str, keep_default_na=False,
-                               nrows=SHOWN_REJECTIONS)
-        table_artifact(config, "quarantine",
-                       rejected[["_source_row", "_reasons"]].to_dict("records"),
-                       f"First {SHOWN_REJECTIONS} quarantined rows and their reasons "
-                       f"(all {quarantine.rows} in {quarantine.path})")
+        rejected = pd.read_csv(
+            quarantine.path, dtype=str, keep_default_na=False, nrows=SHOWN_REJECTIONS
+        )
+        table_artifact(
+            config,
+            "quarantine",
+            rejected[["_source_row", "_reasons"]].to_dict("records"),
+            f"First {SHOWN_REJECTIONS} quarantined rows and their reasons "
+            f"(all {quarantine.rows} in {quarantine.path})",
+        )
     return output

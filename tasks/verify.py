@@ -13,22 +13,36 @@ from tasks.anonymize import dataset_hierarchies
 
 
 @task(name="verify", cache_policy=NO_CACHE)
-def verify(config: ReleaseConfig, candidate: Mapping[str, ArtifactRef],
-           original: ArtifactRef, source_sha256: str) -> StepOutput:
+def verify(
+    config: ReleaseConfig,
+    candidate: Mapping[str, ArtifactRef],
+    original: ArtifactRef,
+    source_sha256: str,
+) -> StepOutput:
     """Verify: independent check of the candidate files; the certificate artifact."""
-    output = verify_step(config, candidate, original, source_sha256,
-                         dataset_hierarchies(config))
-    markdown_artifact(config, "verify", "```json\n" + _short(output.summary) + "\n```",
-                      "Verification certificate (passed)")
+    output = verify_step(
+        config, candidate, original, source_sha256, dataset_hierarchies(config)
+    )
+    markdown_artifact(
+        config,
+        "verify",
+        "```json\n" + _short(output.summary) + "\n```",
+        "Verification certificate (passed)",
+    )
     return output
 
 
 def _short(certificate: dict) -> str:
     import json
 
-    keep = {"passed": certificate["passed"], "requirement": certificate["requirement"],
-            "achieved": {name: table["measures"]
-                         for name, table in certificate["tables"].items()},
-            "risk": {name: table.get("risk")
-                     for name, table in certificate["tables"].items()}}
+    keep = {
+        "passed": certificate["passed"],
+        "requirement": certificate["requirement"],
+        "achieved": {
+            name: table["measures"] for name, table in certificate["tables"].items()
+        },
+        "risk": {
+            name: table.get("risk") for name, table in certificate["tables"].items()
+        },
+    }
     return json.dumps(keep, indent=2, sort_keys=True, default=str)

@@ -29,14 +29,18 @@ DATA = Path(__file__).parent / "data"
 @pytest.fixture
 def tiny_people() -> pd.DataFrame:
     """Eight people: two numeric QIs, one nominal QI, a sensitive value and a class."""
-    return pd.DataFrame({
-        "age": [23, 25, 31, 35, 42, 47, 52, 58],
-        "zip": [13053, 13068, 13053, 13068, 14850, 14853, 14850, 14853],
-        "sex": pd.array(["F", "M", "F", "M", "F", "M", "F", "M"], dtype="string"),
-        "disease": pd.array(["flu", "cancer", "flu", "ulcer", "flu", "cancer", "ulcer",
-                             "flu"], dtype="string"),
-        "class": pd.array(["y", "n", "y", "n", "y", "n", "n", "y"], dtype="string"),
-    })
+    return pd.DataFrame(
+        {
+            "age": [23, 25, 31, 35, 42, 47, 52, 58],
+            "zip": [13053, 13068, 13053, 13068, 14850, 14853, 14850, 14853],
+            "sex": pd.array(["F", "M", "F", "M", "F", "M", "F", "M"], dtype="string"),
+            "disease": pd.array(
+                ["flu", "cancer", "flu", "ulcer", "flu", "cancer", "ulcer", "flu"],
+                dtype="string",
+            ),
+            "class": pd.array(["y", "n", "y", "n", "y", "n", "n", "y"], dtype="string"),
+        }
+    )
 
 
 @pytest.fixture

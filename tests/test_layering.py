@@ -23,8 +23,11 @@ def _imports(path: Path) -> set[str]:
 def test_core_imports_nothing_from_the_upper_layers():
     modules = sorted(SRC.rglob("*.py"))
     assert len(modules) > 10
-    offenders = {str(p.relative_to(SRC)): sorted(_imports(p) & FORBIDDEN)
-                 for p in modules if _imports(p) & FORBIDDEN}
+    offenders = {
+        str(p.relative_to(SRC)): sorted(_imports(p) & FORBIDDEN)
+        for p in modules
+        if _imports(p) & FORBIDDEN
+    }
     assert offenders == {}
 
 

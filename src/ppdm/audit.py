@@ -140,5 +140,6 @@ def verify_audit_log(out_dir: Path | str) -> AuditReport:
                     f"{where}: file {record['path']} changed (sha256 differs from record)"
                 )
         prev = entry.get("entry_hash", "")
-    return AuditReport(len(entries), files_checked, problems[0] if problems else None,
-                       problems)
+    return AuditReport(
+        len(entries), files_checked, problems[0] if problems else None, problems
+    )

@@ -48,8 +48,12 @@ class SourceConfig(_Strict):
 
     @model_validator(mode="after")
     def _needs(self) -> SourceConfig:
-        needed = {"embedded": ["name"], "csv": ["path"], "parquet": ["path"],
-                  "sql": ["url", "query"]}[self.kind]
+        needed = {
+            "embedded": ["name"],
+            "csv": ["path"],
+            "parquet": ["path"],
+            "sql": ["url", "query"],
+        }[self.kind]
         missing = [key for key in needed if getattr(self, key) is None]
         if missing:
             raise ValueError(
@@ -135,7 +139,9 @@ class ReleaseConfig(_Strict):
     def with_overrides(self, **overrides: Any) -> ReleaseConfig:
         """A copy with top-level keys replaced (``None`` values are ignored)."""
         data = self.model_dump(by_alias=True)
-        data.update({key: value for key, value in overrides.items() if value is not None})
+        data.update(
+            {key: value for key, value in overrides.items() if value is not None}
+        )
         return parse_config(data, origin="overrides")
 
 
@@ -165,8 +171,12 @@ def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
         elif option.get("type") in ("integer", "number"):
             name = "an integer" if option["type"] == "integer" else "a number"
             bounds = []
-            for key, sign in (("minimum", ">="), ("exclusiveMinimum", ">"),
-                              ("maximum", "<="), ("exclusiveMaximum", "<")):
+            for key, sign in (
+                ("minimum", ">="),
+                ("exclusiveMinimum", ">"),
+                ("maximum", "<="),
+                ("exclusiveMaximum", "<"),
+            ):
                 if key in option:
                     bounds.append(f"{sign} {option[key]}")
             parts.append(name + (" " + " and ".join(bounds) if bounds else ""))
@@ -186,8 +196,12 @@ def _format_errors(err: ValidationError, origin: str) -> str:
         key = ".".join(str(p) for p in loc) or "(top level)"
         if error["type"] == "extra_forbidden":
             parent = loc[:-1]
-            allowed = _allowed(ReleaseConfig, parent) if parent else ", ".join(
-                f.alias or name for name, f in ReleaseConfig.model_fields.items()
+            allowed = (
+                _allowed(ReleaseConfig, parent)
+                if parent
+                else ", ".join(
+                    f.alias or name for name, f in ReleaseConfig.model_fields.items()
+                )
             )
             allowed = allowed.split("keys: ", 1)[-1]
             lines.append(f"unknown key {key!r}; allowed keys: {allowed}")
@@ -209,7 +223,9 @@ def _format_errors(err: ValidationError, origin: str) -> str:
 def parse_config(data: Any, *, origin: str = "<dict>") -> ReleaseConfig:
     """Validate a mapping into a :class:`ReleaseConfig` or raise :class:`ConfigError`."""
     if not isinstance(data, dict):
-        raise ConfigError(f"config {origin}: expected a mapping of keys, got {type(data).__name__}")
+        raise ConfigError(
+            f"config {origin}: expected a mapping of keys, got {type(data).__name__}"
+        )
     try:
         return ReleaseConfig.model_validate(data)
     except ValidationError as err:
@@ -232,16 +248,29 @@ def default_config(dataset: str = "adult") -> ReleaseConfig:
     """The documented default release of an embedded dataset."""
     defaults: dict[str, dict[str, Any]] = {
         "adult": {
-            "quasi_identifiers": ["age", "workclass", "education", "marital-status",
-                                  "race", "sex", "native-country"],
+            "quasi_identifiers": [
+                "age",
+                "workclass",
+                "education",
+                "marital-status",
+                "race",
+                "sex",
+                "native-country",
+            ],
             "sensitive_attribute": "occupation",
             "target": "income",
             "k": 10,
             "l": 2,
         },
         "german": {
-            "quasi_identifiers": ["age", "personal-status-sex", "job", "housing",
-                                  "foreign-worker", "employment-since"],
+            "quasi_identifiers": [
+                "age",
+                "personal-status-sex",
+                "job",
+                "housing",
+                "foreign-worker",
+                "employment-since",
+            ],
             "sensitive_attribute": "purpose",
             "target": "credit",
             "k": 5,
@@ -254,7 +283,10 @@ def default_config(dataset: str = "adult") -> ReleaseConfig:
             f"embedded: {', '.join(defaults)}"
         )
     return parse_config(
-        {"dataset": dataset, "source": {"kind": "embedded", "name": dataset},
-         **defaults[dataset]},
+        {
+            "dataset": dataset,
+            "source": {"kind": "embedded", "name": dataset},
+            **defaults[dataset],
+        },
         origin=f"default for {dataset}",
     )

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 import pandas as pd
@@ -30,7 +30,7 @@ __all__ = [
 SUPPRESSED = "*"
 
 
-class AttributeKind(str, Enum):
+class AttributeKind(StrEnum):
     """How an attribute's values may be compared and generalized."""
 
     NUMERIC = "numeric"

@@ -40,7 +40,7 @@ from ppdm.exceptions import (
     DataValidationError,
     VerificationError,
 )
-from ppdm.model import AnonymizationSpec, attribute_kind, AttributeKind
+from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
 from ppdm.utility.classification import holdout_utility
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.utility.report import build_utility, render_report_html
@@ -77,12 +77,14 @@ def store_for(config: ReleaseConfig) -> ArtifactStore:
 
 
 def requirement_of(config: ReleaseConfig) -> Requirement:
-    return Requirement.from_spec(spec_of(config), l_variant=config.l_variant,
-                                 c=config.c, t=config.t)
+    return Requirement.from_spec(
+        spec_of(config), l_variant=config.l_variant, c=config.c, t=config.t
+    )
 
 
-def spec_of(config: ReleaseConfig, hierarchies: Mapping[str, Any] | None = None
-            ) -> AnonymizationSpec:
+def spec_of(
+    config: ReleaseConfig, hierarchies: Mapping[str, Any] | None = None
+) -> AnonymizationSpec:
     return AnonymizationSpec(
         quasi_identifiers=tuple(config.quasi_identifiers),
         sensitive_attribute=config.sensitive_attribute,
@@ -108,8 +110,12 @@ def ingest_step(config: ReleaseConfig) -> StepOutput:
         source_sha = ingest.fingerprint(table)
     return StepOutput(
         {"raw": snapshot},
-        {"rows": len(table), "columns": list(table.columns), "source_sha256": source_sha,
-         "source": _describe_source(config)},
+        {
+            "rows": len(table),
+            "columns": list(table.columns),
+            "source_sha256": source_sha,
+            "source": _describe_source(config),
+        },
     )
 
 
@@ -125,14 +131,17 @@ def _describe_source(config: ReleaseConfig) -> str:
 
 
 # -- validate ---------------------------------------------------------------
-def validate_step(config: ReleaseConfig, raw: ArtifactRef, schema: type, suite: dict
-                  ) -> StepOutput:
+def validate_step(
+    config: ReleaseConfig, raw: ArtifactRef, schema: type, suite: dict
+) -> StepOutput:
     """Validate with pandera and Great Expectations; quarantine rejected rows."""
     store = store_for(config)
     table = store.read_table(raw)
     try:
         outcome = validation.validate_table(
-            table, schema, suite,
+            table,
+            schema,
+            suite,
             max_rejected_fraction=config.validation.max_rejected_fraction,
             source=_describe_source(config),
         )
@@ -140,8 +149,9 @@ def validate_step(config: ReleaseConfig, raw: ArtifactRef, schema: type, suite: 
         outcome = getattr(err, "outcome", None)
         if outcome is not None:
             ref = store.put_csv(outcome.quarantine, kind="quarantine")
-            raise type(err)(f"{err} Rejected rows and reasons: {ref.path}",
-                            err.failure_cases) from err
+            raise type(err)(
+                f"{err} Rejected rows and reasons: {ref.path}", err.failure_cases
+            ) from err
         raise
     refs = {
         "clean": store.put_table(outcome.clean, kind="clean-table"),
@@ -155,8 +165,11 @@ def validate_step(config: ReleaseConfig, raw: ArtifactRef, schema: type, suite: 
 def _numeric_qis(config: ReleaseConfig, table: pd.DataFrame) -> list[str]:
     if config.discretize.columns is not None:
         return list(config.discretize.columns)
-    return [c for c in config.quasi_identifiers
-            if attribute_kind(table[c]) is AttributeKind.NUMERIC]
+    return [
+        c
+        for c in config.quasi_identifiers
+        if attribute_kind(table[c]) is AttributeKind.NUMERIC
+    ]
 
 
 def discretize_step(config: ReleaseConfig, clean: ArtifactRef) -> StepOutput:
@@ -171,66 +184,96 @@ def discretize_step(config: ReleaseConfig, clean: ArtifactRef) -> StepOutput:
         cut_points: dict[str, list[float]] = {}
         binned = table
     else:
-        result = discretize(table, columns, table[config.target],
-                            method=config.discretize.method,
-                            n_bins=config.discretize.n_bins)
+        result = discretize(
+            table,
+            columns,
+            table[config.target],
+            method=config.discretize.method,
+            n_bins=config.discretize.n_bins,
+        )
         binned, cut_points = result.table, result.cut_points
     refs = {
         "discretized": store.put_table(binned, kind="discretized-table"),
         "cut_points": store.put_json(
-            {"method": method, "cut_points": cut_points},
-            kind="cut-points"),
+            {"method": method, "cut_points": cut_points}, kind="cut-points"
+        ),
     }
     return StepOutput(refs, {"method": method, "cut_points": cut_points})
 
 
 # -- anonymize --------------------------------------------------------------
-def anonymize_step(config: ReleaseConfig, discretized: ArtifactRef,
-                   hierarchies: Mapping[str, Any] | None = None) -> StepOutput:
+def anonymize_step(
+    config: ReleaseConfig,
+    discretized: ArtifactRef,
+    hierarchies: Mapping[str, Any] | None = None,
+) -> StepOutput:
     """Run the configured algorithm with ``rng = default_rng(seed)``."""
     store = store_for(config)
     table = store.read_table(discretized)
     algorithm = get_algorithm(config.algorithm, **config.params)
-    release = algorithm.anonymize(table, spec_of(config, hierarchies),
-                                  np.random.default_rng(config.seed))
-    refs = {f"table:{name}": store.put_csv(frame, kind="release-candidate")
-            for name, frame in sorted(release.tables.items())}
+    release = algorithm.anonymize(
+        table, spec_of(config, hierarchies), np.random.default_rng(config.seed)
+    )
+    refs = {
+        f"table:{name}": store.put_csv(frame, kind="release-candidate")
+        for name, frame in sorted(release.tables.items())
+    }
     refs["evidence"] = store.put_json(
-        {"algorithm": release.algorithm, "params": dict(release.params),
-         "records_in": release.records_in, "evidence": dict(release.evidence)},
-        kind="evidence")
+        {
+            "algorithm": release.algorithm,
+            "params": dict(release.params),
+            "records_in": release.records_in,
+            "evidence": dict(release.evidence),
+        },
+        kind="evidence",
+    )
     rows_out = {name: len(frame) for name, frame in release.tables.items()}
-    return StepOutput(refs, {"algorithm": config.algorithm, "records_in": len(table),
-                             "rows_out": rows_out})
+    return StepOutput(
+        refs,
+        {"algorithm": config.algorithm, "records_in": len(table), "rows_out": rows_out},
+    )
 
 
 def candidate_files(refs: Mapping[str, ArtifactRef]) -> dict[str, Path]:
     """``{table name: path}`` of the release candidate among a step's refs."""
-    return {key.split(":", 1)[1]: Path(ref.path) for key, ref in refs.items()
-            if key.startswith("table:")}
+    return {
+        key.split(":", 1)[1]: Path(ref.path)
+        for key, ref in refs.items()
+        if key.startswith("table:")
+    }
 
 
 # -- verify -----------------------------------------------------------------
-def verify_step(config: ReleaseConfig, candidate: Mapping[str, ArtifactRef],
-                original: ArtifactRef, source_sha256: str,
-                hierarchies: Mapping[str, Any] | None = None) -> StepOutput:
+def verify_step(
+    config: ReleaseConfig,
+    candidate: Mapping[str, ArtifactRef],
+    original: ArtifactRef,
+    source_sha256: str,
+    hierarchies: Mapping[str, Any] | None = None,
+) -> StepOutput:
     """Re-check the candidate files independently; fail (and publish nothing) if short."""
     store = store_for(config)
     for ref in candidate.values():
         ref.verify()
     certificate = verify_files(
-        candidate_files(candidate), requirement_of(config),
-        original=store.read_table(original), input_sha256=source_sha256,
+        candidate_files(candidate),
+        requirement_of(config),
+        original=store.read_table(original),
+        input_sha256=source_sha256,
         covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
     )
     ref = store.put_json(certificate.to_dict(), kind="certificate")
     if not certificate.passed:
         audit.append_entry(
             Path(config.output_dir).resolve() / audit.AUDIT_LOG_NAME,
-            {"event": "release-rejected", "dataset": config.dataset,
-             "algorithm": config.algorithm, "reason": certificate.summary(),
-             "certificate_sha256": ref.sha256,
-             "created_at": _now()},
+            {
+                "event": "release-rejected",
+                "dataset": config.dataset,
+                "algorithm": config.algorithm,
+                "reason": certificate.summary(),
+                "certificate_sha256": ref.sha256,
+                "created_at": _now(),
+            },
         )
         raise VerificationError(
             f"verification failed, nothing was published: {certificate.summary()}",
@@ -240,16 +283,23 @@ def verify_step(config: ReleaseConfig, candidate: Mapping[str, ArtifactRef],
 
 
 # -- utility report ---------------------------------------------------------
-def utility_step(config: ReleaseConfig, clean: ArtifactRef, cut_points: ArtifactRef,
-                 candidate: Mapping[str, ArtifactRef], evidence: ArtifactRef,
-                 certificate: ArtifactRef,
-                 hierarchies: Mapping[str, Any] | None = None) -> StepOutput:
+def utility_step(
+    config: ReleaseConfig,
+    clean: ArtifactRef,
+    cut_points: ArtifactRef,
+    candidate: Mapping[str, ArtifactRef],
+    evidence: ArtifactRef,
+    certificate: ArtifactRef,
+    hierarchies: Mapping[str, Any] | None = None,
+) -> StepOutput:
     """Information loss, hold-out accuracy and risk; utility.json and report.html."""
     store = store_for(config)
     original = store.read_table(clean)
     cuts = store.read_json(cut_points)["cut_points"]
-    released = {name: pd.read_csv(path, dtype=str, keep_default_na=False)
-                for name, path in candidate_files(candidate).items()}
+    released = {
+        name: pd.read_csv(path, dtype=str, keep_default_na=False)
+        for name, path in candidate_files(candidate).items()
+    }
     spec = spec_of(config, hierarchies)
     algorithm = get_algorithm(config.algorithm, **config.params)
 
@@ -259,18 +309,30 @@ def utility_step(config: ReleaseConfig, clean: ArtifactRef, cut_points: Artifact
         return release.table
 
     covers = covers_from_hierarchies(hierarchies) if hierarchies else None
-    holdout = holdout_utility(original, anonymize_training_split, target=config.target,
-                              test_size=config.utility.test_size, seed=config.seed,
-                              covers=covers)
+    holdout = holdout_utility(
+        original,
+        anonymize_training_split,
+        target=config.target,
+        test_size=config.utility.test_size,
+        seed=config.seed,
+        covers=covers,
+    )
     evidence_doc = store.read_json(evidence)
-    risk = {name: table["risk"]
-            for name, table in store.read_json(certificate)["tables"].items()}
-    utility = build_utility(original, released, spec, holdout, evidence_doc["evidence"],
-                            risk=risk)
+    risk = {
+        name: table["risk"]
+        for name, table in store.read_json(certificate)["tables"].items()
+    }
+    utility = build_utility(
+        original, released, spec, holdout, evidence_doc["evidence"], risk=risk
+    )
     html = render_report_html(
-        utility, title=f"{config.dataset}: {config.algorithm}, k={config.k}, l={config.l}")
-    refs = {"utility": store.put_json(utility, kind="utility"),
-            "report": store.put_bytes(html.encode("utf-8"), kind="report", suffix="html")}
+        utility,
+        title=f"{config.dataset}: {config.algorithm}, k={config.k}, l={config.l}",
+    )
+    refs = {
+        "utility": store.put_json(utility, kind="utility"),
+        "report": store.put_bytes(html.encode("utf-8"), kind="report", suffix="html"),
+    }
     return StepOutput(refs, utility)
 
 
@@ -279,9 +341,13 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
-def publish_step(config: ReleaseConfig, *, source_sha256: str,
-                 refs: Mapping[str, ArtifactRef], flow_run_id: str | None = None
-                 ) -> Path:
+def publish_step(
+    config: ReleaseConfig,
+    *,
+    source_sha256: str,
+    refs: Mapping[str, ArtifactRef],
+    flow_run_id: str | None = None,
+) -> Path:
     """Publish an immutable release directory atomically and log it in the audit chain.
 
     ``refs`` holds the candidate tables (``table:<name>``) and the keys
@@ -294,24 +360,34 @@ def publish_step(config: ReleaseConfig, *, source_sha256: str,
     out_dir = Path(config.output_dir).resolve()
     for ref in refs.values():
         ref.verify()
-    named = {f"data/{name}.csv": Path(path)
-             for name, path in candidate_files(refs).items()}
-    named.update({
-        "verification.json": Path(refs["certificate"].path),
-        "utility.json": Path(refs["utility"].path),
-        "report.html": Path(refs["report"].path),
-        "evidence.json": Path(refs["evidence"].path),
-        "cut_points.json": Path(refs["cut_points"].path),
-        "validation.json": Path(refs["validation"].path),
-    })
+    named = {
+        f"data/{name}.csv": Path(path) for name, path in candidate_files(refs).items()
+    }
+    named.update(
+        {
+            "verification.json": Path(refs["certificate"].path),
+            "utility.json": Path(refs["utility"].path),
+            "report.html": Path(refs["report"].path),
+            "evidence.json": Path(refs["evidence"].path),
+            "cut_points.json": Path(refs["cut_points"].path),
+            "validation.json": Path(refs["validation"].path),
+        }
+    )
     hashes = {rel: sha256_file(path) for rel, path in named.items()}
-    files = [{"path": rel, "sha256": hashes[rel],
-              "rows": refs[f"table:{Path(rel).stem}"].rows}
-             for rel in sorted(named) if rel.startswith("data/")]
-    identity = {"source_sha256": source_sha256,
-                "config": config.model_dump(mode="json", by_alias=True,
-                                            exclude={"output_dir"}),
-                "files": hashes}
+    files = [
+        {
+            "path": rel,
+            "sha256": hashes[rel],
+            "rows": refs[f"table:{Path(rel).stem}"].rows,
+        }
+        for rel in sorted(named)
+        if rel.startswith("data/")
+    ]
+    identity = {
+        "source_sha256": source_sha256,
+        "config": config.model_dump(mode="json", by_alias=True, exclude={"output_dir"}),
+        "files": hashes,
+    }
     release_id = sha256_bytes(canonical_json(identity))[:16]
     release_dir = out_dir / config.dataset / release_id
     manifest = {
@@ -333,8 +409,9 @@ def publish_step(config: ReleaseConfig, *, source_sha256: str,
         "source": _describe_source(config),
         "source_sha256": source_sha256,
         "files": files,
-        "artifacts": {rel: hashes[rel] for rel in sorted(hashes)
-                      if not rel.startswith("data/")},
+        "artifacts": {
+            rel: hashes[rel] for rel in sorted(hashes) if not rel.startswith("data/")
+        },
         "config": config.model_dump(mode="json", by_alias=True),
         "code_version": provenance.code_version(),
         "library_versions": provenance.library_versions(),
@@ -348,12 +425,14 @@ def publish_step(config: ReleaseConfig, *, source_sha256: str,
         if existing != {f["path"]: f["sha256"] for f in files}:
             raise ArtifactIntegrityError(
                 f"{release_dir} already exists with different content; "
-                "a published release is never overwritten")
+                "a published release is never overwritten"
+            )
         event = "republish"  # same content: nothing to write, the run is recorded
     else:
         release_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".staging-{release_id}-",
-                                        dir=release_dir.parent))
+        staging = Path(
+            tempfile.mkdtemp(prefix=f".staging-{release_id}-", dir=release_dir.parent)
+        )
         staging.chmod(readable_mode(directory=True))  # mkdtemp makes it private
         try:
             for rel, path in named.items():
@@ -365,26 +444,35 @@ def publish_step(config: ReleaseConfig, *, source_sha256: str,
             shutil.rmtree(staging, ignore_errors=True)
             raise
     manifest_path = release_dir / "manifest.json"
-    recorded = [{"path": str((release_dir / rel).relative_to(out_dir)), "sha256": h}
-                for rel, h in sorted(hashes.items())]
-    recorded.append({"path": str(manifest_path.relative_to(out_dir)),
-                     "sha256": sha256_file(manifest_path)})
-    audit.append_entry(log_path, {
-        "event": event,
-        "dataset": config.dataset,
-        "release_id": release_id,
-        "release_dir": str(release_dir.relative_to(out_dir)),
-        "algorithm": config.algorithm,
-        "k": config.k,
-        "l": config.l,
-        "seed": config.seed,
-        "source_sha256": source_sha256,
-        "files": recorded,
-        "verified": True,
-        "code_version": manifest["code_version"],
-        "flow_run_id": flow_run_id,
-        "created_at": manifest["created_at"],
-    })
+    recorded = [
+        {"path": str((release_dir / rel).relative_to(out_dir)), "sha256": h}
+        for rel, h in sorted(hashes.items())
+    ]
+    recorded.append(
+        {
+            "path": str(manifest_path.relative_to(out_dir)),
+            "sha256": sha256_file(manifest_path),
+        }
+    )
+    audit.append_entry(
+        log_path,
+        {
+            "event": event,
+            "dataset": config.dataset,
+            "release_id": release_id,
+            "release_dir": str(release_dir.relative_to(out_dir)),
+            "algorithm": config.algorithm,
+            "k": config.k,
+            "l": config.l,
+            "seed": config.seed,
+            "source_sha256": source_sha256,
+            "files": recorded,
+            "verified": True,
+            "code_version": manifest["code_version"],
+            "flow_run_id": flow_run_id,
+            "created_at": manifest["created_at"],
+        },
+    )
     return release_dir
 
 
@@ -396,10 +484,16 @@ def _existing_data_hashes(release_dir: Path) -> dict[str, str]:
 
 
 # -- the whole chain without Prefect ---------------------------------------
-def run_release(config: ReleaseConfig, schema: type, suite: dict, *,
-                hierarchies: Mapping[str, Any] | None = None,
-                on_step: Callable[[str, StepOutput], None] | None = None) -> Path:
+def run_release(
+    config: ReleaseConfig,
+    schema: type,
+    suite: dict,
+    *,
+    hierarchies: Mapping[str, Any] | None = None,
+    on_step: Callable[[str, StepOutput], None] | None = None,
+) -> Path:
     """Run every step in order in this process and return the release directory."""
+
     def step(name: str, output: StepOutput) -> StepOutput:
         if on_step is not None:
             on_step(name, output)
@@ -407,19 +501,37 @@ def run_release(config: ReleaseConfig, schema: type, suite: dict, *,
 
     ingested = step("ingest", ingest_step(config))
     source_sha = ingested.summary["source_sha256"]
-    validated = step("validate", validate_step(config, ingested.refs["raw"], schema, suite))
+    validated = step(
+        "validate", validate_step(config, ingested.refs["raw"], schema, suite)
+    )
     binned = step("discretize", discretize_step(config, validated.refs["clean"]))
-    candidate = step("anonymize", anonymize_step(config, binned.refs["discretized"],
-                                                 hierarchies))
+    candidate = step(
+        "anonymize", anonymize_step(config, binned.refs["discretized"], hierarchies)
+    )
     tables = {k: v for k, v in candidate.refs.items() if k.startswith("table:")}
-    verified = step("verify", verify_step(config, tables, validated.refs["clean"],
-                                          source_sha, hierarchies))
-    reported = step("utility", utility_step(
-        config, validated.refs["clean"], binned.refs["cut_points"], tables,
-        candidate.refs["evidence"], verified.refs["certificate"], hierarchies))
-    refs = {**tables, "certificate": verified.refs["certificate"],
-            "utility": reported.refs["utility"], "report": reported.refs["report"],
-            "evidence": candidate.refs["evidence"],
-            "cut_points": binned.refs["cut_points"],
-            "validation": validated.refs["validation"]}
+    verified = step(
+        "verify",
+        verify_step(config, tables, validated.refs["clean"], source_sha, hierarchies),
+    )
+    reported = step(
+        "utility",
+        utility_step(
+            config,
+            validated.refs["clean"],
+            binned.refs["cut_points"],
+            tables,
+            candidate.refs["evidence"],
+            verified.refs["certificate"],
+            hierarchies,
+        ),
+    )
+    refs = {
+        **tables,
+        "certificate": verified.refs["certificate"],
+        "utility": reported.refs["utility"],
+        "report": reported.refs["report"],
+        "evidence": candidate.refs["evidence"],
+        "cut_points": binned.refs["cut_points"],
+        "validation": validated.refs["validation"],
+    }
     return publish_step(config, source_sha256=source_sha, refs=refs)

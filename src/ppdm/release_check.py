@@ -32,8 +32,10 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
     lines: list[str] = []
     intact = True
-    records = [*manifest["files"],
-               *({"path": p, "sha256": h} for p, h in manifest.get("artifacts", {}).items())]
+    records = [
+        *manifest["files"],
+        *({"path": p, "sha256": h} for p, h in manifest.get("artifacts", {}).items()),
+    ]
     for record in records:
         path = release_dir / record["path"]
         if not path.is_file():
@@ -41,21 +43,31 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
             lines.append(f"FAIL: {record['path']} is missing")
         elif sha256_file(path) != record["sha256"]:
             intact = False
-            lines.append(f"FAIL: {record['path']} changed since release "
-                         "(sha256 differs from the manifest)")
+            lines.append(
+                f"FAIL: {record['path']} changed since release "
+                "(sha256 differs from the manifest)"
+            )
     requirement = Requirement(
         quasi_identifiers=tuple(manifest["quasi_identifiers"]),
         sensitive_attribute=manifest.get("sensitive_attribute"),
-        k=int(manifest["k"]), l=int(manifest.get("l", 1)),
-        l_variant=manifest.get("l_variant", "distinct"), c=manifest.get("c"),
-        t=manifest.get("t"), suppression_marker=manifest.get("suppression_marker", "*"),
+        k=int(manifest["k"]),
+        l=int(manifest.get("l", 1)),
+        l_variant=manifest.get("l_variant", "distinct"),
+        c=manifest.get("c"),
+        t=manifest.get("t"),
+        suppression_marker=manifest.get("suppression_marker", "*"),
     )
-    data = {Path(f["path"]).stem: release_dir / f["path"] for f in manifest["files"]
-            if (release_dir / f["path"]).is_file()}
+    data = {
+        Path(f["path"]).stem: release_dir / f["path"]
+        for f in manifest["files"]
+        if (release_dir / f["path"]).is_file()
+    }
     certificate = verify_files(data, requirement)
-    lines.append(f"release {manifest['release_id']} ({manifest['dataset']}, "
-                 f"{manifest['algorithm']}): required k={requirement.k}, "
-                 f"{requirement.l_variant} l={requirement.l}")
+    lines.append(
+        f"release {manifest['release_id']} ({manifest['dataset']}, "
+        f"{manifest['algorithm']}): required k={requirement.k}, "
+        f"{requirement.l_variant} l={requirement.l}"
+    )
     for table, measures in sorted(certificate.achieved.items()):
         shown = ", ".join(f"{name}={value}" for name, value in sorted(measures.items()))
         lines.append(f"achieved in {table}: {shown}")

@@ -159,13 +159,9 @@ class Requirement:
             )
         if self.l_variant == "recursive" and self.c is None:
             raise InvalidParameterError("l_variant='recursive' needs c (a number > 0)")
-        if self.c is not None and (
-            not _is_number(self.c) or not self.c > 0
-        ):
+        if self.c is not None and (not _is_number(self.c) or not self.c > 0):
             raise InvalidParameterError(f"c must be a number > 0; got {self.c!r}")
-        if self.t is not None and (
-            not _is_number(self.t) or not 0 <= self.t <= 1
-        ):
+        if self.t is not None and (not _is_number(self.t) or not 0 <= self.t <= 1):
             raise InvalidParameterError(f"t must be a number in [0, 1]; got {self.t!r}")
         if self.sensitive_attribute is None and (self.l > 1 or self.t is not None):
             raise InvalidParameterError(
@@ -577,8 +573,6 @@ def verify_files(
     for name, path in files.items():
         table = read_released_table(path)
         checked.append(
-            _verify_table(
-                name, table, requirement, original, sha256_file(path), covers
-            )
+            _verify_table(name, table, requirement, original, sha256_file(path), covers)
         )
     return certificate_of(checked, requirement, input_sha256)

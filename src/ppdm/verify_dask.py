@@ -175,6 +175,7 @@ def _dask_partition(
     qis = [q for q in requirement.quasi_identifiers if q in columns]
     sa = requirement.sensitive_attribute
     wanted = [*qis, sa] if sa is not None and sa in columns else list(qis)
+
     def aggregate() -> pd.Series:
         frame = dd.read_parquet([str(f) for f in files], columns=wanted)
         meta = pd.DataFrame({c: pd.Series([], dtype="str") for c in wanted})

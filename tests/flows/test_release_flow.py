@@ -18,9 +18,22 @@ from ppdm.measures import distinct_l_diversity, k_anonymity
 from schemas import get_schema
 
 MANIFEST_KEYS = {
-    "dataset", "release_id", "algorithm", "params", "quasi_identifiers",
-    "sensitive_attribute", "target", "k", "l", "seed", "suppression_marker",
-    "source_sha256", "files", "code_version", "created_at", "flow_run_id",
+    "dataset",
+    "release_id",
+    "algorithm",
+    "params",
+    "quasi_identifiers",
+    "sensitive_attribute",
+    "target",
+    "k",
+    "l",
+    "seed",
+    "suppression_marker",
+    "source_sha256",
+    "files",
+    "code_version",
+    "created_at",
+    "flow_run_id",
 }
 
 
@@ -28,8 +41,21 @@ MANIFEST_KEYS = {
 def published(prefect_backend, tmp_path_factory):
     """`ppdm run` on the German credit data through the real flow."""
     out = tmp_path_factory.mktemp("releases")
-    code = main(["run", "--dataset", "german", "--k", "5", "--l", "2", "--seed", "7",
-                 "--out", str(out)])
+    code = main(
+        [
+            "run",
+            "--dataset",
+            "german",
+            "--k",
+            "5",
+            "--l",
+            "2",
+            "--seed",
+            "7",
+            "--out",
+            str(out),
+        ]
+    )
     assert code == 0
     (release_dir,) = (out / "german").iterdir()
     return out, release_dir
@@ -44,8 +70,9 @@ def test_release_directory_contract(published):
     for name in ("verification.json", "utility.json", "report.html"):
         assert (release_dir / name).is_file(), name
     (data_file,) = manifest["files"]
-    table = pd.read_csv(release_dir / data_file["path"], dtype=str,
-                        keep_default_na=False)
+    table = pd.read_csv(
+        release_dir / data_file["path"], dtype=str, keep_default_na=False
+    )
     assert len(table) == data_file["rows"]
     qi = manifest["quasi_identifiers"]
     # An independent count on the published bytes, not the verifier's word.
@@ -69,8 +96,9 @@ def test_audit_entry_records_every_file(published):
 
 def test_same_seed_gives_byte_identical_data_without_prefect(published, tmp_path):
     _, release_dir = published
-    config = default_config("german").with_overrides(k=5, l=2, seed=7,
-                                                     output_dir=str(tmp_path))
+    config = default_config("german").with_overrides(
+        k=5, l=2, seed=7, output_dir=str(tmp_path)
+    )
     schema, suite = get_schema("german")
     again = pipeline.run_release(config, schema, suite)
     assert again.name == release_dir.name
@@ -104,7 +132,9 @@ def test_an_edited_audit_log_fails(published, tmp_path, capsys):
 
 
 def test_failed_verification_publishes_nothing(tmp_path):
-    config = default_config("german").with_overrides(k=5, seed=7, output_dir=str(tmp_path))
+    config = default_config("german").with_overrides(
+        k=5, seed=7, output_dir=str(tmp_path)
+    )
     schema, suite = get_schema("german")
     ingested = pipeline.ingest_step(config)
     validated = pipeline.validate_step(config, ingested.refs["raw"], schema, suite)
@@ -118,8 +148,9 @@ def test_failed_verification_publishes_nothing(tmp_path):
     store = pipeline.store_for(config)
     forged = {"table:release": store.put_csv(table, kind="release-candidate")}
     with pytest.raises(VerificationError, match="nothing was published"):
-        pipeline.verify_step(config, forged, validated.refs["clean"],
-                             ingested.summary["source_sha256"])
+        pipeline.verify_step(
+            config, forged, validated.refs["clean"], ingested.summary["source_sha256"]
+        )
     assert not (tmp_path / "german").exists()
     (entry,) = read_entries(tmp_path / "audit.jsonl")
     assert entry["event"] == "release-rejected"
@@ -134,7 +165,8 @@ def test_bad_input_file_stops_the_run_naming_the_column(tmp_path, capsys):
     config.write_text(
         "dataset: german\nsource: {kind: csv, path: " + str(source) + "}\n"
         "quasi_identifiers: [personal-status-sex, job]\ntarget: credit\nk: 5\n"
-        f"output_dir: {tmp_path / 'out'}\n")
+        f"output_dir: {tmp_path / 'out'}\n"
+    )
     from ppdm.config import load_config
 
     schema, suite = get_schema("german")
@@ -145,17 +177,25 @@ def test_bad_input_file_stops_the_run_naming_the_column(tmp_path, capsys):
 
 def test_release_from_a_sqlite_database(tmp_path):
     database = tmp_path / "credit.sqlite"
-    assert main(["export-sqlite", "german", str(database), "--table", "applicants"]) == 0
+    assert (
+        main(["export-sqlite", "german", str(database), "--table", "applicants"]) == 0
+    )
     config = default_config("german").model_dump(by_alias=True)
-    config.update(source={"kind": "sql", "url": f"sqlite:///{database}",
-                          "query": "SELECT * FROM applicants"},
-                  output_dir=str(tmp_path / "out"))
+    config.update(
+        source={
+            "kind": "sql",
+            "url": f"sqlite:///{database}",
+            "query": "SELECT * FROM applicants",
+        },
+        output_dir=str(tmp_path / "out"),
+    )
     from ppdm.config import parse_config
 
     release_dir = pipeline.run_release(parse_config(config), *get_schema("german"))
     manifest = json.loads((release_dir / "manifest.json").read_text())
     assert manifest["source"] == f"sql:sqlite:///{database}"
     # The same rows as the embedded route: the same content fingerprint.
-    embedded = pipeline.ingest_step(default_config("german").with_overrides(
-        output_dir=str(tmp_path / "e")))
+    embedded = pipeline.ingest_step(
+        default_config("german").with_overrides(output_dir=str(tmp_path / "e"))
+    )
     assert manifest["source_sha256"] == embedded.summary["source_sha256"]

@@ -13,8 +13,12 @@ from ppdm.exceptions import ArtifactIntegrityError
 def test_store_is_content_addressed_and_round_trips_dtypes(tmp_path, tiny_people):
     store = ArtifactStore(tmp_path)
     table = tiny_people.assign(
-        band=pd.Categorical(["low", "low", "mid", "mid", "mid", "high", "high", "high"],
-                            categories=["low", "mid", "high"], ordered=True))
+        band=pd.Categorical(
+            ["low", "low", "mid", "mid", "mid", "high", "high", "high"],
+            categories=["low", "mid", "high"],
+            ordered=True,
+        )
+    )
     first = store.put_table(table, kind="t")
     second = store.put_table(table.copy(), kind="t")
     assert first == second
@@ -52,6 +56,10 @@ def test_atomic_write_leaves_no_partial_file_on_failure(tmp_path, monkeypatch):
 
 
 def test_canonical_json_is_order_independent():
-    assert canonical_json({"b": 1, "a": [1, 2]}) == canonical_json({"a": [1, 2], "b": 1})
-    assert hashlib.sha256(canonical_json({"x": 1})).hexdigest() == hashlib.sha256(
-        b'{\n  "x": 1\n}\n').hexdigest()
+    assert canonical_json({"b": 1, "a": [1, 2]}) == canonical_json(
+        {"a": [1, 2], "b": 1}
+    )
+    assert (
+        hashlib.sha256(canonical_json({"x": 1})).hexdigest()
+        == hashlib.sha256(b'{\n  "x": 1\n}\n').hexdigest()
+    )

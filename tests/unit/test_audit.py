@@ -11,9 +11,14 @@ def _log_with_two_releases(out):
         data = out / name / "data.csv"
         data.parent.mkdir(parents=True)
         data.write_text(f"x\n{name}\n")
-        append_entry(out / "audit.jsonl", {
-            "event": "publish", "release_id": name,
-            "files": [{"path": f"{name}/data.csv", "sha256": sha256_file(data)}]})
+        append_entry(
+            out / "audit.jsonl",
+            {
+                "event": "publish",
+                "release_id": name,
+                "files": [{"path": f"{name}/data.csv", "sha256": sha256_file(data)}],
+            },
+        )
     return out / "audit.jsonl"
 
 
@@ -49,8 +54,10 @@ def test_changed_release_file_is_named(tmp_path):
     _log_with_two_releases(tmp_path)
     (tmp_path / "b" / "data.csv").write_text("x\nB\n")
     report = verify_audit_log(tmp_path)
-    assert report.broken == "entry seq=1 (line 2): file b/data.csv changed (sha256 " \
-                            "differs from record)"
+    assert (
+        report.broken == "entry seq=1 (line 2): file b/data.csv changed (sha256 "
+        "differs from record)"
+    )
 
 
 def test_missing_log_is_reported(tmp_path):

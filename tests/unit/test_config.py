@@ -14,7 +14,9 @@ def _with(**changes):
     return data
 
 
-@pytest.mark.parametrize("name", sorted(p.name for p in (ROOT / "configs").glob("*.yaml")))
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in (ROOT / "configs").glob("*.yaml"))
+)
 def test_shipped_example_configs_are_valid(name):
     config = load_config(ROOT / "configs" / name)
     assert config.quasi_identifiers and config.target
@@ -26,8 +28,12 @@ def test_documented_example_equals_the_cli_default():
 
 def test_defaults_are_documented_values():
     config = default_config("adult")
-    assert (config.k, config.l, config.algorithm, config.target) == (10, 2, "mondrian",
-                                                                     "income")
+    assert (config.k, config.l, config.algorithm, config.target) == (
+        10,
+        2,
+        "mondrian",
+        "income",
+    )
     assert config.schema == "adult"
 
 
@@ -40,8 +46,10 @@ def test_defaults_are_documented_values():
         ({"suppression_limit": 1.5}, "a number >= 0.0 and <= 1.0"),
         ({"kk": 5}, "unknown key 'kk'"),
         ({"discretize": {"method": "kmeans"}}, "'mdl', 'equal-frequency', 'none'"),
-        ({"discretize": {"bins": 4}}, "unknown key 'discretize.bins'; allowed keys: "
-                                      "method, n_bins, columns"),
+        (
+            {"discretize": {"bins": 4}},
+            "unknown key 'discretize.bins'; allowed keys: method, n_bins, columns",
+        ),
         ({"algorithm": "nope"}, "algorithm 'nope' is not registered; allowed:"),
         ({"source": {"kind": "csv"}}, "needs key(s) ['path']"),
         ({"target": "age"}, "target 'age' is also a quasi-identifier"),

@@ -131,9 +131,10 @@ def test_passing_release_certificate(tmp_path):
 
 
 def measures_equal_independent(table):
-    return k_anonymity(table, list(QI)) == 2 and distinct_l_diversity(
-        table, list(QI), "income"
-    ) == 2
+    return (
+        k_anonymity(table, list(QI)) == 2
+        and distinct_l_diversity(table, list(QI), "income") == 2
+    )
 
 
 def test_certificates_are_deterministic(tmp_path):

@@ -41,7 +41,7 @@ from ppdm.trees.base import Interval as TreeInterval
 from ppdm.trees.base import PredicateTree, TreeNode, constraint_kinds
 from ppdm.trees.c45 import C45
 from ppdm.trees.sklearn_adapter import SklearnInducer
-from ppdm.values import format_interval, format_set
+from ppdm.values import format_interval, format_number, format_set
 
 __all__ = ["Kactus", "KactusResult", "anonymize_tree", "path_interval"]
 
@@ -54,7 +54,8 @@ class KactusResult:
     ----------
     table : pandas.DataFrame
         Released rows in input order (input index kept); quasi-identifier
-        columns hold kept values, means, value sets or the suppression marker.
+        columns hold text (:mod:`ppdm.values` grammar): kept values, means,
+        intervals, value sets or the suppression marker; missing stays missing.
     positions : numpy.ndarray of int64
         Input row position of every released row.
     group : numpy.ndarray of int64
@@ -293,6 +294,25 @@ def anonymize_tree(
     return result
 
 
+def _as_text(value: Any) -> str | None:
+    """A released cell as text (ppdm.values grammar); missing stays missing.
+
+    Text keeps a column of kept values, means, sets and markers one type, so
+    it can be written to CSV and Parquet alike.
+    """
+    if (
+        value is None
+        or value is pd.NA
+        or (isinstance(value, float) and np.isnan(value))
+    ):
+        return None
+    if isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(
+        value, bool
+    ):
+        return format_number(float(value))
+    return str(value)
+
+
 def path_interval(tree: PredicateTree, node: TreeNode, attribute: str) -> tuple:
     """The interval ``(low, high]`` the thresholds on ``node``'s path leave."""
     low, high = -np.inf, np.inf
@@ -395,7 +415,7 @@ def _suppress(
                 mask = np.isin(group, np.fromiter(per_group, dtype=np.int64))
                 out[mask] = label_of[group[mask]]
         table_of_labels = np.empty(len(labels), dtype=object)
-        table_of_labels[:] = labels
+        table_of_labels[:] = [_as_text(label) for label in labels]
         released_qi[name] = table_of_labels[out[order]]
 
     others = [c for c in table.columns if c not in released_qi]
@@ -541,7 +561,8 @@ class Kactus(Anonymizer):
             )
         if spec.target in spec.quasi_identifiers:
             raise InvalidParameterError(
-                f"target {spec.target!r} is also a quasi-identifier; it is never altered"
+                f"target {spec.target!r} is also a quasi-identifier; the target "
+                "is never altered"
             )
         if len(table) < spec.k:
             raise InfeasibleConstraintError(

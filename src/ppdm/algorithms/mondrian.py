@@ -244,9 +244,7 @@ def _stats(
 def _width(dim: _Dimension, st: _Stats) -> np.ndarray:
     """Normalized width of every partition on ``dim`` (module docstring)."""
     if dim.kind is AttributeKind.NUMERIC:
-        span = np.where(
-            st.has_present, dim.numbers[st.high] - dim.numbers[st.low], 0.0
-        )
+        span = np.where(st.has_present, dim.numbers[st.high] - dim.numbers[st.low], 0.0)
         base = span / dim.numeric_range if dim.numeric_range > 0 else span * 0.0
         n_distinct_global = dim.n_values + int(dim.has_na)
         return base + st.has_na / n_distinct_global
@@ -359,9 +357,7 @@ def _partition(
             width[:, j] = _width(dim, st)
             threshold[:, j] = st.threshold
             allowed[:, j] = (
-                (st.n_distinct > 1)
-                & (st.left_size >= k)
-                & (sizes - st.left_size >= k)
+                (st.n_distinct > 1) & (st.left_size >= k) & (sizes - st.left_size >= k)
             )
         score = np.where(allowed, width, -np.inf)
         chosen = np.full(n_open, -1, dtype=np.int64)
@@ -541,14 +537,10 @@ class Mondrian(Anonymizer):
         self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
     ) -> Release:
         dims = [_encode(table[name], name) for name in spec.quasi_identifiers]
-        partition = _partition(
-            table, dims, spec.k, spec.sensitive_attribute, spec.l
-        )
+        partition = _partition(table, dims, spec.k, spec.sensitive_attribute, spec.l)
         released = table.copy()
         for dim in dims:
-            texts, of_partition = _summaries(
-                dim, partition.ids, partition.n_partitions
-            )
+            texts, of_partition = _summaries(dim, partition.ids, partition.n_partitions)
             # Taking from the few distinct texts is far cheaper than building
             # a string array from one Python object per row.
             cells = pd.array(texts, dtype="string").take(of_partition[partition.ids])

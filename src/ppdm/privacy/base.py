@@ -187,8 +187,7 @@ class PrivacyModel(ABC):
             examples = tuple(
                 {
                     **{
-                        q: json_value(v)
-                        for q, v in zip(keys.columns, row, strict=True)
+                        q: json_value(v) for q, v in zip(keys.columns, row, strict=True)
                     },
                     "size": int(partition.sizes[c]),
                     self.measure: json_value(values[c]),

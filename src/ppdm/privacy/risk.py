@@ -179,7 +179,8 @@ def reidentification_risk(
         "records than they hold (cells the verifier cannot read as values of the "
         "original, e.g. hierarchy labels without their hierarchies); their "
         "population is taken as their own size"
-        if short.any() else None
+        if short.any()
+        else None
     )
     return RiskReport(
         **{

@@ -342,7 +342,9 @@ def test_nominal_with_missing_by_hand():
 
 
 def test_missing_mixed_into_a_partition_stays_visible():
-    table = pd.DataFrame({"v": [1.0, 2.0, np.nan], "w": ["p", None, "q"], "t": [0, 1, 0]})
+    table = pd.DataFrame(
+        {"v": [1.0, 2.0, np.nan], "w": ["p", None, "q"], "t": [0, 1, 0]}
+    )
     spec = AnonymizationSpec(("v", "w"), None, "t", k=3)
     out = Mondrian().anonymize(table, spec, np.random.default_rng(0)).table
     assert out["v"].tolist() == ["{|[1, 2]}"] * 3

@@ -114,15 +114,29 @@ def test_hierarchy_labels_are_read_through_covers():
 
     released = pd.DataFrame({"marital": ["Married"] * 2 + ["Single"] * 2})
     population = pd.DataFrame(
-        {"marital": ["Married-civ", "Married-AF", "Married-civ", "Never", "Never",
-                     "Divorced"]})
+        {
+            "marital": [
+                "Married-civ",
+                "Married-AF",
+                "Married-civ",
+                "Never",
+                "Never",
+                "Divorced",
+            ]
+        }
+    )
     blind = reidentification_risk(released, ["marital"], population=population)
     assert blind.classes_not_in_population == 2
     assert "hierarchy labels" in blind.population_note
-    covers = {"marital": {"Married": ("Married-civ", "Married-AF"),
-                          "Single": ("Never", "Divorced")}}
-    read = reidentification_risk(released, ["marital"], population=population,
-                                 covers=covers)
+    covers = {
+        "marital": {
+            "Married": ("Married-civ", "Married-AF"),
+            "Single": ("Never", "Divorced"),
+        }
+    }
+    read = reidentification_risk(
+        released, ["marital"], population=population, covers=covers
+    )
     assert read.classes_not_in_population == 0 and read.population_note is None
     # Population classes of 3 and 3: journalist 1/3; marketer (1/n) sum f/F = 1/3.
     assert read.journalist_max == pytest.approx(1 / 3)
