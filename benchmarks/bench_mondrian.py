@@ -40,7 +40,7 @@ SENSITIVE = "occupation"
 RESULTS = Path(__file__).resolve().parent / "results" / "mondrian.md"
 
 # anonypy 0.2.1 (Mondrian), measured on this project's machines: see
-# /work/shared/PEERS.md, section 3, "all" rows (48,842 rows), pass 1 / pass 2.
+# the peers survey (shared/PEERS.md), section 3, "all" rows (48,842 rows), pass 1 / pass 2.
 ANONYPY = {
     5: "45.6 / 46.6 s (5,743 ECs)",
     10: "25.5 / 24.9 s (3,052 ECs)",

@@ -6,8 +6,8 @@ Phase 1 grows a classification tree on the quasi-identifiers plus the target
 bottom-up: a leaf with at least k instances is released with every
 quasi-identifier its path does not pin suppressed; smaller leaves are merged
 into their parent, and complying siblings lend extra instances so the merged
-node reaches k. See ``/work/shared/algorithms/kactus.md`` for the decisions the
-paper leaves open; this module follows them.
+node reaches k. The project's kACTUS notes (``shared/algorithms/kactus.md``)
+record the decisions the paper leaves open; this module follows them.
 
 References
 ----------
