@@ -4,14 +4,13 @@ from pathlib import Path
 
 from prefect import task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
-from prefect.cache_policies import INPUTS, TASK_SOURCE
 
 from ppdm import progress
 from ppdm.artifacts import ArtifactRef
 from ppdm.config import ReleaseConfig
 from ppdm.hierarchies import load_hierarchies
 from ppdm.pipeline import StepOutput, anonymize_step
-from tasks._ui import table_artifact
+from tasks._ui import STEP_CACHE, table_artifact
 
 HIERARCHIES = Path(__file__).resolve().parent.parent / "hierarchies"
 
@@ -22,7 +21,7 @@ def dataset_hierarchies(config: ReleaseConfig):
     return load_hierarchies(directory) if directory.is_dir() else None
 
 
-@task(name="anonymize", cache_policy=INPUTS + TASK_SOURCE)
+@task(name="anonymize", cache_policy=STEP_CACHE)
 def anonymize(config: ReleaseConfig, discretized: ArtifactRef) -> StepOutput:
     """Anonymize: run the configured algorithm; release candidate + evidence artifacts."""
     artifact_id = create_progress_artifact(progress=0.0, description=config.algorithm)

@@ -1,15 +1,14 @@
 from __future__ import annotations
 
 from prefect import task
-from prefect.cache_policies import INPUTS, TASK_SOURCE
 
 from ppdm.artifacts import ArtifactRef
 from ppdm.config import ReleaseConfig
 from ppdm.pipeline import StepOutput, discretize_step
-from tasks._ui import table_artifact
+from tasks._ui import STEP_CACHE, table_artifact
 
 
-@task(name="discretize", cache_policy=INPUTS + TASK_SOURCE)
+@task(name="discretize", cache_policy=STEP_CACHE)
 def discretize(config: ReleaseConfig, clean: ArtifactRef) -> StepOutput:
     """Discretize: numeric quasi-identifiers to intervals; cut points artifact."""
     output = discretize_step(config, clean)

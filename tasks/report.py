@@ -3,16 +3,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from prefect import task
-from prefect.cache_policies import INPUTS, TASK_SOURCE
 
 from ppdm.artifacts import ArtifactRef
 from ppdm.config import ReleaseConfig
 from ppdm.pipeline import StepOutput, utility_step
-from tasks._ui import markdown_artifact
+from tasks._ui import STEP_CACHE, markdown_artifact
 from tasks.anonymize import dataset_hierarchies
 
 
-@task(name="utility-report", cache_policy=INPUTS + TASK_SOURCE)
+@task(name="utility-report", cache_policy=STEP_CACHE)
 def utility_report(
     config: ReleaseConfig,
     clean: ArtifactRef,

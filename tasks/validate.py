@@ -2,18 +2,17 @@ from __future__ import annotations
 
 import pandas as pd
 from prefect import task
-from prefect.cache_policies import INPUTS, TASK_SOURCE
 
 from ppdm.artifacts import ArtifactRef
 from ppdm.config import ReleaseConfig
 from ppdm.pipeline import StepOutput, validate_step
 from schemas import get_schema
-from tasks._ui import table_artifact
+from tasks._ui import STEP_CACHE, table_artifact
 
 SHOWN_REJECTIONS = 50
 
 
-@task(name="validate", cache_policy=INPUTS + TASK_SOURCE)
+@task(name="validate", cache_policy=STEP_CACHE)
 def validate(config: ReleaseConfig, raw: ArtifactRef) -> StepOutput:
     """Validate: pandera schema + Great Expectations suite; rejected rows to quarantine."""
     schema, suite = get_schema(config.schema)

@@ -14,6 +14,9 @@ for _key, _value in {
     "PREFECT_CLOUD_ENABLE_ORCHESTRATION_TELEMETRY": "false",
     "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "120",
     "PREFECT_HOME": str(_ROOT / ".prefect"),
+    # Core logs reach Prefect through PREFECT_LOGGING_EXTRA_LOGGERS; outside a
+    # flow run (unit tests) there is no run to attach them to.
+    "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
     "MPLBACKEND": "Agg",
     "MPLCONFIGDIR": str(_ROOT / ".prefect" / "matplotlib"),
 }.items():

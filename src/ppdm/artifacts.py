@@ -13,6 +13,7 @@ import io
 import json
 import os
 import tempfile
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -136,8 +137,22 @@ class ArtifactStore:
         Directory of the store (created on first write).
     """
 
+    GENERATION_FILE = "GENERATION"
+
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
+
+    def generation(self) -> str:
+        """An id of this store's lifetime, written when the store is first created.
+
+        Caches that hold references into the store key on it, so a store that
+        was deleted and made anew never serves references to files it lost.
+        """
+        marker = self.root / self.GENERATION_FILE
+        if not marker.is_file():
+            # Not a data choice (nothing released depends on it): a creation time.
+            write_atomic(marker, f"{time.time_ns()}\n".encode())
+        return marker.read_text(encoding="utf-8").strip()
 
     def put_bytes(
         self, data: bytes, *, kind: str, suffix: str, rows: int | None = None

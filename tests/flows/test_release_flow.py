@@ -199,3 +199,25 @@ def test_release_from_a_sqlite_database(tmp_path):
         default_config("german").with_overrides(output_dir=str(tmp_path / "e"))
     )
     assert manifest["source_sha256"] == embedded.summary["source_sha256"]
+
+
+def test_a_deleted_artifact_store_is_rebuilt_not_served_from_cache(
+    prefect_backend, tmp_path
+):
+    args = [
+        "run",
+        "--dataset",
+        "german",
+        "--k",
+        "5",
+        "--seed",
+        "3",
+        "--out",
+        str(tmp_path),
+    ]
+    assert main(args) == 0
+    shutil.rmtree(tmp_path / ".artifacts")  # an owner freeing disk space
+    assert main(args) == 0  # the cached steps recompute instead of failing
+    events = [entry["event"] for entry in read_entries(tmp_path / "audit.jsonl")]
+    assert events == ["publish", "republish"]
+    assert main(["audit", "verify", "--out", str(tmp_path)]) == 0
