@@ -3,6 +3,7 @@ from __future__ import annotations
 from prefect import flow
 
 from ppdm.config import ReleaseConfig, default_config
+from ppdm.pipeline import candidate_refs, publication_refs
 from tasks.anonymize import anonymize
 from tasks.discretize import discretize
 from tasks.ingest import ingest
@@ -20,7 +21,7 @@ def release(config: ReleaseConfig) -> str:
     validated = validate(config, ingested.refs["raw"])
     binned = discretize(config, validated.refs["clean"])
     candidate = anonymize(config, binned.refs["discretized"])
-    tables = {k: v for k, v in candidate.refs.items() if k.startswith("table:")}
+    tables = candidate_refs(candidate)
     verified = verify(config, tables, validated.refs["clean"], source_sha)
     reported = utility_report(
         config,
@@ -30,19 +31,8 @@ def release(config: ReleaseConfig) -> str:
         candidate.refs["evidence"],
         verified.refs["certificate"],
     )
-    return publish(
-        config,
-        source_sha,
-        {
-            **tables,
-            "certificate": verified.refs["certificate"],
-            "utility": reported.refs["utility"],
-            "report": reported.refs["report"],
-            "evidence": candidate.refs["evidence"],
-            "cut_points": binned.refs["cut_points"],
-            "validation": validated.refs["validation"],
-        },
-    )
+    refs = publication_refs(validated, binned, candidate, verified, reported)
+    return publish(config, source_sha, refs)
 
 
 if __name__ == "__main__":

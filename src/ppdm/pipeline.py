@@ -51,6 +51,9 @@ __all__ = [
     "store_for",
     "requirement_of",
     "spec_of",
+    "candidate_files",
+    "candidate_refs",
+    "publication_refs",
     "ingest_step",
     "validate_step",
     "discretize_step",
@@ -240,6 +243,30 @@ def candidate_files(refs: Mapping[str, ArtifactRef]) -> dict[str, Path]:
         key.split(":", 1)[1]: Path(ref.path)
         for key, ref in refs.items()
         if key.startswith("table:")
+    }
+
+
+def candidate_refs(anonymized: StepOutput) -> dict[str, ArtifactRef]:
+    """The release candidate's tables among the anonymize step's references."""
+    return {k: v for k, v in anonymized.refs.items() if k.startswith("table:")}
+
+
+def publication_refs(
+    validated: StepOutput,
+    binned: StepOutput,
+    anonymized: StepOutput,
+    verified: StepOutput,
+    reported: StepOutput,
+) -> dict[str, ArtifactRef]:
+    """Everything :func:`publish_step` puts in a release directory, by role."""
+    return {
+        **candidate_refs(anonymized),
+        "certificate": verified.refs["certificate"],
+        "utility": reported.refs["utility"],
+        "report": reported.refs["report"],
+        "evidence": anonymized.refs["evidence"],
+        "cut_points": binned.refs["cut_points"],
+        "validation": validated.refs["validation"],
     }
 
 
@@ -508,7 +535,7 @@ def run_release(
     candidate = step(
         "anonymize", anonymize_step(config, binned.refs["discretized"], hierarchies)
     )
-    tables = {k: v for k, v in candidate.refs.items() if k.startswith("table:")}
+    tables = candidate_refs(candidate)
     verified = step(
         "verify",
         verify_step(config, tables, validated.refs["clean"], source_sha, hierarchies),
@@ -525,13 +552,5 @@ def run_release(
             hierarchies,
         ),
     )
-    refs = {
-        **tables,
-        "certificate": verified.refs["certificate"],
-        "utility": reported.refs["utility"],
-        "report": reported.refs["report"],
-        "evidence": candidate.refs["evidence"],
-        "cut_points": binned.refs["cut_points"],
-        "validation": validated.refs["validation"],
-    }
+    refs = publication_refs(validated, binned, candidate, verified, reported)
     return publish_step(config, source_sha256=source_sha, refs=refs)

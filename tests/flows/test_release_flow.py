@@ -140,7 +140,7 @@ def test_failed_verification_publishes_nothing(tmp_path):
     validated = pipeline.validate_step(config, ingested.refs["raw"], schema, suite)
     binned = pipeline.discretize_step(config, validated.refs["clean"])
     candidate = pipeline.anonymize_step(config, binned.refs["discretized"])
-    tables = {k: v for k, v in candidate.refs.items() if k.startswith("table:")}
+    tables = pipeline.candidate_refs(candidate)
     # Make one person unique: the candidate no longer meets k = 5.
     path = Path(next(iter(tables.values())).path)
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
