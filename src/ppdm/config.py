@@ -21,6 +21,7 @@ __all__ = [
     "SourceConfig",
     "DiscretizeConfig",
     "ValidationLimits",
+    "VerificationConfig",
     "UtilityConfig",
     "ConfigError",
     "load_config",
@@ -78,6 +79,18 @@ class ValidationLimits(_Strict):
     max_rejected_fraction: float = Field(0.05, ge=0.0, le=1.0)
 
 
+class VerificationConfig(_Strict):
+    """How the independent verifier reads the release candidate."""
+
+    engine: Literal["auto", "pandas", "dask"] = Field(
+        "auto",
+        description="pandas: in memory; dask: out of core; auto: dask above "
+        "size_threshold_mb of candidate files",
+    )
+    size_threshold_mb: float = Field(256.0, gt=0.0)
+    memory_limit: str = Field("2GB", pattern=r"^[0-9.]+\s*[KMGT]i?B$")
+
+
 class UtilityConfig(_Strict):
     """The utility report's hold-out protocol."""
 
@@ -105,6 +118,7 @@ class ReleaseConfig(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     discretize: DiscretizeConfig = DiscretizeConfig()
     validation: ValidationLimits = ValidationLimits()
+    verification: VerificationConfig = VerificationConfig()
     utility: UtilityConfig = UtilityConfig()
     seed: int = Field(0, ge=0, le=2**32 - 1)
     output_dir: str = "releases"

@@ -282,13 +282,21 @@ def verify_step(
     store = store_for(config)
     for ref in candidate.values():
         ref.verify()
-    certificate = verify_files(
-        candidate_files(candidate),
-        requirement_of(config),
-        original=store.read_table(original),
-        input_sha256=source_sha256,
-        covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
-    )
+    files = candidate_files(candidate)
+    common = {
+        "original": store.read_table(original),
+        "input_sha256": source_sha256,
+        "covers": covers_from_hierarchies(hierarchies) if hierarchies else None,
+    }
+    if _out_of_core(config, files):
+        from ppdm.verify_dask import verify_csv_files
+
+        memory_limit = config.verification.memory_limit
+        certificate = verify_csv_files(
+            files, requirement_of(config), memory_limit=memory_limit, **common
+        )
+    else:
+        certificate = verify_files(files, requirement_of(config), **common)
     ref = store.put_json(certificate.to_dict(), kind="certificate")
     if not certificate.passed:
         audit.append_entry(
@@ -307,6 +315,15 @@ def verify_step(
             certificate.to_dict(),
         )
     return StepOutput({"certificate": ref}, certificate.to_dict())
+
+
+def _out_of_core(config: ReleaseConfig, files: Mapping[str, Path]) -> bool:
+    """Verify with Dask when configured, or (auto) when the candidate is large."""
+    engine = config.verification.engine
+    if engine != "auto":
+        return engine == "dask"
+    size = sum(path.stat().st_size for path in files.values())
+    return size > config.verification.size_threshold_mb * 2**20
 
 
 # -- utility report ---------------------------------------------------------

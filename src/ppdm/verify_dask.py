@@ -14,7 +14,7 @@ Dask and distributed are imported only when the Dask engine is used.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,13 +30,20 @@ from ppdm.measures import (
 )
 from ppdm.verify import (
     Certificate,
+    Covers,
     Requirement,
     certificate_of,
     sha256_file,
     verify_partition,
 )
 
-__all__ = ["verify_parquet", "released_text", "parquet_files", "DASK_THRESHOLD_BYTES"]
+__all__ = [
+    "verify_parquet",
+    "verify_csv_files",
+    "released_text",
+    "parquet_files",
+    "DASK_THRESHOLD_BYTES",
+]
 
 #: Parquet bytes on disk above which ``engine="auto"`` uses Dask. Parquet
 #: text columns expand several-fold in memory, so 256 MB on disk is already
@@ -144,8 +151,17 @@ def verify_parquet(
         partition = ClassPartition.of(table, qis)
         columns: Sequence[str] = list(table.columns)
     else:
+        import pyarrow.parquet as pq
+
+        columns = list(pq.read_schema(files[0]).names)
         partition, columns = _dask_partition(
-            files, requirement, memory_limit, n_workers, threads_per_worker, client
+            lambda wanted: _read_parquet_text(files, wanted),
+            columns,
+            requirement,
+            memory_limit,
+            n_workers,
+            threads_per_worker,
+            client,
         )
     checked = verify_partition(
         table_name, partition, columns, requirement, original=original, sha256=digest
@@ -153,33 +169,93 @@ def verify_parquet(
     return certificate_of([checked], requirement, input_sha256)
 
 
+def verify_csv_files(
+    files: Mapping[str, Path],
+    requirement: Requirement,
+    *,
+    memory_limit: str = "2GB",
+    original: pd.DataFrame | None = None,
+    input_sha256: str | None = None,
+    covers: Covers | None = None,
+    n_workers: int = 1,
+    threads_per_worker: int = 2,
+) -> Certificate:
+    """Out-of-core :func:`ppdm.verify.verify_files`: released CSVs read by Dask.
+
+    The files are read in blocks exactly as :func:`ppdm.verify.read_released_table`
+    reads them (text, ``"*"`` and ``""`` kept as values) and only the
+    (class, sensitive value) counts come into memory, so a release larger than
+    memory is checked with the same code and gives the same certificate.
+    """
+    checked = []
+    for table_name, path in files.items():
+        path = Path(path)
+        if not path.is_file():
+            raise SourceError(f"released table {str(path)!r} does not exist")
+        columns = list(pd.read_csv(path, nrows=0).columns)
+        partition, _ = _dask_partition(
+            lambda wanted, p=path: _read_csv_text(p, wanted),
+            columns,
+            requirement,
+            memory_limit,
+            n_workers,
+            threads_per_worker,
+            None,
+        )
+        checked.append(
+            verify_partition(
+                table_name,
+                partition,
+                columns,
+                requirement,
+                original=original,
+                sha256=sha256_file(path),
+                covers=covers,
+            )
+        )
+    return certificate_of(checked, requirement, input_sha256)
+
+
+def _read_csv_text(path: Path, wanted: list[str]) -> Any:
+    import dask.dataframe as dd
+
+    return dd.read_csv(
+        str(path), usecols=wanted, dtype=str, keep_default_na=False, blocksize="64MB"
+    )
+
+
+def _read_parquet_text(files: Sequence[Path], wanted: list[str]) -> Any:
+    import dask.dataframe as dd
+
+    frame = dd.read_parquet([str(f) for f in files], columns=wanted)
+    meta = pd.DataFrame({c: pd.Series([], dtype="str") for c in wanted})
+    return frame.map_partitions(released_text, meta=meta)
+
+
 def _dask_partition(
-    files: Sequence[Path],
+    read: Any,
+    columns: list[str],
     requirement: Requirement,
     memory_limit: str,
     n_workers: int,
     threads_per_worker: int,
     client: Any,
 ) -> tuple[ClassPartition, list[str]]:
+    """Class partition from ``read(wanted_columns)``, a Dask frame of text cells."""
     try:
-        import dask.dataframe as dd
         from distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - dask ships with prefect-dask
         raise ImportError(
             "engine='dask' needs dask[dataframe] and distributed "
             "(pip install 'dask[dataframe]' distributed)"
         ) from exc
-    import pyarrow.parquet as pq
 
-    columns = list(pq.read_schema(files[0]).names)
     qis = [q for q in requirement.quasi_identifiers if q in columns]
     sa = requirement.sensitive_attribute
     wanted = [*qis, sa] if sa is not None and sa in columns else list(qis)
 
     def aggregate() -> pd.Series:
-        frame = dd.read_parquet([str(f) for f in files], columns=wanted)
-        meta = pd.DataFrame({c: pd.Series([], dtype="str") for c in wanted})
-        text = frame.map_partitions(released_text, meta=meta)
+        text = read(wanted)
         # One output partition: the aggregate is small (classes x values), and
         # a tree reduction avoids the shuffle Dask would otherwise plan.
         return (

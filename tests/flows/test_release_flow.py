@@ -221,3 +221,28 @@ def test_a_deleted_artifact_store_is_rebuilt_not_served_from_cache(
     events = [entry["event"] for entry in read_entries(tmp_path / "audit.jsonl")]
     assert events == ["publish", "republish"]
     assert main(["audit", "verify", "--out", str(tmp_path)]) == 0
+
+
+def test_out_of_core_verification_gives_the_same_certificate(tmp_path):
+    config = default_config("german").with_overrides(seed=7, output_dir=str(tmp_path))
+    ingested = pipeline.ingest_step(config)
+    validated = pipeline.validate_step(
+        config, ingested.refs["raw"], *get_schema("german")
+    )
+    binned = pipeline.discretize_step(config, validated.refs["clean"])
+    candidate = pipeline.anonymize_step(config, binned.refs["discretized"])
+    tables = pipeline.candidate_refs(candidate)
+    source = ingested.summary["source_sha256"]
+    certificates = {}
+    for engine in ("pandas", "dask"):
+        chosen = config.model_copy(
+            update={
+                "verification": config.verification.model_copy(
+                    update={"engine": engine}
+                )
+            }
+        )
+        output = pipeline.verify_step(chosen, tables, validated.refs["clean"], source)
+        certificates[engine] = output.summary
+    assert certificates["dask"] == certificates["pandas"]
+    assert certificates["dask"]["passed"] is True

@@ -55,6 +55,8 @@ def test_defaults_are_documented_values():
         ({"target": "age"}, "target 'age' is also a quasi-identifier"),
         ({"l": 3, "sensitive_attribute": None}, "l = 3 needs a sensitive_attribute"),
         ({"l_variant": "recursive"}, "l_variant 'recursive' needs c"),
+        ({"verification": {"engine": "spark"}}, "'auto', 'pandas', 'dask'"),
+        ({"verification": {"memory_limit": "lots"}}, "verification.memory_limit"),
     ],
 )
 def test_bad_configs_name_the_key_and_the_allowed_range(changes, expected):

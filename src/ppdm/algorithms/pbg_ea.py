@@ -179,6 +179,8 @@ def pbg_search(
     p_mut: float | None = None,
     eps: float | Sequence[float] = 1.0,
     selection: str = "union",
+    budget: int | None = None,
+    refine: str = "none",
 ) -> PbgResult:
     """Run PBG-EA (Algorithm 2 of Dewri et al.) on a lattice.
 
@@ -214,6 +216,8 @@ def pbg_search(
     archive = BoxArchive(senses, eps_vector)
     memo: dict[tuple[int, ...], NodeMetrics] = {}
 
+    limit = lattice.size if budget is None else budget
+
     def evaluate(node: tuple[int, ...]) -> np.ndarray:
         if node not in memo:
             memo[node] = lattice.evaluate(node)
@@ -223,7 +227,8 @@ def pbg_search(
     def offer(nodes: np.ndarray) -> None:
         for row in nodes:
             node = tuple(int(v) for v in row)
-            archive.update(node, evaluate(node))
+            if node in memo or len(memo) < limit:
+                archive.update(node, evaluate(node))
 
     current = rng.integers(0, heights + 1, size=(population, s))
     current[0] = 0
@@ -231,6 +236,8 @@ def pbg_search(
         current[1] = heights
     offer(current)
     for generation in range(generations):
+        if len(memo) >= limit:
+            break
         # Fitness over population + archive (SPEA2-like): the summed dominance
         # counts of the nodes that dominate a node; 0 = non-dominated.
         pool: dict[tuple[int, ...], None] = {}
@@ -266,11 +273,34 @@ def pbg_search(
         progress.report(
             (generation + 1) / generations, f"generation {generation + 1}/{generations}"
         )
+    if refine == "neighbours":
+        _refine(archive, memo, evaluate, heights, limit)
     members = [memo[node] for node in archive.nodes]
     members.sort(
         key=lambda m: tuple(m.value(n) * -OBJECTIVES[n] for n in names) + m.levels
     )
     return PbgResult(members, memo, names, tuple(float(e) for e in eps_vector))
+
+
+def _refine(archive, memo, evaluate, heights, limit) -> None:
+    expanded: set[tuple[int, ...]] = set()
+    s = len(heights)
+    steps = np.vstack([np.eye(s, dtype=np.int64), -np.eye(s, dtype=np.int64)])
+    while len(memo) < limit:
+        todo = [n for n in archive.nodes if n not in expanded]
+        if not todo:
+            return
+        for node in todo:
+            expanded.add(node)
+            neighbours = np.asarray(node) + steps
+            inside = ((neighbours >= 0) & (neighbours <= heights)).all(axis=1)
+            for row in neighbours[inside]:
+                candidate = tuple(int(v) for v in row)
+                if candidate in memo:
+                    continue
+                if len(memo) >= limit:
+                    return
+                archive.update(candidate, evaluate(candidate))
 
 
 def _eps_vector(eps: Any, n_objectives: int, owner: str) -> list[float]:
