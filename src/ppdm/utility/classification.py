@@ -16,21 +16,40 @@ In both, the anonymizer sees the training part only (the caller's
 rows are never altered. Every model is also trained on the original training
 part, which gives the "before" accuracy of the same split.
 
-Models, all fed by :class:`ppdm.utility.features.CellFeaturizer` (unknown
-numeric cells are mean-imputed for the tree and logistic regression):
+Models, all fed by :class:`ppdm.utility.features.CellFeaturizer`:
 
-- ``"decision_tree"``: ``DecisionTreeClassifier(criterion="entropy",
-  min_samples_leaf=2)``, the closest scikit-learn has to C4.5 (no gain ratio,
-  no error-based pruning; ``min_samples_leaf=2`` is C4.5's ``-M 2``);
+- ``"decision_tree"``: ``DecisionTreeClassifier(criterion="entropy")``, the
+  closest scikit-learn has to C4.5 (no gain ratio, no error-based pruning),
+  with C4.5's ``-M 2`` (at least two instances' weight per leaf);
 - ``"naive_bayes"``: :class:`MembershipNB`, a categorical naive Bayes whose
   counts are the (fractional) memberships of the released cells; numeric
-  attributes are cut into 10 equal-width bins of their observed range;
-  unknown cells are ignored, as naive Bayes ignores missing values. ``GaussianNB``
-  was the first choice and was dropped: on kACTUS releases (a whole class of
-  rows holding one imputed mean) its variances collapse and the accuracy fell
-  to 60 +- 19 % at k=10 on an Adult sample (80 % on the original);
+  attributes are cut into 10 equal-width bins of their observed range, a
+  released range counting in every bin it overlaps; unknown cells are ignored,
+  as naive Bayes ignores missing values. ``GaussianNB`` was the first choice
+  and was dropped: on kACTUS releases (a whole class of rows holding one
+  imputed mean) its variances collapse and the accuracy fell to 60 +- 19 % at
+  k=10 on an Adult sample (80 % on the original);
 - ``"logistic_regression"``: ``StandardScaler`` + ``LogisticRegression(
   max_iter=1000)``.
+
+Suppressed cells (``*``) and missing values are unknown values; how a model
+treats them is the ``missing`` option (:data:`MISSING`):
+
+- ``"weka"`` (default): as the Weka learners of the kACTUS paper did, which is
+  what "suppressed cells as missing values" means there. The tree gets C4.5's
+  fractional instances (:class:`FractionalInstanceTree`), naive Bayes skips
+  unknown attributes, logistic regression replaces an unknown value by the
+  training mode (nominal) or mean (numeric) (:class:`BlockImputer`, Weka's
+  ``ReplaceMissingValues`` inside ``Logistic``).
+- ``"zeros"``: the harness's first treatment: an unknown nominal cell is an
+  all-zero one-hot row, an unknown number the training mean, for the tree
+  and logistic regression (naive Bayes as in "weka"). It is kept to show the
+  artefact: kACTUS keeps a quasi-identifier only on the tree paths that test
+  it, so "value known" is itself class-skewed (one Adult half at k = 5:
+  marital-status suppressed in 1,017 rows of which 99 % are >50K); an all-zero
+  row lets the tree and the regression learn "known => class", and every
+  test row has its values known, which drove the tree below the 76 %
+  majority (64.3 +- 15.2 % at k = 5).
 
 References
 ----------
@@ -54,7 +73,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.dummy import DummyClassifier
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
@@ -70,7 +89,12 @@ from ppdm.utility.features import CellFeaturizer
 __all__ = [
     "CV_PROTOCOL",
     "HOLDOUT_PROTOCOL",
+    "MISSING",
+    "MISSING_TEXT",
     "MODELS",
+    "BlockImputer",
+    "FractionalInstanceTree",
+    "MembershipNB",
     "AnonymizeFn",
     "PrepareFn",
     "cross_validate",
@@ -84,6 +108,16 @@ logger = logging.getLogger(__name__)
 
 #: Models evaluated by default, in report order.
 MODELS = ("decision_tree", "naive_bayes", "logistic_regression")
+
+#: Treatments of unknown (suppressed or missing) cells; the first is the default.
+MISSING = ("weka", "zeros")
+
+#: Bins of a numeric attribute for naive Bayes.
+NB_BINS = 10
+
+#: Random completions per instance with unknown values in
+#: :class:`FractionalInstanceTree` (Monte Carlo over C4.5's fractions).
+FRACTIONAL_DRAWS = 8
 
 #: Anonymize a training table: returns the released training table (or a
 #: single-table Release). It must run the caller's algorithm and parameters.
@@ -107,9 +141,24 @@ HOLDOUT_PROTOCOL = (
     "part; the accuracy difference is the cost of anonymization. Released cells "
     "become features on the original schema: ranges and intervals their "
     "midpoint, value sets a fractional one-hot membership, suppressed cells "
-    "an unknown value (mean-imputed for numbers, all-zero for categories; "
-    "naive Bayes ignores unknown values)."
+    "an unknown value, {missing_text}"
 )
+
+MISSING_TEXT = {
+    "weka": (
+        "treated as the Weka learners of the kACTUS paper treat missing values: "
+        "the tree distributes an instance with an unknown value over the known "
+        "values in proportion to their frequency (C4.5's fractional instances, "
+        "emulated by weighted random completions), naive Bayes skips unknown "
+        "attributes, logistic regression replaces them by the training mode "
+        "(nominal) or mean (numeric)."
+    ),
+    "zeros": (
+        "encoded as an all-zero one-hot row (nominal) or the training mean "
+        "(numeric) for the tree and logistic regression; naive Bayes skips "
+        "unknown attributes."
+    ),
+}
 
 CV_PROTOCOL = (
     "{repeats} x {folds}-fold cross-validation (Dietterich's 5 x 2 design, as "
@@ -117,7 +166,8 @@ CV_PROTOCOL = (
     "a stratified "
     "{folds}-fold split of the original table (seeded); for each fold, the "
     "training part alone is anonymized, the models are trained on the release "
-    "and tested on the untouched held-out part."
+    "and tested on the untouched held-out part. Unknown (suppressed or "
+    "missing) cells are {missing_text}"
 )
 
 
@@ -228,26 +278,232 @@ class MembershipNB(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.predict_log_joint(x), axis=1)]
 
 
+def _unknown_masks(x: np.ndarray, blocks: Sequence[tuple]) -> list[np.ndarray]:
+    """Per attribute block, which rows hold an unknown cell.
+
+    A numeric column is unknown where it is NaN; a membership block (one-hot,
+    value set, bins) where its memberships sum to zero (suppressed, missing, or
+    a value outside the training domain).
+    """
+    masks = []
+    for kind, start, stop in blocks:
+        if kind == "numeric":
+            masks.append(np.isnan(x[:, start]))
+        else:
+            masks.append(~(np.nan_to_num(x[:, start:stop]).sum(axis=1) > 0))
+    return masks
+
+
+class BlockImputer(TransformerMixin, BaseEstimator):
+    """Replace unknown cells by the training mode (nominal) or mean (numeric).
+
+    Weka's ``ReplaceMissingValues`` filter, which Weka's ``Logistic`` (the
+    kACTUS paper's logistic regression) applies before ``NominalToBinary``:
+    on one-hot features, the mode is the whole block set to the one-hot row
+    of the most frequent value. ``SimpleImputer(strategy="most_frequent")``
+    cannot do this: it would impute each one-hot column on its own (all to 0,
+    the most frequent entry), which is the "zeros" treatment.
+
+    Parameters
+    ----------
+    blocks : sequence of (str, int, int)
+        :attr:`ppdm.utility.features.CellFeaturizer.blocks_`.
+
+    Attributes
+    ----------
+    fill_ : list of numpy.ndarray
+        The replacement of each block (the mean, or the mode's one-hot row;
+        zeros / 0.0 when the attribute is never known in training).
+    """
+
+    def __init__(self, *, blocks=()) -> None:
+        self.blocks = blocks
+
+    def fit(self, x: np.ndarray, y: object = None) -> BlockImputer:
+        x = np.asarray(x, dtype=float)
+        self.fill_ = []
+        for (kind, start, stop), unknown in zip(
+            self.blocks, _unknown_masks(x, self.blocks)
+        ):
+            known = x[~unknown, start:stop]
+            fill = np.zeros(stop - start)
+            if len(known) and kind == "numeric":
+                fill[0] = known[:, 0].mean()
+            elif len(known):
+                fill[np.argmax(known.sum(axis=0))] = 1.0
+            self.fill_.append(fill)
+        return self
+
+    def transform(self, x: np.ndarray) -> np.ndarray:
+        out = np.array(x, dtype=float, copy=True)
+        for (_, start, stop), unknown, fill in zip(
+            self.blocks, _unknown_masks(out, self.blocks), self.fill_
+        ):
+            out[np.ix_(np.flatnonzero(unknown), np.arange(start, stop))] = fill
+        return out
+
+
+class FractionalInstanceTree(ClassifierMixin, BaseEstimator):
+    """Entropy tree trained and applied with C4.5's fractional instances.
+
+    C4.5 (Quinlan 1993, and Weka's J48, the kACTUS paper's tree) never
+    imputes an unknown value: it computes a split's gain on the instances
+    whose value is known, and sends an instance with an unknown value down
+    every branch with a weight proportional to the branch's share of the known
+    instances; a test instance with an unknown value gets the weighted average
+    of the leaves it reaches. scikit-learn's trees do not do this (their native
+    NaN support sends every missing value to one learned side, which is the
+    "missing => class" rule this treatment must avoid), so it is emulated on
+    the data: each training instance with unknown cells is replaced by
+    ``n_draws`` completions of weight ``1 / n_draws``, every unknown cell drawn
+    from the known cells of its attribute in the training data; the weighted
+    completions are the fractional instances (in expectation, for any split),
+    and since a completion is drawn independently of the class, the fact that
+    a value is unknown carries no class signal. A test instance with unknown
+    cells is completed the same way and its class probabilities averaged.
+
+    Documented differences from J48: the fractions come from the whole
+    training set, not from the instances reaching the node; ``n_draws`` is
+    finite (a Monte Carlo estimate of the fractions); and the tree is
+    scikit-learn's CART with the entropy criterion (no gain ratio, no
+    error-based pruning). Multiplying out every combination of a row's unknown
+    values instead is exact but infeasible: a kACTUS row of Adult has about
+    nine unknown attributes.
+
+    Parameters
+    ----------
+    blocks : sequence of (str, int, int)
+        :attr:`ppdm.utility.features.CellFeaturizer.blocks_`.
+    n_draws : int, default=FRACTIONAL_DRAWS
+    min_leaf_weight : float, default=2.0
+        C4.5's ``-M``: the least total instance weight in a leaf (fractional
+        instances count by their weight, as in J48).
+    random_state : int, optional
+        Seeds the completions and the tree.
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+    tree_model_ : sklearn.tree.DecisionTreeClassifier
+    pools_ : list of numpy.ndarray
+        The known cells of each attribute block in training.
+    """
+
+    def __init__(
+        self,
+        *,
+        blocks=(),
+        n_draws: int = FRACTIONAL_DRAWS,
+        min_leaf_weight: float = 2.0,
+        random_state: int | None = None,
+    ) -> None:
+        self.blocks = blocks
+        self.n_draws = n_draws
+        self.min_leaf_weight = min_leaf_weight
+        self.random_state = random_state
+
+    def _complete(
+        self, x: np.ndarray, rng: np.random.Generator
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Completed rows, the input row of each, and their weights."""
+        masks = _unknown_masks(x, self.blocks)
+        incomplete = np.zeros(len(x), dtype=bool)
+        for unknown, pool in zip(masks, self.pools_):
+            if len(pool):
+                incomplete |= unknown
+        complete = np.flatnonzero(~incomplete)
+        partial = np.repeat(np.flatnonzero(incomplete), self.n_draws)
+        rows = np.concatenate([complete, partial])
+        out = x[rows].copy()
+        for (_, start, stop), unknown, pool in zip(self.blocks, masks, self.pools_):
+            targets = np.flatnonzero(unknown[rows])
+            if len(pool) == 0:
+                # never known in training: a constant, so it cannot split
+                out[np.ix_(targets, np.arange(start, stop))] = 0.0
+                continue
+            drawn = pool[rng.integers(len(pool), size=len(targets))]
+            out[np.ix_(targets, np.arange(start, stop))] = drawn
+        weights = np.concatenate(
+            [np.ones(len(complete)), np.full(len(partial), 1.0 / self.n_draws)]
+        )
+        return out, rows, weights
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> FractionalInstanceTree:
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y)
+        if isinstance(self.n_draws, bool) or not (
+            isinstance(self.n_draws, (int, np.integer)) and self.n_draws >= 1
+        ):
+            raise InvalidParameterError(
+                f"n_draws must be an integer >= 1; got {self.n_draws!r}"
+            )
+        rng = np.random.default_rng(self.random_state)
+        masks = _unknown_masks(x, self.blocks)
+        self.pools_ = [
+            x[~unknown, start:stop]
+            for (_, start, stop), unknown in zip(self.blocks, masks)
+        ]
+        completed, rows, weights = self._complete(x, rng)
+        self.classes_ = np.unique(y)
+        # sample weights sum to len(x): the leaf minimum is a fraction of it
+        fraction = min(0.5, self.min_leaf_weight / max(len(x), 1))
+        self.tree_model_ = DecisionTreeClassifier(
+            criterion="entropy",
+            min_weight_fraction_leaf=fraction,
+            random_state=self.random_state,
+        ).fit(completed, y[rows], sample_weight=weights)
+        return self
+
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        # a seeded generator of its own: predictions do not depend on history
+        rng = np.random.default_rng(self.random_state)
+        completed, rows, weights = self._complete(x, rng)
+        proba = self.tree_model_.predict_proba(completed) * weights[:, None]
+        out = np.zeros((len(x), len(self.classes_)))
+        np.add.at(out, rows, proba)
+        return out
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(x), axis=1)]
+
+
 def make_model(
     name: str,
     seed: int,
     blocks: Sequence[tuple] = (),
     ranges: Sequence[tuple | None] | None = None,
+    *,
+    missing: str = "weka",
 ) -> Any:
-    """A fresh, seeded model (imputation included where it needs one) by name.
+    """A fresh, seeded model (its treatment of unknown cells included) by name.
 
     ``blocks`` and ``ranges`` (:attr:`CellFeaturizer.blocks_` and
-    ``ranges_``) tell naive Bayes which feature columns form one attribute and
-    the range of each numeric one.
+    ``ranges_``) tell the models which feature columns form one attribute and
+    the range of each numeric one. ``missing`` is one of :data:`MISSING` (see
+    the module docstring); naive Bayes skips unknown cells in both.
     """
+    _check_missing(missing)
+    if name == "naive_bayes":
+        return MembershipNB(blocks=list(blocks), ranges=ranges)
+    if missing == "weka":
+        if name == "decision_tree":
+            return FractionalInstanceTree(blocks=list(blocks), random_state=seed)
+        if name == "logistic_regression":
+            model = LogisticRegression(max_iter=1000, random_state=seed)
+            return Pipeline(
+                [
+                    ("impute", BlockImputer(blocks=list(blocks))),
+                    ("scale", StandardScaler()),
+                    ("model", model),
+                ]
+            )
     impute = ("impute", SimpleImputer(strategy="mean", keep_empty_features=True))
     if name == "decision_tree":
         model = DecisionTreeClassifier(
             criterion="entropy", min_samples_leaf=2, random_state=seed
         )
         return Pipeline([impute, ("model", model)])
-    if name == "naive_bayes":
-        return MembershipNB(blocks=list(blocks), ranges=ranges)
     if name == "logistic_regression":
         model = LogisticRegression(max_iter=1000, random_state=seed)
         return Pipeline([impute, ("scale", StandardScaler()), ("model", model)])
@@ -276,6 +532,14 @@ def _check_models(models: Sequence[str]) -> tuple[str, ...]:
     return tuple(models)
 
 
+def _check_missing(missing: str) -> str:
+    if missing not in MISSING:
+        raise InvalidParameterError(
+            f"missing must be one of {list(MISSING)}; got {missing!r}"
+        )
+    return missing
+
+
 def _check_target(original: pd.DataFrame, target: str) -> None:
     if target not in original.columns:
         raise InvalidParameterError(f"target {target!r} is not a column of the table")
@@ -296,11 +560,14 @@ def train_and_score(
     marker: str = SUPPRESSED,
     with_original: bool = True,
     covers: Covers | None = None,
+    missing: str = "weka",
 ) -> dict[str, dict[str, float]]:
     """Accuracy of each model trained on the original and on the released part.
 
     The featurizer is fitted on ``original_train`` (its schema and domains);
-    both training tables and ``test`` go through it.
+    both training tables and ``test`` go through it (naive Bayes through its
+    binned view, ``numeric_bins=NB_BINS``). ``missing`` (:data:`MISSING`)
+    chooses the treatment of unknown cells.
 
     Returns
     -------
@@ -309,24 +576,47 @@ def train_and_score(
         ``"anonymized"`` is NaN when the release kept no row; ``"original"``
         (and the difference) is NaN when ``with_original`` is False.
     """
-    featurizer = CellFeaturizer(
-        exclude=[target], suppression_marker=marker, covers=covers
-    )
-    featurizer.fit(original_train)
-    x_test = featurizer.transform(test)
+    _check_missing(missing)
+    if target not in released_train.columns:
+        raise InvalidParameterError(
+            f"the released table has no target column {target!r}; the target "
+            "must be released unchanged"
+        )
     y_test = test[target].astype(str).to_numpy()
-    x_orig = featurizer.transform(original_train)
     y_orig = original_train[target].astype(str).to_numpy()
+    y_rel = released_train[target].astype(str).to_numpy()
+    views: dict[int | None, tuple] = {}
     scores = {}
     for name in models:
+        bins = NB_BINS if name == "naive_bayes" else None
+        if bins not in views:
+            featurizer = CellFeaturizer(
+                exclude=[target],
+                suppression_marker=marker,
+                covers=covers,
+                numeric_bins=bins,
+            ).fit(original_train)
+            views[bins] = (
+                featurizer,
+                featurizer.transform(test),
+                featurizer.transform(original_train) if with_original else None,
+                featurizer.transform(released_train),
+            )
+        featurizer, x_test, x_orig, x_rel = views[bins]
+        fit = dict(
+            name=name,
+            seed=seed,
+            featurizer=featurizer,
+            x_test=x_test,
+            y_test=y_test,
+            missing=missing,
+        )
         original_acc = (
-            _fit_score(name, seed, featurizer, x_orig, y_orig, x_test, y_test)
+            _fit_score(x_train=x_orig, y_train=y_orig, **fit)
             if with_original
             else float("nan")
         )
-        anonymized_acc = _score_released(
-            name, seed, featurizer, released_train, target, x_test, y_test
-        )
+        anonymized_acc = _fit_score(x_train=x_rel, y_train=y_rel, **fit)
         scores[name] = {
             "original": original_acc,
             "anonymized": anonymized_acc,
@@ -336,6 +626,7 @@ def train_and_score(
 
 
 def _fit_score(
+    *,
     name: str,
     seed: int,
     featurizer: CellFeaturizer,
@@ -343,6 +634,7 @@ def _fit_score(
     y_train: np.ndarray,
     x_test: np.ndarray,
     y_test: np.ndarray,
+    missing: str,
 ) -> float:
     if len(y_train) == 0:
         return float("nan")
@@ -354,28 +646,11 @@ def _fit_score(
         # class; say so directly rather than rely on each model's corner case.
         model = DummyClassifier(strategy="most_frequent").fit(x_train, y_train)
         return float(np.mean(model.predict(x_test) == y_test))
-    model = make_model(name, seed, featurizer.blocks_, featurizer.ranges_)
+    model = make_model(
+        name, seed, featurizer.blocks_, featurizer.ranges_, missing=missing
+    )
     model.fit(x_train, y_train)
     return float(np.mean(model.predict(x_test) == y_test))
-
-
-def _score_released(
-    name: str,
-    seed: int,
-    featurizer: CellFeaturizer,
-    released: pd.DataFrame,
-    target: str,
-    x_test: np.ndarray,
-    y_test: np.ndarray,
-) -> float:
-    if target not in released.columns:
-        raise InvalidParameterError(
-            f"the released table has no target column {target!r}; the target "
-            "must be released unchanged"
-        )
-    x_rel = featurizer.transform(released)
-    y_rel = released[target].astype(str).to_numpy()
-    return _fit_score(name, seed, featurizer, x_rel, y_rel, x_test, y_test)
 
 
 def holdout_utility(
@@ -388,6 +663,7 @@ def holdout_utility(
     models: Sequence[str] = MODELS,
     marker: str = SUPPRESSED,
     covers: Covers | None = None,
+    missing: str = "weka",
 ) -> dict[str, Any]:
     """Accuracy before and after anonymization on one stratified hold-out split.
 
@@ -410,6 +686,9 @@ def holdout_utility(
         Coverage of generalized labels (see
         :func:`ppdm.utility.loss.covers_from_hierarchies`), so that a released
         hierarchy label is read as the set of values it covers.
+    missing : {"weka", "zeros"}, default="weka"
+        Treatment of unknown (suppressed or missing) cells, see
+        :data:`MISSING` and the module docstring.
 
     Returns
     -------
@@ -430,6 +709,7 @@ def holdout_utility(
     """
     models = _check_models(models)
     _check_target(original, target)
+    _check_missing(missing)
     if not 0.0 < test_size < 1.0:
         raise InvalidParameterError(f"test_size must be in (0, 1); got {test_size}")
     train, test = train_test_split(
@@ -456,8 +736,10 @@ def holdout_utility(
         models=models,
         marker=marker,
         covers=covers,
+        missing=missing,
     )
     protocol = HOLDOUT_PROTOCOL.format(
+        missing_text=MISSING_TEXT[missing],
         train_pct=100 * (1 - test_size),
         test_pct=100 * test_size,
         n_train=len(train),
@@ -478,6 +760,7 @@ def holdout_utility(
             "lost_records": len(train) - len(released) if error is None else None,
         },
         "error": error,
+        "missing": missing,
         "models": list(models),
         "accuracy": scores,
     }
@@ -496,6 +779,7 @@ def cross_validate(
     marker: str = SUPPRESSED,
     with_original: bool = True,
     covers: Covers | None = None,
+    missing: str = "weka",
 ) -> pd.DataFrame:
     """The kACTUS paper's 5 x 2-fold cross-validation of a release's utility.
 
@@ -528,6 +812,8 @@ def cross_validate(
         a sweep that already has a k=1 baseline).
     covers : mapping, optional
         As in :func:`holdout_utility`.
+    missing : {"weka", "zeros"}, default="weka"
+        As in :func:`holdout_utility`.
 
     Returns
     -------
@@ -548,6 +834,7 @@ def cross_validate(
     """
     models = _check_models(models)
     _check_target(original, target)
+    _check_missing(missing)
     for name, value, low in (("repeats", repeats, 1), ("folds", folds, 2)):
         if (
             isinstance(value, bool)
@@ -584,6 +871,7 @@ def cross_validate(
                 marker=marker,
                 with_original=with_original,
                 covers=covers,
+                missing=missing,
             )
             logger.info(
                 "repeat %d fold %d: %d -> %d rows released, %s",

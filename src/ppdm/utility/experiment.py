@@ -44,6 +44,8 @@ from ppdm.exceptions import AnonymizationError, InvalidParameterError
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
 from ppdm.utility.classification import (
     CV_PROTOCOL,
+    MISSING,
+    MISSING_TEXT,
     MODELS,
     AnonymizeFn,
     PrepareFn,
@@ -146,6 +148,7 @@ def run_experiment(
     discretize_method: str | None = None,
     n_bins: int = 5,
     hierarchies: Mapping[str, Any] | None = None,
+    missing: str = "weka",
 ) -> ExperimentResult:
     """Cross-validated accuracy of every (algorithm, k).
 
@@ -170,6 +173,9 @@ def run_experiment(
     hierarchies : mapping, optional
         ``{attribute: Hierarchy}``: given to the algorithms through the spec,
         and used to read released hierarchy labels as the values they cover.
+    missing : {"weka", "zeros"}, default="weka"
+        Treatment of suppressed and missing cells by the models
+        (:data:`ppdm.utility.classification.MISSING`).
 
     Returns
     -------
@@ -198,6 +204,7 @@ def run_experiment(
         "prepare": prepare,
         "with_original": False,
         "covers": covers_from_hierarchies(hierarchies) if hierarchies else None,
+        "missing": missing,
     }
     frames: list[pd.DataFrame] = []
     errors: list[dict[str, Any]] = []
@@ -251,8 +258,11 @@ def run_experiment(
         "discretize": discretize_method,
         "n_bins": int(n_bins),
         "hierarchies": sorted(hierarchies) if hierarchies else [],
+        "missing": missing,
         "rows": len(table),
-        "protocol": CV_PROTOCOL.format(repeats=repeats, folds=folds),
+        "protocol": CV_PROTOCOL.format(
+            repeats=repeats, folds=folds, missing_text=MISSING_TEXT[missing]
+        ),
     }
     return ExperimentResult(results=results, errors=errors, config=config)
 
@@ -414,6 +424,14 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--discretize", choices=["none", *METHODS], default="none")
     parser.add_argument("--n-bins", type=int, default=5)
     parser.add_argument(
+        "--missing",
+        choices=list(MISSING),
+        default=MISSING[0],
+        help="treatment of suppressed/missing cells by the models: 'weka' (as "
+        "the kACTUS paper's Weka learners: fractional instances, skip, "
+        "mode/mean) or 'zeros' (all-zero one-hot / mean)",
+    )
+    parser.add_argument(
         "--sample",
         type=int,
         default=None,
@@ -496,6 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         discretize_method=None if args.discretize == "none" else args.discretize,
         n_bins=args.n_bins,
         hierarchies=_hierarchies(args.hierarchies, table),
+        missing=args.missing,
     )
     result.config["dataset"] = args.dataset
     result.config["sample"] = args.sample

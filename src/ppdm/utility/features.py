@@ -20,6 +20,18 @@ same numeric matrix. :class:`CellFeaturizer` is fitted on the original
 A column absent from the released table (e.g. removed by feature selection)
 is treated as entirely suppressed.
 
+With ``numeric_bins=n`` (the naive Bayes view) a numeric attribute becomes a
+block of ``n`` equal-width bins of its observed range instead: a value sets 1
+on its bin, a released range or interval spreads its unit mass over the bins
+it overlaps (in proportion to the overlap: the expected bin if the true value
+is uniform in the range), a value set 1/|set| on each member's bin, and
+unknown cells give all zeros. Reducing a range to its midpoint first, as the
+one-column view does, is wrong for counting: Mondrian's ``[1, 4]`` on an
+attribute taking the values 1..4 has midpoint 2.5, a bin no real value falls
+in, so every test value lands in bins the release left empty and Laplace
+smoothing then favours the minority class (German credit, Mondrian k = 30:
+naive Bayes fell to 41.8 % on one fold, below the 70 % majority).
+
 Why not ``OneHotEncoder``: it has no notion of a cell standing for several
 categories, and the set -> fractional membership is the point here. The
 parsing is vectorised by working on the distinct released values of a column
@@ -46,8 +58,9 @@ __all__ = ["CellFeaturizer", "FeatureSpec", "interval_bounds"]
 class FeatureSpec:
     """How one original attribute becomes features (learned by ``fit``).
 
-    ``kind`` is "numeric" (one column; ``low``/``high`` clip infinite ends)
-    or "onehot" (one column per member of ``domain``).
+    ``kind`` is "numeric" (one column; ``low``/``high`` clip infinite ends),
+    "bins" (one column per equal-width bin of [``low``, ``high``], inner
+    edges ``edges``) or "onehot" (one column per member of ``domain``).
     """
 
     name: str
@@ -55,11 +68,14 @@ class FeatureSpec:
     low: float = math.nan
     high: float = math.nan
     domain: tuple[str, ...] = ()
+    edges: tuple[float, ...] = ()
 
     @property
     def feature_names(self) -> list[str]:
         if self.kind == "numeric":
             return [self.name]
+        if self.kind == "bins":
+            return [f"{self.name}#bin{i}" for i in range(len(self.edges) + 1)]
         return [f"{self.name}={value}" for value in self.domain]
 
 
@@ -93,6 +109,10 @@ class CellFeaturizer:
         ``{attribute: {generalized label: original values}}`` (e.g. from
         :func:`ppdm.utility.loss.covers_from_hierarchies`): a released
         hierarchy label is read as the value set of the values it covers.
+    numeric_bins : int, optional
+        Cut every numeric attribute into this many equal-width bins of its
+        observed range and release (fractional) bin memberships instead of
+        one number (see the module docstring).
 
     Attributes
     ----------
@@ -100,7 +120,9 @@ class CellFeaturizer:
         One per feature attribute, in table order.
     feature_names_ : list of str
     blocks_ : list of (str, int, int)
-        ``(kind, start, stop)``: the feature columns of each attribute.
+        ``(kind, start, stop)``: the feature columns of each attribute; kind
+        "numeric" (one column, NaN when unknown) or "onehot" / "bins" (a block
+        of memberships, all zero when unknown).
     ranges_ : list of (float, float) or None
         Observed range of each numeric attribute (None for the others).
 
@@ -122,17 +144,28 @@ class CellFeaturizer:
         suppression_marker: str = SUPPRESSED,
         suppressed: str = "zeros",
         covers: Mapping[str, Mapping[str, Collection[str]]] | None = None,
+        numeric_bins: int | None = None,
     ) -> None:
         self.exclude = exclude
         self.suppression_marker = suppression_marker
         self.suppressed = suppressed
         self.covers = covers
+        self.numeric_bins = numeric_bins
 
     def fit(self, original: pd.DataFrame) -> CellFeaturizer:
         """Learn kinds, observed ranges and domains from the original table."""
         if self.suppressed not in ("zeros", "uniform"):
             raise InvalidParameterError(
                 f"suppressed must be 'zeros' or 'uniform'; got {self.suppressed!r}"
+            )
+        bins = self.numeric_bins
+        if bins is not None and (
+            isinstance(bins, bool)
+            or not isinstance(bins, (int, np.integer))
+            or bins < 1
+        ):
+            raise InvalidParameterError(
+                f"numeric_bins must be None or an integer >= 1; got {bins!r}"
             )
         specs = []
         for name in original.columns:
@@ -148,13 +181,13 @@ class CellFeaturizer:
                     if len(finite)
                     else (0.0, 0.0)
                 )
-                specs.append(FeatureSpec(str(name), "numeric", low, high))
+                specs.append(self._numeric_spec(str(name), low, high))
                 continue
             if kind is AttributeKind.ORDINAL:
                 bounds = interval_bounds(column.cat.categories)
                 if bounds is not None:
                     specs.append(
-                        FeatureSpec(str(name), "numeric", *_interval_range(bounds))
+                        self._numeric_spec(str(name), *_interval_range(bounds))
                     )
                     continue
                 domain = tuple(str(c) for c in column.cat.categories)
@@ -171,9 +204,16 @@ class CellFeaturizer:
             self.blocks_.append((spec.kind, start, stop))
             start = stop
         self.ranges_ = [
-            (spec.low, spec.high) if spec.kind == "numeric" else None for spec in specs
+            (spec.low, spec.high) if spec.kind in ("numeric", "bins") else None
+            for spec in specs
         ]
         return self
+
+    def _numeric_spec(self, name: str, low: float, high: float) -> FeatureSpec:
+        if self.numeric_bins is None:
+            return FeatureSpec(name, "numeric", low, high)
+        inner = np.linspace(low, high, self.numeric_bins + 1)[1:-1]
+        return FeatureSpec(name, "bins", low, high, edges=tuple(inner.tolist()))
 
     def transform(self, table: pd.DataFrame) -> np.ndarray:
         """Float matrix (n_rows, n_features); NaN marks unknown numeric cells."""
@@ -187,6 +227,8 @@ class CellFeaturizer:
                 column = pd.Series(self.suppression_marker, index=table.index)
             if spec.kind == "numeric":
                 blocks.append(self._numeric(column, spec)[:, None])
+            elif spec.kind == "bins":
+                blocks.append(self._bins(column, spec))
             else:
                 blocks.append(self._onehot(column, spec))
         if not blocks:
@@ -219,6 +261,52 @@ class CellFeaturizer:
         if cell.kind == "value":
             return _to_float(cell.text)
         return math.nan
+
+    def _bins(self, column: pd.Series, spec: FeatureSpec) -> np.ndarray:
+        edges = np.asarray(spec.edges, dtype=float)
+        if attribute_kind(column) is AttributeKind.NUMERIC:
+            values = column.to_numpy(dtype=float, na_value=np.nan)
+            out = np.zeros((len(values), len(edges) + 1))
+            known = np.flatnonzero(~np.isnan(values))
+            out[known, np.searchsorted(edges, values[known], side="right")] = 1.0
+            return out
+        codes, uniques = pd.factorize(column, use_na_sentinel=True)
+        rows = np.zeros((len(uniques) + 1, len(edges) + 1))  # last row: missing
+        for u, value in enumerate(uniques):
+            rows[u] = self._bin_memberships(value, spec, edges)
+        return rows[np.where(codes >= 0, codes, len(uniques))]
+
+    def _bin_memberships(
+        self, value: object, spec: FeatureSpec, edges: np.ndarray
+    ) -> np.ndarray:
+        """Bin memberships (summing to 1, or all 0 when unknown) of one cell."""
+        out = np.zeros(len(edges) + 1)
+        cell = parse_cell(value, self.suppression_marker)
+        if cell.kind == "value":
+            number = _to_float(cell.text)
+            if not math.isnan(number):
+                out[np.searchsorted(edges, number, side="right")] = 1.0
+            return out
+        if cell.kind == "set":
+            for member in cell.members:
+                part = self._bin_memberships(member, spec, edges)
+                if part.sum() > 0:
+                    out += part / len(cell.members)
+            total = out.sum()
+            return out / total if total > 0 else out
+        if cell.kind != "interval":
+            return out
+        low, high = _clip_ends(
+            np.array([cell.low]), np.array([cell.high]), spec.low, spec.high
+        )
+        low_, high_ = float(low[0]), float(high[0])
+        if not high_ > low_:  # a point (or a range clipped to one)
+            out[np.searchsorted(edges, low_, side="right")] = 1.0
+            return out
+        lefts = np.concatenate(([-np.inf], edges))
+        rights = np.concatenate((edges, [np.inf]))
+        overlap = np.clip(np.minimum(rights, high_) - np.maximum(lefts, low_), 0, None)
+        return overlap / overlap.sum()
 
     def _onehot(self, column: pd.Series, spec: FeatureSpec) -> np.ndarray:
         position = {value: i for i, value in enumerate(spec.domain)}

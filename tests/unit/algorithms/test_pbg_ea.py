@@ -82,12 +82,25 @@ def test_box_archive_invariants(points, eps) -> None:
     assert {tuple(v) for v in archive.values} <= minimal
 
 
+def test_covers_means_no_better_candidate_is_admitted() -> None:
+    archive = BoxArchive([1, -1], [1.0, 1.0])
+    archive.update((0,), [3, 10.0])
+    assert archive.covers(np.array([3, -10.0]))  # equal values
+    assert archive.covers(np.array([2, -12.0]))
+    assert not archive.covers(np.array([4, -12.0]))
+    assert not archive.covers(np.array([2, -9.0]))
+    # What it covers is indeed refused.
+    assert not archive.update((1,), [2, 12.0])
+    assert not archive.update((2,), [3, 10.0])
+
+
 # ------------------------------------------------- against the exhaustive
+@pytest.mark.parametrize("refine", ["none", "local"])
 @pytest.mark.parametrize(
     "objectives", [("k", "glm"), ("k", "l", "glm"), ("sk", "glm"), ("k", "glm", "cm")]
 )
 def test_every_archive_member_is_on_the_true_front(
-    german, german_hierarchies, objectives
+    german, german_hierarchies, objectives, refine
 ) -> None:
     qis = (
         "personal-status-sex",
@@ -104,7 +117,13 @@ def test_every_archive_member_is_on_the_true_front(
     senses = [OBJECTIVES[o] for o in objectives]
     values = everything.values(objectives)
     front = values[pareto_mask(values, senses)]
-    result = pbg_search(lattice, objectives, np.random.default_rng(3), generations=40)
+    result = pbg_search(
+        lattice,
+        objectives,
+        np.random.default_rng(3),
+        generations=40 if refine == "none" else 5,
+        refine=refine,
+    )
     archive = np.array([[m.value(o) for o in objectives] for m in result.archive])
     assert convergence_error(archive, front) == 0.0
     assert representation_ratio(archive, front, senses, [1.0] * len(objectives)) == 1.0
@@ -130,6 +149,82 @@ def test_search_on_a_larger_lattice_converges_with_few_evaluations(
     assert {tuple(v) for v in archive} <= minimal
     # ... and the search finds most of the true front.
     assert representation_ratio(archive, front, [1, -1], [1, 1]) >= 0.7
+
+
+@pytest.fixture(scope="module")
+def larger(german, german_hierarchies):
+    qis = ("age", "duration", "personal-status-sex", "job", "housing", "savings")
+    lattice = GeneralizationLattice.from_table(
+        german, qis, german_hierarchies, sensitive_attribute="purpose",
+        suppression_limit=0.02,
+    )  # fmt: skip
+    return lattice, lattice.evaluate_all()
+
+
+@pytest.mark.parametrize("objectives", [("k", "glm"), ("k", "l", "glm"), ("sk", "glm")])
+def test_local_search_finds_the_front_with_fewer_evaluations(larger, objectives):
+    lattice, everything = larger
+    senses = [OBJECTIVES[o] for o in objectives]
+    values = everything.values(objectives)
+    front = values[pareto_mask(values, senses)]
+    scores = {}
+    for refine in ("none", "local"):
+        result = pbg_search(
+            lattice, objectives, np.random.default_rng(5), refine=refine
+        )
+        archive = np.array([[m.value(o) for o in objectives] for m in result.archive])
+        rr = representation_ratio(archive, front, senses, [1.0] * len(objectives))
+        scores[refine] = (rr, result.unique_evaluations)
+    rr, evaluations = scores["local"]
+    assert rr == 1.0
+    assert rr >= scores["none"][0]
+    assert evaluations < scores["none"][1]
+
+
+@pytest.mark.parametrize("refine", ["none", "local"])
+@pytest.mark.parametrize("budget", [1, 30, 200])
+def test_budget_caps_the_distinct_evaluations(
+    german, german_hierarchies, refine, budget
+) -> None:
+    qis = ("age", "duration", "personal-status-sex", "job", "housing", "savings")
+    lattice = GeneralizationLattice.from_table(
+        german, qis, german_hierarchies, suppression_limit=0.02
+    )
+    result = pbg_search(
+        lattice, ("k", "glm"), np.random.default_rng(0), refine=refine, budget=budget
+    )
+    # The lattice counts every evaluation it performs: a second, independent tally.
+    assert result.unique_evaluations == lattice.evaluations
+    assert lattice.evaluations == budget  # the budget binds here, and is spent
+    assert {m.levels for m in result.archive} <= set(result.evaluated)
+
+
+def test_same_seed_same_archive_with_local_search(larger) -> None:
+    lattice, _ = larger
+    runs = [
+        pbg_search(
+            lattice, ("k", "l", "glm"), np.random.default_rng(11), refine="local"
+        )
+        for _ in range(2)
+    ]
+    assert [m.levels for m in runs[0].archive] == [m.levels for m in runs[1].archive]
+    assert list(runs[0].evaluated) == list(runs[1].evaluated)
+    other = pbg_search(
+        lattice, ("k", "l", "glm"), np.random.default_rng(12), refine="local"
+    )
+    assert list(other.evaluated) != list(runs[0].evaluated)
+
+
+def test_paper_algorithm_runs_100_generations_unbounded(
+    german, german_hierarchies
+) -> None:
+    seen: list[str] = []
+    with progress.listening(lambda fraction, text: seen.append(text)):
+        PbgEa(refine="none").anonymize(
+            german, german_spec(german_hierarchies), np.random.default_rng(0)
+        )
+    assert seen[-1] == "generation 100/100" and len(seen) == 100
+    assert PbgEa().get_params()["refine"] == "local"
 
 
 # ------------------------------------------------------------- release
@@ -190,11 +285,22 @@ def test_same_seed_same_bytes_and_input_untouched(german, german_hierarchies) ->
 def test_progress_is_reported_each_generation(german, german_hierarchies) -> None:
     seen: list[tuple[float, str]] = []
     with progress.listening(lambda fraction, text: seen.append((fraction, text))):
-        PbgEa(generations=4).anonymize(
+        PbgEa(generations=4, refine="none").anonymize(
             german, german_spec(german_hierarchies), np.random.default_rng(0)
         )
     assert [text for _, text in seen] == [f"generation {i}/4" for i in range(1, 5)]
     assert seen[-1][0] == 1.0
+    seen.clear()
+    with progress.listening(lambda fraction, text: seen.append((fraction, text))):
+        release = PbgEa(generations=2).anonymize(
+            german, german_spec(german_hierarchies), np.random.default_rng(0)
+        )
+    evaluated = release.evidence["unique_evaluations"]
+    assert [text for _, text in seen] == [
+        "generation 1/2",
+        "generation 2/2",
+        f"local search: {evaluated} nodes evaluated",
+    ]
 
 
 def test_missing_hierarchy_names_the_quasi_identifier(
@@ -227,6 +333,10 @@ def test_parameters_are_checked_and_registered(german, german_hierarchies) -> No
         PbgEa(eps=[1, 2, 3]).anonymize(german, spec, rng)
     with pytest.raises(InvalidParameterError, match="p_cross"):
         PbgEa(p_cross=1.5).anonymize(german, spec, rng)
+    with pytest.raises(InvalidParameterError, match="refine"):
+        PbgEa(refine="greedy").anonymize(german, spec, rng)
+    with pytest.raises(InvalidParameterError, match="budget"):
+        PbgEa(budget=0).anonymize(german, spec, rng)
     no_target = AnonymizationSpec(
         GERMAN_QIS, None, None, k=2, hierarchies=german_hierarchies
     )
