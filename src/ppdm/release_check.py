@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ppdm.artifacts import sha256_file
 from ppdm.verify import Requirement, verify_files
+from ppdm.verify_dask import DASK_THRESHOLD_BYTES, verify_csv_files
 
 __all__ = ["ReleaseCheck", "check_release"]
 
@@ -62,7 +63,11 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
         for f in manifest["files"]
         if (release_dir / f["path"]).is_file()
     }
-    certificate = verify_files(data, requirement)
+    size = sum(path.stat().st_size for path in data.values())
+    if size > DASK_THRESHOLD_BYTES:  # larger than memory comfortably holds
+        certificate = verify_csv_files(data, requirement)
+    else:
+        certificate = verify_files(data, requirement)
     lines.append(
         f"release {manifest['release_id']} ({manifest['dataset']}, "
         f"{manifest['algorithm']}): required k={requirement.k}, "
