@@ -381,6 +381,13 @@ def _local_search(archive: BoxArchive, store: _Evaluations) -> None:
     Such a node could not enter the archive. The bounds assume the indices in
     :data:`MONOTONE` never decrease along generalization; where they do (rare,
     see there) a front node can be missed, never a budget exceeded.
+
+    References
+    ----------
+    .. [1] Paquete, L., Chiarandini, M., Stuetzle, T.: Pareto Local Optimum Sets
+       in the Biobjective Traveling Salesman Problem: An Experimental Study. In:
+       Gandibleux, X. et al. (eds.) Metaheuristics for Multiobjective
+       Optimisation, LNEMS 535, Springer (2004) 177-199 (Pareto local search).
     """
     lattice, names = store.lattice, store.names
     heights = lattice.heights
