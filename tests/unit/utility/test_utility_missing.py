@@ -172,7 +172,12 @@ def test_ranges_spread_over_bins_so_naive_bayes_keeps_the_majority():
     n = 600
     columns = {f"v{i}": rng.integers(1, 5, n) for i in range(6)}
     credit = np.where(rng.random(n) < 0.7, "good", "bad")
-    original = pd.DataFrame({**columns, "credit": pd.array(credit, dtype="string")})
+    # one attribute released as is, so that the release still varies (a
+    # constant release would be answered by the majority rule directly)
+    colour = pd.array(rng.choice(["x", "y"], n), dtype="string")
+    original = pd.DataFrame(
+        {**columns, "colour": colour, "credit": pd.array(credit, dtype="string")}
+    )
     released = original.astype(object)
     for name in columns:
         released[name] = "[1, 4]"
@@ -180,7 +185,7 @@ def test_ranges_spread_over_bins_so_naive_bayes_keeps_the_majority():
     score = train_and_score(
         original, released, test, target="credit", seed=0, models=["naive_bayes"]
     )["naive_bayes"]["anonymized"]
-    assert score == pytest.approx((test["credit"] == "good").mean())
+    assert score >= (test["credit"] == "good").mean() - 0.02
 
 
 def test_bins_view_of_cells():
@@ -225,8 +230,6 @@ def test_missing_option_is_validated():
         make_model("decision_tree", 0, missing="mice")
     original, released = _skewed_release(60, seed=0)
     with pytest.raises(InvalidParameterError):
-        cross_validate(
-            original, lambda t: t, target="income", seed=0, missing="zero"
-        )
+        cross_validate(original, lambda t: t, target="income", seed=0, missing="zero")
     with pytest.raises(InvalidParameterError):
         CellFeaturizer(numeric_bins=0).fit(original)
