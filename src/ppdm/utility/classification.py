@@ -18,9 +18,11 @@ part, which gives the "before" accuracy of the same split.
 
 Models, all fed by :class:`ppdm.utility.features.CellFeaturizer`:
 
-- ``"decision_tree"``: ``DecisionTreeClassifier(criterion="entropy")``, the
-  closest scikit-learn has to C4.5 (no gain ratio, no error-based pruning),
-  with C4.5's ``-M 2`` (at least two instances' weight per leaf);
+- ``"decision_tree"``: :class:`ppdm.utility.c45_learner.C45Learner`, C4.5 as
+  Weka's J48 (the kACTUS paper's tree): gain ratio, multiway nominal splits,
+  fractional instances for unknown values, error-based pruning at 0.25, ``-M 2``
+  (with ``missing="zeros"``: ``DecisionTreeClassifier(criterion="entropy")``
+  on mean-imputed features, the harness's first tree);
 - ``"naive_bayes"``: :class:`MembershipNB`, a categorical naive Bayes whose
   counts are the (fractional) memberships of the released cells; numeric
   attributes are cut into 10 equal-width bins of their observed range, a
@@ -36,8 +38,8 @@ Suppressed cells (``*``) and missing values are unknown values; how a model
 treats them is the ``missing`` option (:data:`MISSING`):
 
 - ``"weka"`` (default): as the Weka learners of the kACTUS paper did, which is
-  what "suppressed cells as missing values" means there. The tree gets C4.5's
-  fractional instances (:class:`FractionalInstanceTree`), naive Bayes skips
+  what "suppressed cells as missing values" means there. The tree (C4.5) uses
+  its own fractional instances, naive Bayes skips
   unknown attributes, logistic regression replaces an unknown value by the
   training mode (nominal) or mean (numeric) (:class:`BlockImputer`, Weka's
   ``ReplaceMissingValues`` inside ``Logistic``).
@@ -84,6 +86,7 @@ from sklearn.tree import DecisionTreeClassifier
 
 from ppdm.exceptions import AnonymizationError, InvalidParameterError
 from ppdm.model import SUPPRESSED, Release
+from ppdm.utility.c45_learner import C45Learner
 from ppdm.utility.features import CellFeaturizer
 
 __all__ = [
@@ -93,7 +96,6 @@ __all__ = [
     "MISSING_TEXT",
     "MODELS",
     "BlockImputer",
-    "FractionalInstanceTree",
     "MembershipNB",
     "AnonymizeFn",
     "PrepareFn",
@@ -114,10 +116,6 @@ MISSING = ("weka", "zeros")
 
 #: Bins of a numeric attribute for naive Bayes.
 NB_BINS = 10
-
-#: Random completions per instance with unknown values in
-#: :class:`FractionalInstanceTree` (Monte Carlo over C4.5's fractions).
-FRACTIONAL_DRAWS = 8
 
 #: Anonymize a training table: returns the released training table (or a
 #: single-table Release). It must run the caller's algorithm and parameters.
@@ -148,8 +146,8 @@ MISSING_TEXT = {
     "weka": (
         "treated as the Weka learners of the kACTUS paper treat missing values: "
         "the tree distributes an instance with an unknown value over the known "
-        "values in proportion to their frequency (C4.5's fractional instances, "
-        "emulated by weighted random completions), naive Bayes skips unknown "
+        "values in proportion to their frequency (C4.5's fractional instances), "
+        "naive Bayes skips unknown "
         "attributes, logistic regression replaces them by the training mode "
         "(nominal) or mean (numeric)."
     ),
@@ -343,131 +341,6 @@ class BlockImputer(TransformerMixin, BaseEstimator):
         return out
 
 
-class FractionalInstanceTree(ClassifierMixin, BaseEstimator):
-    """Entropy tree trained and applied with C4.5's fractional instances.
-
-    C4.5 (Quinlan 1993, and Weka's J48, the kACTUS paper's tree) never
-    imputes an unknown value: it computes a split's gain on the instances
-    whose value is known, and sends an instance with an unknown value down
-    every branch with a weight proportional to the branch's share of the known
-    instances; a test instance with an unknown value gets the weighted average
-    of the leaves it reaches. scikit-learn's trees do not do this (their native
-    NaN support sends every missing value to one learned side, which is the
-    "missing => class" rule this treatment must avoid), so it is emulated on
-    the data: each training instance with unknown cells is replaced by
-    ``n_draws`` completions of weight ``1 / n_draws``, every unknown cell drawn
-    from the known cells of its attribute in the training data; the weighted
-    completions are the fractional instances (in expectation, for any split),
-    and since a completion is drawn independently of the class, the fact that
-    a value is unknown carries no class signal. A test instance with unknown
-    cells is completed the same way and its class probabilities averaged.
-
-    Documented differences from J48: the fractions come from the whole
-    training set, not from the instances reaching the node; ``n_draws`` is
-    finite (a Monte Carlo estimate of the fractions); and the tree is
-    scikit-learn's CART with the entropy criterion (no gain ratio, no
-    error-based pruning). Multiplying out every combination of a row's unknown
-    values instead is exact but infeasible: a kACTUS row of Adult has about
-    nine unknown attributes.
-
-    Parameters
-    ----------
-    blocks : sequence of (str, int, int)
-        :attr:`ppdm.utility.features.CellFeaturizer.blocks_`.
-    n_draws : int, default=FRACTIONAL_DRAWS
-    min_leaf_weight : float, default=2.0
-        C4.5's ``-M``: the least total instance weight in a leaf (fractional
-        instances count by their weight, as in J48).
-    random_state : int, optional
-        Seeds the completions and the tree.
-
-    Attributes
-    ----------
-    classes_ : numpy.ndarray
-    tree_model_ : sklearn.tree.DecisionTreeClassifier
-    pools_ : list of numpy.ndarray
-        The known cells of each attribute block in training.
-    """
-
-    def __init__(
-        self,
-        *,
-        blocks=(),
-        n_draws: int = FRACTIONAL_DRAWS,
-        min_leaf_weight: float = 2.0,
-        random_state: int | None = None,
-    ) -> None:
-        self.blocks = blocks
-        self.n_draws = n_draws
-        self.min_leaf_weight = min_leaf_weight
-        self.random_state = random_state
-
-    def _complete(
-        self, x: np.ndarray, rng: np.random.Generator
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Completed rows, the input row of each, and their weights."""
-        masks = _unknown_masks(x, self.blocks)
-        incomplete = np.zeros(len(x), dtype=bool)
-        for unknown, pool in zip(masks, self.pools_):
-            if len(pool):
-                incomplete |= unknown
-        complete = np.flatnonzero(~incomplete)
-        partial = np.repeat(np.flatnonzero(incomplete), self.n_draws)
-        rows = np.concatenate([complete, partial])
-        out = x[rows].copy()
-        for (_, start, stop), unknown, pool in zip(self.blocks, masks, self.pools_):
-            targets = np.flatnonzero(unknown[rows])
-            if len(pool) == 0:
-                # never known in training: a constant, so it cannot split
-                out[np.ix_(targets, np.arange(start, stop))] = 0.0
-                continue
-            drawn = pool[rng.integers(len(pool), size=len(targets))]
-            out[np.ix_(targets, np.arange(start, stop))] = drawn
-        weights = np.concatenate(
-            [np.ones(len(complete)), np.full(len(partial), 1.0 / self.n_draws)]
-        )
-        return out, rows, weights
-
-    def fit(self, x: np.ndarray, y: np.ndarray) -> FractionalInstanceTree:
-        x = np.asarray(x, dtype=float)
-        y = np.asarray(y)
-        if isinstance(self.n_draws, bool) or not (
-            isinstance(self.n_draws, (int, np.integer)) and self.n_draws >= 1
-        ):
-            raise InvalidParameterError(
-                f"n_draws must be an integer >= 1; got {self.n_draws!r}"
-            )
-        rng = np.random.default_rng(self.random_state)
-        masks = _unknown_masks(x, self.blocks)
-        self.pools_ = [
-            x[~unknown, start:stop]
-            for (_, start, stop), unknown in zip(self.blocks, masks)
-        ]
-        completed, rows, weights = self._complete(x, rng)
-        self.classes_ = np.unique(y)
-        # sample weights sum to len(x): the leaf minimum is a fraction of it
-        fraction = min(0.5, self.min_leaf_weight / max(len(x), 1))
-        self.tree_model_ = DecisionTreeClassifier(
-            criterion="entropy",
-            min_weight_fraction_leaf=fraction,
-            random_state=self.random_state,
-        ).fit(completed, y[rows], sample_weight=weights)
-        return self
-
-    def predict_proba(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
-        # a seeded generator of its own: predictions do not depend on history
-        rng = np.random.default_rng(self.random_state)
-        completed, rows, weights = self._complete(x, rng)
-        proba = self.tree_model_.predict_proba(completed) * weights[:, None]
-        out = np.zeros((len(x), len(self.classes_)))
-        np.add.at(out, rows, proba)
-        return out
-
-    def predict(self, x: np.ndarray) -> np.ndarray:
-        return self.classes_[np.argmax(self.predict_proba(x), axis=1)]
-
-
 def make_model(
     name: str,
     seed: int,
@@ -488,7 +361,7 @@ def make_model(
         return MembershipNB(blocks=list(blocks), ranges=ranges)
     if missing == "weka":
         if name == "decision_tree":
-            return FractionalInstanceTree(blocks=list(blocks), random_state=seed)
+            return C45Learner(blocks=list(blocks))
         if name == "logistic_regression":
             model = LogisticRegression(max_iter=1000, random_state=seed)
             return Pipeline(

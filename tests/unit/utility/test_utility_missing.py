@@ -15,13 +15,11 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from sklearn.tree import DecisionTreeClassifier
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.utility.classification import (
     MISSING,
     BlockImputer,
-    FractionalInstanceTree,
     cross_validate,
     make_model,
     train_and_score,
@@ -100,50 +98,6 @@ def test_zeros_logistic_regression_learns_the_artefact_and_weka_does_less():
         for missing in MISSING
     }
     assert result["weka"] > result["zeros"]
-
-
-def test_fractional_tree_equals_the_plain_tree_without_unknown_cells():
-    rng = np.random.default_rng(5)
-    flag = rng.integers(0, 2, 400)
-    x = np.column_stack([rng.normal(size=400), flag, 1 - flag])
-    y = np.where(x[:, 0] + flag + rng.normal(0, 0.5, 400) > 0.5, "p", "n")
-    blocks = [("numeric", 0, 1), ("onehot", 1, 3)]
-    fractional = FractionalInstanceTree(blocks=blocks, random_state=3).fit(x, y)
-    plain = DecisionTreeClassifier(
-        criterion="entropy", min_samples_leaf=2, random_state=3
-    ).fit(x, y)
-    probe_flag = rng.integers(0, 2, 300)
-    probe = np.column_stack([rng.normal(size=300), probe_flag, 1 - probe_flag])
-    np.testing.assert_array_equal(fractional.predict(probe), plain.predict(probe))
-
-
-def test_fractional_tree_distributes_an_unknown_test_value_by_frequency():
-    # one attribute decides the class; 70 % of the known values are 0. C4.5
-    # sends an unknown test value down both branches with weights 0.7 / 0.3
-    x = np.array([[0.0]] * 70 + [[1.0]] * 30)
-    y = np.array(["A"] * 70 + ["B"] * 30)
-    tree = FractionalInstanceTree(
-        blocks=[("numeric", 0, 1)], n_draws=4000, random_state=0
-    ).fit(x, y)
-    proba = tree.predict_proba(np.array([[np.nan], [0.0], [1.0]]))
-    np.testing.assert_allclose(proba[0], [0.7, 0.3], atol=0.03)
-    np.testing.assert_allclose(proba[1:], [[1.0, 0.0], [0.0, 1.0]])
-
-
-def test_fractional_tree_training_instances_split_by_known_frequencies():
-    # 100 instances with x unknown, all of class C: J48 sends 0.7 of their
-    # weight to the x=0 leaf and 0.3 to the x=1 leaf (the known frequencies)
-    x = np.array([[0.0]] * 140 + [[1.0]] * 60 + [[np.nan]] * 100)
-    y = np.array(["A"] * 140 + ["B"] * 60 + ["C"] * 100)
-    tree = FractionalInstanceTree(
-        blocks=[("numeric", 0, 1)], n_draws=2000, random_state=1
-    ).fit(x, y)
-    proba = tree.predict_proba(np.array([[0.0], [1.0]]))
-    # leaf x=0: A 140, C ~70 -> 2/3 A; leaf x=1: B 60, C ~30 -> 2/3 B
-    classes = list(tree.classes_)
-    assert proba[0, classes.index("A")] == pytest.approx(2 / 3, abs=0.02)
-    assert proba[0, classes.index("C")] == pytest.approx(1 / 3, abs=0.02)
-    assert proba[1, classes.index("B")] == pytest.approx(2 / 3, abs=0.02)
 
 
 def test_block_imputer_uses_mode_for_one_hot_and_mean_for_numbers():

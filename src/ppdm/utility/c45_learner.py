@@ -1,0 +1,462 @@
+"""C4.5 as a learner: the decision tree the accuracy harness trains on releases.
+
+The kACTUS paper (Kisilevich et al. 2010) trains Weka's J48 on releases whose
+suppressed cells are missing values, and reports J48's accuracy. This is that
+learner, written on the harness's feature blocks
+(:attr:`ppdm.utility.features.CellFeaturizer.blocks_`), so the comparison with
+the paper's figures is learner to learner:
+
+- gain ratio among the splits whose gain is at least the average gain
+  (Quinlan 1993); multiway splits on nominal attributes (one branch per value
+  of the training domain, not tested again below), binary ``x <= t`` splits on
+  numeric ones (``t`` the largest training value at or below the midpoint of
+  the cut, as J48 sets it) with J48's minimum branch weight
+  ``clip(0.1 * known weight / n_classes, min_obj, 25)`` and C4.5 Release 8's
+  ``log2(#thresholds) / known weight`` penalty;
+- **fractional instances** (Quinlan 1993, ch. 3): a split's gain is computed
+  on the instances whose value is known and scaled by their share of the
+  weight, the split information has an "unknown" part, and an instance with
+  an unknown value goes down every branch with a weight proportional to the
+  branch's share of the known weight, in training and at prediction (the
+  predicted distribution is the weighted mix of the leaves reached). A
+  released value set ``{a|b}`` (a membership of 1/2 in each) is read the same
+  way: half the instance goes to ``a``, half to ``b``;
+- J48's pruning: collapse (a subtree that makes no fewer training errors than
+  its root as a leaf is removed), then error-based pruning by subtree
+  replacement at confidence 0.25, bottom-up. A branch that received no
+  training weight is a leaf predicting its parent's distribution.
+
+Differences from J48, on purpose: no subtree raising (it re-routes training
+instances and rarely changes accuracy); the average-gain filter includes
+every attribute (J48 skips nominal attributes with very many values relative
+to the node's instances).
+
+The predicate-tree inducer :class:`ppdm.trees.C45` that kACTUS wraps is a
+separate class because kACTUS needs every instance on exactly one path
+(missing values as a branch of their own); fractional instances break that
+on purpose. Both share :func:`ppdm.trees.c45.entropy` and
+:func:`ppdm.trees.c45.added_errors`.
+
+No library fits: scikit-learn's trees are binary, have no nominal splits,
+and send every missing value to one learned side; Weka is Java.
+
+References
+----------
+J. R. Quinlan, "C4.5: Programs for Machine Learning", Morgan Kaufmann, 1993.
+J. R. Quinlan, "Improved use of continuous attributes in C4.5", Journal of
+Artificial Intelligence Research 4:77-90, 1996.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin
+
+from ppdm.exceptions import InvalidParameterError
+from ppdm.trees.c45 import added_errors, entropy
+
+__all__ = ["C45Learner"]
+
+_EPS = 1e-12
+#: Instances whose weight at a node falls below this are dropped there (they
+#: cannot change a split or a leaf's majority; without a floor an instance with
+#: many unknown values fans out over every branch below it).
+_MIN_WEIGHT = 1e-6
+#: J48's cap on the minimum weight of each side of a numeric split.
+_MAX_SPLIT_WEIGHT = 25.0
+
+
+@dataclass
+class _Node:
+    distribution: np.ndarray
+    block: int = -1  # index of the split block; -1 for a leaf
+    threshold: float = np.nan  # numeric splits only
+    fractions: np.ndarray = field(default_factory=lambda: np.empty(0))
+    children: list[_Node] = field(default_factory=list)
+
+    @property
+    def is_leaf(self) -> bool:
+        return not self.children
+
+    @property
+    def weight(self) -> float:
+        return float(self.distribution.sum())
+
+
+@dataclass(frozen=True)
+class _Split:
+    block: int
+    gain: float
+    split_info: float
+    threshold: float = np.nan
+
+    @property
+    def gain_ratio(self) -> float:
+        return self.gain / self.split_info if self.split_info > _EPS else 0.0
+
+
+class C45Learner(ClassifierMixin, BaseEstimator):
+    """C4.5 (J48-like) classification tree with fractional instances.
+
+    Parameters
+    ----------
+    blocks : sequence of (str, int, int)
+        ``(kind, start, stop)`` per attribute, as
+        :attr:`ppdm.utility.features.CellFeaturizer.blocks_`: kind "numeric"
+        is one column (NaN unknown); any other kind is a block of (fractional)
+        memberships over the attribute's values (all zero: unknown). Without
+        blocks every column is a numeric attribute.
+    min_obj : float, default=2
+        J48's ``-M``: the least weight in two branches of a split.
+    confidence : float or None, default=0.25
+        J48's ``-C`` for error-based pruning; ``None`` keeps the unpruned
+        tree (collapse still applies).
+
+    Attributes
+    ----------
+    classes_ : numpy.ndarray
+    tree_ : object
+        The root node (``distribution``, ``block``, ``threshold``,
+        ``fractions``, ``children``).
+    n_leaves_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> x = np.array([[1, 0], [1, 0], [0, 1], [0, 1], [0, 0]], dtype=float)
+    >>> y = np.array(["a", "a", "b", "b", "a"])
+    >>> learner = C45Learner(blocks=[("onehot", 0, 2)], min_obj=1).fit(x, y)
+    >>> learner.predict(np.array([[0.0, 1.0], [0.0, 0.0]])).tolist()
+    ['b', 'a']
+    """
+
+    def __init__(
+        self,
+        *,
+        blocks: Sequence[tuple] = (),
+        min_obj: float = 2,
+        confidence: float | None = 0.25,
+    ) -> None:
+        self.blocks = blocks
+        self.min_obj = min_obj
+        self.confidence = confidence
+
+    # -- data --------------------------------------------------------------
+    def _block_list(self, n_columns: int) -> list[tuple[str, int, int]]:
+        if self.blocks:
+            return [(str(kind), int(a), int(b)) for kind, a, b in self.blocks]
+        return [("numeric", i, i + 1) for i in range(n_columns)]
+
+    @staticmethod
+    def _split_blocks(
+        x: np.ndarray, blocks: list[tuple[str, int, int]]
+    ) -> list[np.ndarray]:
+        """Per block: the numeric column (NaN unknown) or the membership matrix."""
+        out = []
+        for kind, start, stop in blocks:
+            if kind == "numeric":
+                out.append(x[:, start])
+            else:
+                members = np.nan_to_num(x[:, start:stop], nan=0.0)
+                # a value set partly outside the domain still counts as one
+                # instance, spread over the members that are in it
+                totals = members.sum(axis=1, keepdims=True)
+                out.append(np.divide(members, totals, out=members, where=totals > 0))
+        return out
+
+    # -- fitting -----------------------------------------------------------
+    def _prepare(self, x: np.ndarray, y: np.ndarray) -> None:
+        if x.ndim != 2 or len(x) != len(y):
+            raise InvalidParameterError(
+                f"x must be 2-D with one row per label; got {x.shape} and {len(y)} labels"
+            )
+        if not self.min_obj > 0:
+            raise InvalidParameterError(f"min_obj must be > 0; got {self.min_obj!r}")
+        if self.confidence is not None and not 0 < self.confidence < 1:
+            raise InvalidParameterError(
+                f"confidence must be in (0, 1) or None; got {self.confidence!r}"
+            )
+        self._blocks = self._block_list(x.shape[1])
+        self._data = self._split_blocks(x, self._blocks)
+        self._numeric = [kind == "numeric" for kind, _, _ in self._blocks]
+        self._sorted_values = {
+            block: np.unique(column[~np.isnan(column)])
+            for block, column in enumerate(self._data)
+            if self._numeric[block]
+        }
+        self.classes_, codes = np.unique(y, return_inverse=True)
+        self._n_classes = len(self.classes_)
+        self._y = codes.astype(np.int64)
+        self._onehot_y = np.eye(self._n_classes)[self._y]
+
+    def split_scores(
+        self, x: np.ndarray, y: np.ndarray
+    ) -> dict[int, tuple[float, float]]:
+        """``{block: (gain, split information)}`` of every admissible split at
+        the root (gain after the unknown-value scaling and, for numeric
+        blocks, the threshold penalty)."""
+        x, y = np.asarray(x, dtype=float), np.asarray(y)
+        self._prepare(x, y)
+        rows = np.arange(len(x), dtype=np.int64)
+        weights = np.ones(len(x))
+        total = float(len(x))
+        out = {}
+        for block, numeric in enumerate(self._numeric):
+            score = (
+                self._score_numeric(block, rows, weights, total)
+                if numeric
+                else self._score_nominal(block, rows, weights, total)
+            )
+            if score is not None:
+                out[block] = (score.gain, score.split_info)
+        return out
+
+    def fit(self, x: np.ndarray, y: np.ndarray) -> C45Learner:
+        x = np.asarray(x, dtype=float)
+        y = np.asarray(y)
+        self._prepare(x, y)
+        rows = np.arange(len(x), dtype=np.int64)
+        weights = np.ones(len(x))
+        self.tree_ = self._distribution_node(rows, weights)
+        stack = [(self.tree_, rows, weights, frozenset())]
+        while stack:
+            node, rows, weights, used = stack.pop()
+            split = self._best_split(node, rows, weights, used)
+            if split is None:
+                continue
+            node.block, node.threshold = split.block, split.threshold
+            child_used = used if self._numeric[split.block] else used | {split.block}
+            for child_rows, child_weights in self._partition(node, rows, weights):
+                keep = child_weights >= _MIN_WEIGHT
+                child_rows, child_weights = child_rows[keep], child_weights[keep]
+                child = self._distribution_node(child_rows, child_weights)
+                node.children.append(child)
+                if child.weight > 0:
+                    stack.append((child, child_rows, child_weights, child_used))
+        self._prune(self.tree_)
+        self.n_leaves_ = self._count_leaves(self.tree_)
+        del self._data, self._y, self._onehot_y, self._sorted_values
+        return self
+
+    def _distribution_node(self, rows: np.ndarray, weights: np.ndarray) -> _Node:
+        return _Node(
+            np.bincount(self._y[rows], weights=weights, minlength=self._n_classes)
+        )
+
+    def _best_split(
+        self, node: _Node, rows: np.ndarray, weights: np.ndarray, used: frozenset
+    ) -> _Split | None:
+        total = node.weight
+        if total < 2 * self.min_obj or node.distribution.max() >= total - _EPS:
+            return None
+        scores = []
+        for block, numeric in enumerate(self._numeric):
+            if numeric:
+                score = self._score_numeric(block, rows, weights, total)
+            elif block not in used:
+                score = self._score_nominal(block, rows, weights, total)
+            else:
+                continue
+            if score is not None and score.gain > _EPS:
+                scores.append(score)
+        if not scores:
+            return None
+        average = sum(s.gain for s in scores) / len(scores)
+        eligible = [s for s in scores if s.gain >= average - 1e-3]
+        # max() keeps the first of equal ratios: ties go to the column order
+        return max(eligible, key=lambda s: s.gain_ratio)
+
+    def _score_nominal(
+        self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
+    ) -> _Split | None:
+        members = self._data[block][rows] * weights[:, None]
+        table = members.T @ self._onehot_y[rows]  # (values, classes)
+        sizes = table.sum(axis=1)
+        known = float(sizes.sum())
+        if np.count_nonzero(sizes >= self.min_obj) < 2:
+            return None
+        info = float((sizes * entropy(table)).sum()) / known
+        gain = known / total * (float(entropy(table.sum(axis=0))) - info)
+        parts = np.append(sizes, max(total - known, 0.0))
+        return _Split(block, gain, float(entropy(parts)))
+
+    def _score_numeric(
+        self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
+    ) -> _Split | None:
+        values = self._data[block][rows]
+        known = ~np.isnan(values)
+        v, w = values[known], weights[known]
+        known_weight = float(w.sum())
+        min_split = float(
+            np.clip(
+                0.1 * known_weight / self._n_classes, self.min_obj, _MAX_SPLIT_WEIGHT
+            )
+        )
+        if known_weight < 2 * min_split:
+            return None
+        order = np.argsort(v, kind="stable")
+        v = v[order]
+        class_weights = self._onehot_y[rows[known][order]] * w[order, None]
+        left = np.cumsum(class_weights, axis=0)
+        cut = np.flatnonzero(v[:-1] < v[1:])  # last position before a new value
+        left_weight = left[cut].sum(axis=1)
+        ok = (left_weight >= min_split) & (known_weight - left_weight >= min_split)
+        cut, left_weight = cut[ok], left_weight[ok]
+        if len(cut) == 0:
+            return None
+        lcounts = left[cut]
+        rcounts = left[-1] - lcounts
+        right_weight = known_weight - left_weight
+        info = (
+            left_weight * entropy(lcounts) + right_weight * entropy(rcounts)
+        ) / known_weight
+        best = int(np.argmin(info))  # C4.5 picks the threshold by gain
+        base = float(entropy(left[-1]))
+        gain = (
+            known_weight / total * (base - float(info[best]))
+            - np.log2(len(cut)) / known_weight
+        )
+        parts = np.array(
+            [left_weight[best], right_weight[best], max(total - known_weight, 0.0)]
+        )
+        return _Split(
+            block,
+            float(gain),
+            float(entropy(parts)),
+            self._threshold(block, v, cut[best]),
+        )
+
+    def _threshold(self, block: int, v: np.ndarray, position: int) -> float:
+        """J48's split point: the largest training value (of the whole column)
+        at or below the midpoint of the two values the cut separates."""
+        midpoint = (v[position] + v[position + 1]) / 2
+        values = self._sorted_values[block]
+        return float(values[np.searchsorted(values, midpoint, side="right") - 1])
+
+    def _partition(
+        self, node: _Node, rows: np.ndarray, weights: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Rows and weights of each child; records the branch fractions."""
+        members = self._memberships(node, self._data[node.block][rows])
+        known = members.sum(axis=1) > 0
+        branch_weight = (members * weights[:, None]).sum(axis=0)
+        node.fractions = branch_weight / max(float(branch_weight.sum()), _EPS)
+        return self._route(members, known, node.fractions, rows, weights)
+
+    @staticmethod
+    def _route(
+        members: np.ndarray,
+        known: np.ndarray,
+        fractions: np.ndarray,
+        rows: np.ndarray,
+        weights: np.ndarray,
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        unknown = np.flatnonzero(~known)
+        out = []
+        for branch in range(members.shape[1]):
+            hit = np.flatnonzero(members[:, branch] > 0)
+            out.append(
+                (
+                    np.concatenate([rows[hit], rows[unknown]]),
+                    np.concatenate(
+                        [
+                            weights[hit] * members[hit, branch],
+                            weights[unknown] * fractions[branch],
+                        ]
+                    ),
+                )
+            )
+        return out
+
+    def _memberships(self, node: _Node, data: np.ndarray) -> np.ndarray:
+        """Branch memberships of rows at ``node`` (all zero: unknown)."""
+        if not self._numeric[node.block]:
+            return data
+        known = ~np.isnan(data)
+        with np.errstate(invalid="ignore"):
+            left = known & (data <= node.threshold)
+        return np.column_stack([left, known & ~left]).astype(float)
+
+    # -- pruning -----------------------------------------------------------
+    @staticmethod
+    def _leaf_errors(node: _Node) -> float:
+        return node.weight - float(node.distribution.max()) if node.weight else 0.0
+
+    def _training_errors(self, node: _Node) -> float:
+        if node.is_leaf:
+            return self._leaf_errors(node)
+        return sum(self._training_errors(child) for child in node.children)
+
+    def _estimated_errors(self, node: _Node) -> float:
+        errors = self._leaf_errors(node)
+        if self.confidence is None:
+            return errors
+        return errors + added_errors(node.weight, errors, self.confidence)
+
+    def _prune(self, root: _Node) -> None:
+        """J48's collapse, then subtree replacement, children before parents."""
+        order, stack = [], [root]
+        while stack:
+            node = stack.pop()
+            order.append(node)
+            stack.extend(node.children)
+        estimate: dict[int, float] = {}
+        for node in reversed(order):
+            if node.children:
+                collapse = self._training_errors(node) >= self._leaf_errors(node) - 1e-3
+                as_tree = sum(estimate[id(child)] for child in node.children)
+                as_leaf = self._estimated_errors(node)
+                if collapse or (
+                    self.confidence is not None and as_leaf <= as_tree + 0.1
+                ):
+                    node.children = []
+                    node.block = -1
+                else:
+                    estimate[id(node)] = as_tree
+                    continue
+            estimate[id(node)] = self._estimated_errors(node)
+
+    def _count_leaves(self, node: _Node) -> int:
+        if node.is_leaf:
+            return 1
+        return sum(self._count_leaves(child) for child in node.children)
+
+    # -- prediction --------------------------------------------------------
+    def predict_proba(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=float)
+        data = self._split_blocks(x, self._blocks)
+        out = np.zeros((len(x), self._n_classes))
+        root_proba = self._proba(self.tree_, None)
+        stack = [(self.tree_, root_proba, np.arange(len(x)), np.ones(len(x)))]
+        while stack:
+            node, proba, rows, weights = stack.pop()
+            if node.is_leaf:
+                out[rows] += weights[:, None] * proba
+                continue
+            members = self._memberships(node, data[node.block][rows])
+            known = members.sum(axis=1) > 0
+            routed = self._route(members, known, node.fractions, rows, weights)
+            for child, (child_rows, child_weights) in zip(node.children, routed):
+                keep = child_weights > 0
+                if keep.any():
+                    stack.append(
+                        (
+                            child,
+                            self._proba(child, proba),
+                            child_rows[keep],
+                            child_weights[keep],
+                        )
+                    )
+        return out / np.maximum(out.sum(axis=1, keepdims=True), _EPS)
+
+    @staticmethod
+    def _proba(node: _Node, parent: np.ndarray | None) -> np.ndarray:
+        if node.weight > 0 or parent is None:
+            return node.distribution / max(node.weight, _EPS)
+        return parent  # a branch no training instance reached
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return self.classes_[np.argmax(self.predict_proba(x), axis=1)]
