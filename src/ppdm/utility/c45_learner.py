@@ -10,9 +10,9 @@ the paper's figures is learner to learner:
   (Quinlan 1993); multiway splits on nominal attributes (one branch per value
   of the training domain, not tested again below), binary ``x <= t`` splits on
   numeric ones (``t`` the largest training value at or below the midpoint of
-  the cut, as J48 sets it) with J48's minimum branch weight
-  ``clip(0.1 * known weight / n_classes, min_obj, 25)`` and C4.5 Release 8's
-  ``log2(#thresholds) / known weight`` penalty;
+  the cut, as J48 sets it) with J48's minimum branch weight (``0.1 * known
+  weight / n_classes``, raised to ``min_obj``, else capped at 25) and C4.5
+  Release 8's ``log2(#thresholds) / known weight`` penalty;
 - **fractional instances** (Quinlan 1993, ch. 3): a split's gain is computed
   on the instances whose value is known and scaled by their share of the
   weight, the split information has an "unknown" part, and an instance with
@@ -290,11 +290,12 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         known = ~np.isnan(values)
         v, w = values[known], weights[known]
         known_weight = float(w.sum())
-        min_split = float(
-            np.clip(
-                0.1 * known_weight / self._n_classes, self.min_obj, _MAX_SPLIT_WEIGHT
-            )
-        )
+        # J48's rule, including its order of the two bounds
+        min_split = 0.1 * known_weight / self._n_classes
+        if min_split <= self.min_obj:
+            min_split = self.min_obj
+        elif min_split > _MAX_SPLIT_WEIGHT:
+            min_split = _MAX_SPLIT_WEIGHT
         if known_weight < 2 * min_split:
             return None
         order = np.argsort(v, kind="stable")
