@@ -21,6 +21,13 @@ the paper's figures is learner to learner:
   predicted distribution is the weighted mix of the leaves reached). A
   released value set ``{a|b}`` (a membership of 1/2 in each) is read the same
   way: half the instance goes to ``a``, half to ``b``;
+- a released numeric range (block kind "interval": its low and high end) is
+  read, when the featurizer gives the ends, as a value spread uniformly over
+  the range: at threshold ``t`` the share ``(t - low) / (high - low)`` of the
+  instance goes left (candidate thresholds include the ends). This is not in
+  C4.5, which has no ranges; it is the tree's analogue of naive Bayes
+  spreading a range over its bins, offered as an alternative to reading the
+  midpoint (``ranges="uniform"`` in :mod:`ppdm.utility.classification`);
 - J48's pruning: collapse (a subtree that makes no fewer training errors than
   its root as a leaf is removed), then error-based pruning by subtree
   replacement at confidence 0.25, bottom-up. A branch that received no
@@ -67,6 +74,8 @@ _EPS = 1e-12
 _MIN_WEIGHT = 1e-6
 #: J48's cap on the minimum weight of each side of a numeric split.
 _MAX_SPLIT_WEIGHT = 25.0
+#: Block kinds read as numbers: one value column, or a (low, high) pair.
+_NUMERIC = ("numeric", "interval")
 
 
 @dataclass
@@ -154,11 +163,16 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     def _split_blocks(
         x: np.ndarray, blocks: list[tuple[str, int, int]]
     ) -> list[np.ndarray]:
-        """Per block: the numeric column (NaN unknown) or the membership matrix."""
+        """Per block: (n, 2) bounds of a numeric attribute (a value is its own
+        low and high, NaN unknown), or the membership matrix of a nominal one."""
         out = []
         for kind, start, stop in blocks:
             if kind == "numeric":
-                out.append(x[:, start])
+                out.append(np.repeat(x[:, start, None], 2, axis=1))
+            elif kind == "interval":
+                bounds = x[:, start : start + 2].copy()
+                bounds[np.isnan(bounds).any(axis=1)] = np.nan
+                out.append(bounds)
             else:
                 members = np.nan_to_num(x[:, start:stop], nan=0.0)
                 # a value set partly outside the domain still counts as one
@@ -181,7 +195,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             )
         self._blocks = self._block_list(x.shape[1])
         self._data = self._split_blocks(x, self._blocks)
-        self._numeric = [kind == "numeric" for kind, _, _ in self._blocks]
+        self._numeric = [kind in _NUMERIC for kind, _, _ in self._blocks]
         self._sorted_values = {
             block: np.unique(column[~np.isnan(column)])
             for block, column in enumerate(self._data)
@@ -286,9 +300,9 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     def _score_numeric(
         self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
     ) -> _Split | None:
-        values = self._data[block][rows]
-        known = ~np.isnan(values)
-        v, w = values[known], weights[known]
+        bounds = self._data[block][rows]
+        known = ~np.isnan(bounds[:, 0])
+        low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
         known_weight = float(w.sum())
         # J48's rule, including its order of the two bounds
         min_split = 0.1 * known_weight / self._n_classes
@@ -298,24 +312,36 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             min_split = _MAX_SPLIT_WEIGHT
         if known_weight < 2 * min_split:
             return None
-        order = np.argsort(v, kind="stable")
-        v = v[order]
-        class_weights = self._onehot_y[rows[known][order]] * w[order, None]
-        left = np.cumsum(class_weights, axis=0)
-        cut = np.flatnonzero(v[:-1] < v[1:])  # last position before a new value
+        class_weights = self._onehot_y[rows[known]] * w[:, None]
+        spans = high > low
+        if spans.any():
+            candidates, left = self._range_left_weights(low, high, spans, class_weights)
+        else:
+            order = np.argsort(low, kind="stable")
+            sorted_values = low[order]
+            last = np.flatnonzero(sorted_values[:-1] < sorted_values[1:])
+            candidates = sorted_values[np.append(last, len(order) - 1)]
+            left = np.cumsum(class_weights[order], axis=0)[
+                np.append(last, len(order) - 1)
+            ]
+        # a cut after every candidate value but the last
+        cut = np.arange(len(candidates) - 1)
+        class_total = class_weights.sum(axis=0)
         left_weight = left[cut].sum(axis=1)
-        ok = (left_weight >= min_split) & (known_weight - left_weight >= min_split)
+        ok = (left_weight >= min_split - 1e-9) & (
+            known_weight - left_weight >= min_split - 1e-9
+        )
         cut, left_weight = cut[ok], left_weight[ok]
         if len(cut) == 0:
             return None
         lcounts = left[cut]
-        rcounts = left[-1] - lcounts
+        rcounts = class_total - lcounts
         right_weight = known_weight - left_weight
         info = (
             left_weight * entropy(lcounts) + right_weight * entropy(rcounts)
         ) / known_weight
         best = int(np.argmin(info))  # C4.5 picks the threshold by gain
-        base = float(entropy(left[-1]))
+        base = float(entropy(class_total))
         gain = (
             known_weight / total * (base - float(info[best]))
             - np.log2(len(cut)) / known_weight
@@ -323,12 +349,55 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         parts = np.array(
             [left_weight[best], right_weight[best], max(total - known_weight, 0.0)]
         )
-        return _Split(
-            block,
-            float(gain),
-            float(entropy(parts)),
-            self._threshold(block, v, cut[best]),
+        threshold = (
+            float(candidates[cut[best]])
+            if spans.any()
+            else self._threshold(block, candidates, cut[best])
         )
+        return _Split(block, float(gain), float(entropy(parts)), threshold)
+
+    @staticmethod
+    def _range_left_weights(
+        low: np.ndarray, high: np.ndarray, spans: np.ndarray, class_weights: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Candidate thresholds and the class weights at or below each.
+
+        A point counts wholly on its side. A released range ``[a, b]`` is read
+        as a value spread uniformly over it (as naive Bayes spreads it over its
+        bins), so at threshold ``t`` the fraction ``clip((t - a) / (b - a), 0,
+        1)`` of its weight is on the left. Summed over ranges this is
+        ``t * A1(t) - A2(t) - (t * B1(t) - B2(t))`` with ``A1`` / ``A2`` the sums
+        of ``w / (b - a)`` and ``w a / (b - a)`` over the ranges with ``a < t``
+        (``B`` the same over ``b < t``): cumulative sums over the sorted ends,
+        no loop over rows.
+        """
+        candidates = np.unique(np.concatenate([low[~spans], low[spans], high[spans]]))
+        points = ~spans
+        left = np.zeros((len(candidates), class_weights.shape[1]))
+        if points.any():
+            order = np.argsort(low[points], kind="stable")
+            values = low[points][order]
+            cumulative = np.vstack(
+                [
+                    np.zeros(class_weights.shape[1]),
+                    np.cumsum(class_weights[points][order], axis=0),
+                ]
+            )
+            left += cumulative[np.searchsorted(values, candidates, side="right")]
+        a, b, cw = low[spans], high[spans], class_weights[spans]
+        density = cw / (b - a)[:, None]
+        for ends, sign in ((a, 1.0), (b, -1.0)):
+            order = np.argsort(ends, kind="stable")
+            e = ends[order]
+            slope = np.vstack(
+                [np.zeros(cw.shape[1]), np.cumsum(density[order], axis=0)]
+            )
+            offset = np.vstack(
+                [np.zeros(cw.shape[1]), np.cumsum(density[order] * e[:, None], axis=0)]
+            )
+            below = np.searchsorted(e, candidates, side="left")
+            left += sign * (candidates[:, None] * slope[below] - offset[below])
+        return candidates, left
 
     def _threshold(self, block: int, v: np.ndarray, position: int) -> float:
         """J48's split point: the largest training value (of the whole column)
@@ -376,10 +445,17 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         """Branch memberships of rows at ``node`` (all zero: unknown)."""
         if not self._numeric[node.block]:
             return data
-        known = ~np.isnan(data)
-        with np.errstate(invalid="ignore"):
-            left = known & (data <= node.threshold)
-        return np.column_stack([left, known & ~left]).astype(float)
+        low, high = data[:, 0], data[:, 1]
+        known = ~np.isnan(low)
+        left = np.zeros(len(data))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            point = known & ~(high > low)
+            left[point] = low[point] <= node.threshold
+            spread = known & (high > low)
+            left[spread] = np.clip(
+                (node.threshold - low[spread]) / (high[spread] - low[spread]), 0.0, 1.0
+            )
+        return np.column_stack([left, np.where(known, 1.0 - left, 0.0)])
 
     # -- pruning -----------------------------------------------------------
     @staticmethod

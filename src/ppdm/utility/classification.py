@@ -94,6 +94,7 @@ __all__ = [
     "HOLDOUT_PROTOCOL",
     "MISSING",
     "MISSING_TEXT",
+    "RANGES",
     "MODELS",
     "BlockImputer",
     "MembershipNB",
@@ -113,6 +114,11 @@ MODELS = ("decision_tree", "naive_bayes", "logistic_regression")
 
 #: Treatments of unknown (suppressed or missing) cells; the first is the default.
 MISSING = ("weka", "zeros")
+
+#: How the decision tree reads a released numeric range; the first is the
+#: default. "midpoint": one number; "uniform": C4.5 spreads the range's weight
+#: uniformly over its split thresholds (:class:`C45Learner`).
+RANGES = ("midpoint", "uniform")
 
 #: Bins of a numeric attribute for naive Bayes.
 NB_BINS = 10
@@ -434,13 +440,15 @@ def train_and_score(
     with_original: bool = True,
     covers: Covers | None = None,
     missing: str = "weka",
+    ranges: str = "midpoint",
 ) -> dict[str, dict[str, float]]:
     """Accuracy of each model trained on the original and on the released part.
 
     The featurizer is fitted on ``original_train`` (its schema and domains);
     both training tables and ``test`` go through it (naive Bayes through its
     binned view, ``numeric_bins=NB_BINS``). ``missing`` (:data:`MISSING`)
-    chooses the treatment of unknown cells.
+    chooses the treatment of unknown cells, ``ranges`` (:data:`RANGES`) how
+    the C4.5 tree reads a released numeric range.
 
     Returns
     -------
@@ -450,6 +458,10 @@ def train_and_score(
         (and the difference) is NaN when ``with_original`` is False.
     """
     _check_missing(missing)
+    if ranges not in RANGES:
+        raise InvalidParameterError(
+            f"ranges must be one of {list(RANGES)}; got {ranges!r}"
+        )
     if target not in released_train.columns:
         raise InvalidParameterError(
             f"the released table has no target column {target!r}; the target "
@@ -458,24 +470,25 @@ def train_and_score(
     y_test = test[target].astype(str).to_numpy()
     y_orig = original_train[target].astype(str).to_numpy()
     y_rel = released_train[target].astype(str).to_numpy()
-    views: dict[int | None, tuple] = {}
+    views: dict[tuple, tuple] = {}
     scores = {}
     for name in models:
-        bins = NB_BINS if name == "naive_bayes" else None
-        if bins not in views:
+        view = _feature_view(name, missing, ranges)
+        if view not in views:
             featurizer = CellFeaturizer(
                 exclude=[target],
                 suppression_marker=marker,
                 covers=covers,
-                numeric_bins=bins,
+                numeric_bins=view[0],
+                numeric_ranges=view[1],
             ).fit(original_train)
-            views[bins] = (
+            views[view] = (
                 featurizer,
                 featurizer.transform(test),
                 featurizer.transform(original_train) if with_original else None,
                 featurizer.transform(released_train),
             )
-        featurizer, x_test, x_orig, x_rel = views[bins]
+        featurizer, x_test, x_orig, x_rel = views[view]
         fit = dict(
             name=name,
             seed=seed,
@@ -496,6 +509,20 @@ def train_and_score(
             "difference": anonymized_acc - original_acc,
         }
     return scores
+
+
+def _feature_view(model: str, missing: str, ranges: str) -> tuple[int | None, str]:
+    """``(numeric_bins, numeric_ranges)`` of the featurizer a model reads.
+
+    Naive Bayes counts bins (a range spread over those it overlaps); the C4.5
+    tree reads a range as its midpoint or, with ``ranges="uniform"``, by its
+    two ends; logistic regression reads the midpoint.
+    """
+    if model == "naive_bayes":
+        return NB_BINS, "midpoint"
+    if model == "decision_tree" and missing == "weka" and ranges == "uniform":
+        return None, "bounds"
+    return None, "midpoint"
 
 
 def _fit_score(
@@ -653,6 +680,7 @@ def cross_validate(
     with_original: bool = True,
     covers: Covers | None = None,
     missing: str = "weka",
+    ranges: str = "midpoint",
 ) -> pd.DataFrame:
     """The kACTUS paper's 5 x 2-fold cross-validation of a release's utility.
 
@@ -687,6 +715,8 @@ def cross_validate(
         As in :func:`holdout_utility`.
     missing : {"weka", "zeros"}, default="weka"
         As in :func:`holdout_utility`.
+    ranges : {"midpoint", "uniform"}, default="midpoint"
+        How the C4.5 tree reads a released numeric range (:data:`RANGES`).
 
     Returns
     -------
@@ -745,6 +775,7 @@ def cross_validate(
                 with_original=with_original,
                 covers=covers,
                 missing=missing,
+                ranges=ranges,
             )
             logger.info(
                 "repeat %d fold %d: %d -> %d rows released, %s",

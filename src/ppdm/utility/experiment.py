@@ -47,6 +47,7 @@ from ppdm.utility.classification import (
     MISSING,
     MISSING_TEXT,
     MODELS,
+    RANGES,
     AnonymizeFn,
     PrepareFn,
     cross_validate,
@@ -149,6 +150,7 @@ def run_experiment(
     n_bins: int = 5,
     hierarchies: Mapping[str, Any] | None = None,
     missing: str = "weka",
+    ranges: str = "midpoint",
 ) -> ExperimentResult:
     """Cross-validated accuracy of every (algorithm, k).
 
@@ -176,6 +178,9 @@ def run_experiment(
     missing : {"weka", "zeros"}, default="weka"
         Treatment of suppressed and missing cells by the models
         (:data:`ppdm.utility.classification.MISSING`).
+    ranges : {"midpoint", "uniform"}, default="midpoint"
+        How the C4.5 tree reads a released numeric range
+        (:data:`ppdm.utility.classification.RANGES`).
 
     Returns
     -------
@@ -205,6 +210,7 @@ def run_experiment(
         "with_original": False,
         "covers": covers_from_hierarchies(hierarchies) if hierarchies else None,
         "missing": missing,
+        "ranges": ranges,
     }
     frames: list[pd.DataFrame] = []
     errors: list[dict[str, Any]] = []
@@ -259,6 +265,7 @@ def run_experiment(
         "n_bins": int(n_bins),
         "hierarchies": sorted(hierarchies) if hierarchies else [],
         "missing": missing,
+        "ranges": ranges,
         "rows": len(table),
         "protocol": CV_PROTOCOL.format(
             repeats=repeats, folds=folds, missing_text=MISSING_TEXT[missing]
@@ -432,6 +439,13 @@ def _parser() -> argparse.ArgumentParser:
         "mode/mean) or 'zeros' (all-zero one-hot / mean)",
     )
     parser.add_argument(
+        "--ranges",
+        choices=list(RANGES),
+        default=RANGES[0],
+        help="how the C4.5 tree reads a released numeric range: its midpoint, "
+        "or spread uniformly over the range (fractional instances)",
+    )
+    parser.add_argument(
         "--sample",
         type=int,
         default=None,
@@ -515,6 +529,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         n_bins=args.n_bins,
         hierarchies=_hierarchies(args.hierarchies, table),
         missing=args.missing,
+        ranges=args.ranges,
     )
     result.config["dataset"] = args.dataset
     result.config["sample"] = args.sample

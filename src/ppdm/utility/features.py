@@ -59,6 +59,7 @@ class FeatureSpec:
     """How one original attribute becomes features (learned by ``fit``).
 
     ``kind`` is "numeric" (one column; ``low``/``high`` clip infinite ends),
+    "interval" (two columns, the ends of a released range),
     "bins" (one column per equal-width bin of [``low``, ``high``], inner
     edges ``edges``) or "onehot" (one column per member of ``domain``).
     """
@@ -76,6 +77,8 @@ class FeatureSpec:
             return [self.name]
         if self.kind == "bins":
             return [f"{self.name}#bin{i}" for i in range(len(self.edges) + 1)]
+        if self.kind == "interval":
+            return [f"{self.name}#low", f"{self.name}#high"]
         return [f"{self.name}={value}" for value in self.domain]
 
 
@@ -113,6 +116,11 @@ class CellFeaturizer:
         Cut every numeric attribute into this many equal-width bins of its
         observed range and release (fractional) bin memberships instead of
         one number (see the module docstring).
+    numeric_ranges : {"midpoint", "bounds"}, default="midpoint"
+        A numeric attribute as one column (a released range as its
+        midpoint), or as two, the low and high end (a value is both; the
+        view of :class:`ppdm.utility.c45_learner.C45Learner`, which spreads a
+        range over its split thresholds). Ignored with ``numeric_bins``.
 
     Attributes
     ----------
@@ -121,8 +129,9 @@ class CellFeaturizer:
     feature_names_ : list of str
     blocks_ : list of (str, int, int)
         ``(kind, start, stop)``: the feature columns of each attribute; kind
-        "numeric" (one column, NaN when unknown) or "onehot" / "bins" (a block
-        of memberships, all zero when unknown).
+        "numeric" (one column, NaN when unknown), "interval" (low and high
+        end, NaN when unknown) or "onehot" / "bins" (a block of memberships,
+        all zero when unknown).
     ranges_ : list of (float, float) or None
         Observed range of each numeric attribute (None for the others).
 
@@ -145,18 +154,25 @@ class CellFeaturizer:
         suppressed: str = "zeros",
         covers: Mapping[str, Mapping[str, Collection[str]]] | None = None,
         numeric_bins: int | None = None,
+        numeric_ranges: str = "midpoint",
     ) -> None:
         self.exclude = exclude
         self.suppression_marker = suppression_marker
         self.suppressed = suppressed
         self.covers = covers
         self.numeric_bins = numeric_bins
+        self.numeric_ranges = numeric_ranges
 
     def fit(self, original: pd.DataFrame) -> CellFeaturizer:
         """Learn kinds, observed ranges and domains from the original table."""
         if self.suppressed not in ("zeros", "uniform"):
             raise InvalidParameterError(
                 f"suppressed must be 'zeros' or 'uniform'; got {self.suppressed!r}"
+            )
+        if self.numeric_ranges not in ("midpoint", "bounds"):
+            raise InvalidParameterError(
+                "numeric_ranges must be 'midpoint' or 'bounds'; "
+                f"got {self.numeric_ranges!r}"
             )
         bins = self.numeric_bins
         if bins is not None and (
@@ -186,8 +202,12 @@ class CellFeaturizer:
             if kind is AttributeKind.ORDINAL:
                 bounds = interval_bounds(column.cat.categories)
                 if bounds is not None:
+                    # discretized: train and test hold the same intervals, so
+                    # an interval is a value here (its midpoint), never a range
                     specs.append(
-                        self._numeric_spec(str(name), *_interval_range(bounds))
+                        self._numeric_spec(
+                            str(name), *_interval_range(bounds), as_bounds=False
+                        )
                     )
                     continue
                 domain = tuple(str(c) for c in column.cat.categories)
@@ -204,12 +224,18 @@ class CellFeaturizer:
             self.blocks_.append((spec.kind, start, stop))
             start = stop
         self.ranges_ = [
-            (spec.low, spec.high) if spec.kind in ("numeric", "bins") else None
+            (spec.low, spec.high)
+            if spec.kind in ("numeric", "interval", "bins")
+            else None
             for spec in specs
         ]
         return self
 
-    def _numeric_spec(self, name: str, low: float, high: float) -> FeatureSpec:
+    def _numeric_spec(
+        self, name: str, low: float, high: float, *, as_bounds: bool = True
+    ) -> FeatureSpec:
+        if self.numeric_bins is None and self.numeric_ranges == "bounds" and as_bounds:
+            return FeatureSpec(name, "interval", low, high)
         if self.numeric_bins is None:
             return FeatureSpec(name, "numeric", low, high)
         inner = np.linspace(low, high, self.numeric_bins + 1)[1:-1]
@@ -227,6 +253,8 @@ class CellFeaturizer:
                 column = pd.Series(self.suppression_marker, index=table.index)
             if spec.kind == "numeric":
                 blocks.append(self._numeric(column, spec)[:, None])
+            elif spec.kind == "interval":
+                blocks.append(self._bounds(column, spec))
             elif spec.kind == "bins":
                 blocks.append(self._bins(column, spec))
             else:
@@ -244,6 +272,40 @@ class CellFeaturizer:
         known = codes >= 0
         out[known] = table[codes[known]]
         return out
+
+    def _bounds(self, column: pd.Series, spec: FeatureSpec) -> np.ndarray:
+        if attribute_kind(column) is AttributeKind.NUMERIC:
+            return np.repeat(
+                column.to_numpy(dtype=float, na_value=np.nan)[:, None], 2, 1
+            )
+        codes, uniques = pd.factorize(column, use_na_sentinel=True)
+        table = np.array(
+            [self._bounds_cell(v, spec) for v in uniques], dtype=float
+        ).reshape(-1, 2)
+        out = np.full((len(column), 2), np.nan)
+        known = codes >= 0
+        out[known] = table[codes[known]]
+        return out
+
+    def _bounds_cell(self, value: object, spec: FeatureSpec) -> tuple[float, float]:
+        """(low, high) of one cell: a value is both ends; a value set spans
+        its members; unknown cells are (NaN, NaN)."""
+        cell = parse_cell(value, self.suppression_marker)
+        if cell.kind == "interval":
+            low, high = _clip_ends(
+                np.array([cell.low]), np.array([cell.high]), spec.low, spec.high
+            )
+            return float(low[0]), float(high[0])
+        if cell.kind == "set":
+            ends = [self._bounds_cell(m, spec) for m in cell.members]
+            ends = [e for e in ends if not math.isnan(e[0])]
+            if not ends:
+                return math.nan, math.nan
+            return min(e[0] for e in ends), max(e[1] for e in ends)
+        if cell.kind == "value":
+            number = _to_float(cell.text)
+            return number, number
+        return math.nan, math.nan
 
     def _numeric_cell(self, value: object, spec: FeatureSpec) -> float:
         cell = parse_cell(value, self.suppression_marker)

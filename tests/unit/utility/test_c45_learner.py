@@ -238,3 +238,107 @@ def test_log2_threshold_penalty_is_applied():
     assert scores[0][0] - scores[1][0] == pytest.approx(
         (math.log2(17) - math.log2(1)) / 20
     )
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    n_points=st.integers(0, 30),
+    n_ranges=st.integers(1, 30),
+)
+def test_range_weights_left_of_each_threshold_match_row_by_row(
+    seed, n_points, n_ranges
+):
+    rng = np.random.default_rng(seed)
+    point_values = rng.integers(0, 20, n_points).astype(float)
+    starts = rng.integers(0, 20, n_ranges).astype(float)
+    ends = starts + rng.integers(1, 10, n_ranges)
+    low = np.concatenate([point_values, starts])
+    high = np.concatenate([point_values, ends])
+    spans = high > low
+    class_weights = (
+        np.eye(2)[rng.integers(0, 2, len(low))] * rng.uniform(0.1, 1, len(low))[:, None]
+    )
+    candidates, left = C45Learner._range_left_weights(low, high, spans, class_weights)
+    for t, got in zip(candidates, left):
+        expected = np.zeros(2)
+        for a, b, w in zip(low, high, class_weights):
+            share = float(a <= t) if a == b else min(max((t - a) / (b - a), 0.0), 1.0)
+            expected += share * w
+        np.testing.assert_allclose(got, expected, atol=1e-9)
+
+
+def test_a_released_range_is_spread_over_the_threshold():
+    # 40 A at 2, 40 B at 8, and 20 C released as [0, 10]: whatever threshold
+    # t C4.5 picks, t / 10 of each range's weight goes left
+    x_low = np.array([2.0] * 40 + [8.0] * 40 + [0.0] * 20)
+    x_high = np.array([2.0] * 40 + [8.0] * 40 + [10.0] * 20)
+    y = np.array(["A"] * 40 + ["B"] * 40 + ["C"] * 20)
+    learner = C45Learner(blocks=[("interval", 0, 2)], confidence=None).fit(
+        np.column_stack([x_low, x_high]), y
+    )
+    root = learner.tree_
+    t = root.threshold
+    left, right = root.children
+    assert 2.0 <= t < 8.0
+    np.testing.assert_allclose(left.distribution, [40, 0, 20 * t / 10])
+    np.testing.assert_allclose(right.distribution, [0, 40, 20 * (10 - t) / 10])
+    # a test value is a point: it follows its side (above 8 only the ranges'
+    # mass remains, so 9 would be C)
+    assert learner.predict(np.array([[1.0, 1.0], [5.0, 5.0]])).tolist() == ["A", "B"]
+
+
+def test_bounds_view_reads_values_ranges_sets_and_suppression():
+    original = pd.DataFrame({"age": [20, 40, 30], "sex": ["F", "M", "F"]})
+    released = pd.DataFrame(
+        {"age": ["[20, 30]", "*", "40", "{21|27}"], "sex": ["F", "M", "F", "M"]}
+    )
+    featurizer = CellFeaturizer(numeric_ranges="bounds").fit(original)
+    assert featurizer.blocks_[0] == ("interval", 0, 2)
+    x = featurizer.transform(released)
+    np.testing.assert_array_equal(x[[0, 2, 3], :2], [[20, 30], [40, 40], [21, 27]])
+    assert np.isnan(x[1, :2]).all()
+    np.testing.assert_array_equal(featurizer.transform(original)[:, 0], [20, 40, 30])
+
+
+def test_numbers_without_ranges_give_the_same_tree_in_both_views():
+    table = WEATHER.copy()
+    y = table["play"].to_numpy()
+    trees = []
+    for view in ("midpoint", "bounds"):
+        featurizer = CellFeaturizer(exclude=["play"], numeric_ranges=view).fit(table)
+        learner = C45Learner(blocks=featurizer.blocks_).fit(
+            featurizer.transform(table), y
+        )
+        trees.append((learner.n_leaves_, learner.predict(featurizer.transform(table))))
+    assert trees[0][0] == trees[1][0] == 5
+    np.testing.assert_array_equal(trees[0][1], trees[1][1])
+
+
+def test_range_reading_changes_nothing_without_ranges_and_rejects_unknown_names():
+    from ppdm.utility.classification import train_and_score
+
+    rng = np.random.default_rng(3)
+    n = 600
+    age = rng.integers(18, 80, n)
+    kind = rng.choice(["p", "q", "r"], n)
+    label = np.where((age > 45) ^ (kind == "q") ^ (rng.random(n) < 0.1), "hi", "lo")
+    table = pd.DataFrame(
+        {"age": age, "kind": pd.array(kind, dtype="string"), "label": label}
+    )
+    train, test = table.iloc[:400], table.iloc[400:]
+    scores = {
+        ranges: train_and_score(
+            train,
+            train,
+            test,
+            target="label",
+            seed=0,
+            models=["decision_tree"],
+            ranges=ranges,
+        )["decision_tree"]["anonymized"]
+        for ranges in ("midpoint", "uniform")
+    }
+    assert scores["midpoint"] == scores["uniform"] > 0.8
+    with pytest.raises(InvalidParameterError, match="ranges"):
+        train_and_score(train, train, test, target="label", seed=0, ranges="spread")
