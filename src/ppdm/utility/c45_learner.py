@@ -72,6 +72,8 @@ _EPS = 1e-12
 #: cannot change a split or a leaf's majority; without a floor an instance with
 #: many unknown values fans out over every branch below it).
 _MIN_WEIGHT = 1e-6
+#: Weka's tolerance when it compares weights (``Utils.SMALL``).
+_WEKA_SMALL = 1e-6
 #: J48's cap on the minimum weight of each side of a numeric split.
 _MAX_SPLIT_WEIGHT = 25.0
 #: Block kinds read as numbers: one value column, or a (low, high) pair.
@@ -290,7 +292,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         table = members.T @ self._onehot_y[rows]  # (values, classes)
         sizes = table.sum(axis=1)
         known = float(sizes.sum())
-        if np.count_nonzero(sizes >= self.min_obj) < 2:
+        if np.count_nonzero(sizes >= self.min_obj - _WEKA_SMALL) < 2:
             return None
         info = float((sizes * entropy(table)).sum()) / known
         gain = known / total * (float(entropy(table.sum(axis=0))) - info)
@@ -328,8 +330,9 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         cut = np.arange(len(candidates) - 1)
         class_total = class_weights.sum(axis=0)
         left_weight = left[cut].sum(axis=1)
-        ok = (left_weight >= min_split - 1e-9) & (
-            known_weight - left_weight >= min_split - 1e-9
+        # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
+        ok = (left_weight >= min_split - _WEKA_SMALL) & (
+            known_weight - left_weight >= min_split - _WEKA_SMALL
         )
         cut, left_weight = cut[ok], left_weight[ok]
         if len(cut) == 0:
