@@ -87,7 +87,7 @@ def main() -> int:
         for k in (5, 10, 100):
             qis = [q for q in QUASI_IDENTIFIERS if l == 1 or q != SENSITIVE]
             sensitive = SENSITIVE if l > 1 else None
-            spec = AnonymizationSpec(tuple(qis), sensitive, "income", k=k, l=l)
+            spec = AnonymizationSpec.of(tuple(qis), sensitive, "income", k=k, l=l)
             release_times, release = _timed(
                 lambda: Mondrian().anonymize(adult, spec, np.random.default_rng(0)),
                 args.repeats,

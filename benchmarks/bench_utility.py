@@ -69,7 +69,7 @@ def main() -> None:
     sizes = {"adult": adult}
     if not args.quick:
         sizes["adult x10"] = pd.concat([adult] * 10, ignore_index=True)
-    spec = AnonymizationSpec(
+    spec = AnonymizationSpec.of(
         quasi_identifiers=QI, sensitive_attribute=None, target="income", k=1
     )
     rows = []

@@ -28,8 +28,14 @@ import pandas as pd
 
 from ppdm.datasets import load
 from ppdm.measures import ClassPartition
-from ppdm.privacy import DistinctLDiversity, EntropyLDiversity, KAnonymity, TCloseness
-from ppdm.verify import Requirement, read_released_table, verify_tables
+from ppdm.privacy import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    Requirement,
+    TCloseness,
+)
+from ppdm.verify import read_released_table, verify_tables
 from ppdm.verify_dask import released_text, verify_parquet
 
 QI8 = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex",
@@ -111,7 +117,7 @@ def bench_in_memory(repeats: int, with_pycanon: bool) -> list[str]:
     for sa, qis in RUNS:
         kl = median_time(lambda: ours_k_l(table, qis, sa), repeats)
         full = median_time(lambda: ours_all(table, qis, sa), repeats)
-        req = Requirement(tuple(qis), sa, k=5, l=2, t=0.2)
+        req = Requirement.of(tuple(qis), sa, k=5, l=2, t=0.2)
         ver = median_time(lambda: verify_tables({"r": table}, req), repeats)
         traced, rss = peak_memory(lambda: ours_all(table, qis, sa))
         k, l_, ent, t = full[2]
@@ -207,7 +213,7 @@ def bench_dask(copies: int, memory_limit: str) -> list[str]:
             ):
                 started = time.perf_counter() - t0
                 sampler = MemorySampler()
-                req = Requirement(tuple(qis), sa, k=5, l=2, t=0.2)
+                req = Requirement.of(tuple(qis), sa, k=5, l=2, t=0.2)
                 t1 = time.perf_counter()
                 with sampler.sample("verify", client=client, interval=0.1):
                     cert = verify_parquet(parts, req, engine="dask", client=client)

@@ -11,10 +11,18 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
 
-from ppdm.algorithms import ALGORITHMS
+from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
 from ppdm.exceptions import InvalidParameterError
+from ppdm.privacy import Requirement, model_from_description
 
 __all__ = [
     "ReleaseConfig",
@@ -113,6 +121,10 @@ class ReleaseConfig(_Strict):
     l_variant: Literal["distinct", "entropy", "recursive"] = "distinct"
     c: float | None = Field(None, gt=0.0, description="c of recursive (c,l)-diversity")
     t: float | None = Field(None, gt=0.0, le=1.0, description="t-closeness threshold")
+    models: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="further privacy models, each {model: <registry name>, ...}",
+    )
     suppression_limit: float = Field(0.01, ge=0.0, le=1.0)
     algorithm: str = "mondrian"
     params: dict[str, Any] = Field(default_factory=dict)
@@ -125,6 +137,8 @@ class ReleaseConfig(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
+    _requirement: Requirement = PrivateAttr()
+
     @model_validator(mode="after")
     def _consistent(self) -> ReleaseConfig:
         if self.algorithm not in ALGORITHMS:
@@ -132,19 +146,35 @@ class ReleaseConfig(_Strict):
                 f"algorithm {self.algorithm!r} is not registered; "
                 f"allowed: {', '.join(sorted(ALGORITHMS))}"
             )
-        if len(set(self.quasi_identifiers)) != len(self.quasi_identifiers):
-            raise ValueError("quasi_identifiers lists a column twice")
-        roles = {"target": self.target, "sensitive_attribute": self.sensitive_attribute}
-        for role, column in roles.items():
-            if column is not None and column in self.quasi_identifiers:
-                raise ValueError(f"{role} {column!r} is also a quasi-identifier")
-        if self.l > 1 and self.sensitive_attribute is None:
-            raise ValueError(f"l = {self.l} needs a sensitive_attribute")
-        if self.l_variant == "recursive" and self.c is None:
-            raise ValueError("l_variant 'recursive' needs c")
-        if self.t is not None and self.sensitive_attribute is None:
-            raise ValueError("t-closeness needs a sensitive_attribute")
+        if self.target in self.quasi_identifiers:
+            raise ValueError(f"target {self.target!r} is also a quasi-identifier")
+        try:
+            # The requirement is built here once; every reader gets this object.
+            self._requirement = Requirement.of(
+                self.quasi_identifiers,
+                self.sensitive_attribute,
+                k=self.k,
+                l=self.l,
+                l_variant=self.l_variant,
+                c=self.c,
+                t=self.t,
+                extra=[model_from_description(m) for m in self.models],
+            )
+            algorithm = get_algorithm(self.algorithm, **self.params)
+            algorithm.check_params()
+            type(algorithm).check_requirement(self._requirement, target=self.target)
+        except InvalidParameterError as err:
+            raise ValueError(str(err)) from None
         return self
+
+    @property
+    def requirement(self) -> Requirement:
+        """The privacy requirement: quasi-identifiers and privacy models."""
+        return self._requirement
+
+    def build_algorithm(self) -> Anonymizer:
+        """A fresh instance of the configured algorithm with its parameters."""
+        return get_algorithm(self.algorithm, **self.params)
 
     @property
     def schema(self) -> str:

@@ -13,6 +13,7 @@ __all__ = [
     "InvalidParameterError",
     "UnknownAlgorithmError",
     "UnknownDatasetError",
+    "UnsupportedRequirementError",
     "InfeasibleConstraintError",
     "DataValidationError",
     "SchemaMismatchError",
@@ -43,6 +44,10 @@ class UnknownDatasetError(AnonymizationError, KeyError):
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else ""
+
+
+class UnsupportedRequirementError(InvalidParameterError):
+    """An algorithm is asked for a privacy model or an input it does not support."""
 
 
 class InfeasibleConstraintError(AnonymizationError, ValueError):

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from ppdm import datasets
+from ppdm.artifacts import sha256_file
 from ppdm.exceptions import InvalidParameterError, SourceError
 
 __all__ = ["SOURCE_KINDS", "file_sha256", "fingerprint", "load_source", "write_sqlite"]
@@ -48,7 +49,6 @@ __all__ = ["SOURCE_KINDS", "file_sha256", "fingerprint", "load_source", "write_s
 SOURCE_KINDS = ("embedded", "csv", "parquet", "sql")
 
 _CSV_MISSING = ["?", ""]
-_CHUNK = 1 << 20
 # Used only when a URL is too malformed for SQLAlchemy to parse (and mask) it.
 _PASSWORD_IN_URL = re.compile(r"(//[^:/@]*:)[^@]*@")
 # Some drivers also take credentials as query arguments (?password=...).
@@ -264,14 +264,10 @@ def file_sha256(path: str | Path) -> str:
     ppdm.exceptions.SourceError
         The file does not exist or cannot be read.
     """
-    digest = hashlib.sha256()
     try:
-        with open(path, "rb") as handle:
-            while chunk := handle.read(_CHUNK):
-                digest.update(chunk)
+        return sha256_file(path)
     except OSError as exc:
         raise SourceError(f"source {path}: cannot be read ({exc.strerror})") from exc
-    return digest.hexdigest()
 
 
 def write_sqlite(frame: pd.DataFrame, path: str | Path, table: str) -> str:

@@ -332,6 +332,9 @@ class SensitiveCounts:
     pair_count: np.ndarray
     values: np.ndarray
     ranks: np.ndarray | None
+    #: Distribution of the whole table, when the classes cover only part of
+    #: it (an algorithm testing candidate groups); None: from the pairs.
+    whole: np.ndarray | None = None
 
     @property
     def n_classes(self) -> int:
@@ -373,6 +376,8 @@ class SensitiveCounts:
 
     def global_distribution(self) -> np.ndarray:
         """Share of each sensitive value in the whole table."""
+        if self.whole is not None:
+            return self.whole
         totals = np.bincount(
             self.pair_value, weights=self.pair_count, minlength=self.n_values
         )
@@ -488,6 +493,27 @@ class ClassPartition:
             _sensitive={s.attribute: s for s in sensitive},
         )
 
+    @classmethod
+    def from_groups(
+        cls,
+        ids: np.ndarray,
+        n_groups: int,
+        sensitive: Sequence[SensitiveCounts] = (),
+    ) -> ClassPartition:
+        """A partition of rows into candidate groups, with no released values.
+
+        Algorithms use it to ask the privacy models about groups they are
+        considering (a Mondrian cut, a tree leaf, a lattice node's classes);
+        ``ids`` are the rows' group numbers in ``0..n_groups-1``.
+        """
+        sizes = np.bincount(ids, minlength=n_groups).astype(np.int64)
+        return cls(
+            (),
+            sizes,
+            int(sizes.sum()),
+            _sensitive={s.attribute: s for s in sensitive},
+        )
+
     @property
     def n_classes(self) -> int:
         return len(self.sizes)
@@ -537,6 +563,7 @@ def counts_from_codes(
     codes: np.ndarray,
     values: np.ndarray,
     ranks: np.ndarray | None,
+    whole: np.ndarray | None = None,
 ) -> SensitiveCounts:
     """Build :class:`SensitiveCounts` from per-row class ids and value codes."""
     n_values = max(len(values), 1)
@@ -560,4 +587,5 @@ def counts_from_codes(
         counts,
         values,
         ranks,
+        whole,
     )

@@ -11,12 +11,16 @@ with a table:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
+
+if TYPE_CHECKING:  # the privacy package reads SUPPRESSED from here
+    from ppdm.privacy.base import PrivacyModel
+    from ppdm.privacy.requirement import Requirement
 
 __all__ = [
     "AttributeKind",
@@ -56,36 +60,85 @@ class AnonymizationSpec:
 
     Parameters
     ----------
-    quasi_identifiers : tuple of str
-        Attributes an adversary may link on.
-    sensitive_attribute : str or None
-        Attribute whose values must be diverse within each class (l-diversity).
+    requirement : Requirement
+        Quasi-identifiers and privacy models (:mod:`ppdm.privacy.requirement`);
+        algorithms ask its models whether a group may be released.
     target : str or None
         Class attribute the analysts will predict; never altered.
-    k : int
-        Minimum size of every equivalence class over ``quasi_identifiers``.
-    l : int, default=1
-        Minimum number of distinct ``sensitive_attribute`` values per class.
     suppression_limit : float, default=0.0
         Fraction of rows an algorithm may drop or fully suppress.
-    suppression_marker : str, default="*"
-        Value written in place of a suppressed cell.
     hierarchies : mapping of str to Hierarchy, optional
         Generalization hierarchies of the dataset, by attribute, for the
         algorithms that generalize along them.
+
+    Examples
+    --------
+    >>> spec = AnonymizationSpec.of(("age", "zip"), "dx", "income", k=5, l=2)
+    >>> spec.k, spec.l, spec.sensitive_attribute, spec.requirement.model_names
+    (5, 2, 'dx', ('k-anonymity', 'distinct-l-diversity'))
     """
 
-    quasi_identifiers: tuple[str, ...]
-    sensitive_attribute: str | None
+    requirement: Requirement
     target: str | None
-    k: int
-    l: int = 1  # noqa: E741 - the literature's name
     suppression_limit: float = 0.0
-    suppression_marker: str = SUPPRESSED
     hierarchies: Mapping[str, Any] | None = field(default=None, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
+    @classmethod
+    def of(
+        cls,
+        quasi_identifiers: Sequence[str],
+        sensitive_attribute: str | None,
+        target: str | None,
+        k: int = 1,
+        l: float = 1,  # noqa: E741 - the literature's name
+        suppression_limit: float = 0.0,
+        suppression_marker: str = SUPPRESSED,
+        hierarchies: Mapping[str, Any] | None = None,
+        *,
+        l_variant: str = "distinct",
+        c: float | None = None,
+        t: float | None = None,
+    ) -> AnonymizationSpec:
+        """A spec from the shorthand parameters (k, l-diversity, t-closeness)."""
+        from ppdm.privacy.requirement import Requirement
+
+        requirement = Requirement.of(
+            quasi_identifiers,
+            sensitive_attribute,
+            k=k,
+            l=l,
+            l_variant=l_variant,
+            c=c,
+            t=t,
+            suppression_marker=suppression_marker,
+        )
+        return cls(requirement, target, suppression_limit, hierarchies)
+
+    @property
+    def quasi_identifiers(self) -> tuple[str, ...]:
+        return self.requirement.quasi_identifiers
+
+    @property
+    def models(self) -> tuple[PrivacyModel, ...]:
+        return self.requirement.models
+
+    @property
+    def sensitive_attribute(self) -> str | None:
+        return self.requirement.sensitive_attribute
+
+    @property
+    def k(self) -> int:
+        """The k-anonymity model's k (1 without one)."""
+        return self.requirement.k
+
+    @property
+    def l(self) -> int:  # noqa: E743 - the literature's name
+        """Fewest distinct sensitive values a class needs (a bound of the models)."""
+        return self.requirement.minimal_distinct_values
+
+    @property
+    def suppression_marker(self) -> str:
+        return self.requirement.suppression_marker
 
 
 @dataclass(frozen=True)

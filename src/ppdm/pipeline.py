@@ -41,10 +41,11 @@ from ppdm.exceptions import (
     VerificationError,
 )
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
+from ppdm.privacy import Requirement
 from ppdm.utility.classification import holdout_utility
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.utility.report import build_utility, render_report_html
-from ppdm.verify import Requirement, verify_files
+from ppdm.verify import verify_files
 
 __all__ = [
     "StepOutput",
@@ -80,20 +81,15 @@ def store_for(config: ReleaseConfig) -> ArtifactStore:
 
 
 def requirement_of(config: ReleaseConfig) -> Requirement:
-    return Requirement.from_spec(
-        spec_of(config), l_variant=config.l_variant, c=config.c, t=config.t
-    )
+    return config.requirement
 
 
 def spec_of(
     config: ReleaseConfig, hierarchies: Mapping[str, Any] | None = None
 ) -> AnonymizationSpec:
     return AnonymizationSpec(
-        quasi_identifiers=tuple(config.quasi_identifiers),
-        sensitive_attribute=config.sensitive_attribute,
+        requirement=config.requirement,
         target=config.target,
-        k=config.k,
-        l=config.l,
         suppression_limit=config.suppression_limit,
         hierarchies=hierarchies,
     )
@@ -442,14 +438,9 @@ def publish_step(
         "quasi_identifiers": list(config.quasi_identifiers),
         "sensitive_attribute": config.sensitive_attribute,
         "target": config.target,
-        "k": config.k,
-        "l": config.l,
-        "l_variant": config.l_variant,
-        "c": config.c,
-        "t": config.t,
+        "requirement": config.requirement.to_dict(),
         "suppression_limit": config.suppression_limit,
         "seed": config.seed,
-        "suppression_marker": "*",
         "source": _describe_source(config),
         "source_sha256": source_sha256,
         "files": files,
@@ -506,8 +497,7 @@ def publish_step(
             "release_id": release_id,
             "release_dir": str(release_dir.relative_to(out_dir)),
             "algorithm": config.algorithm,
-            "k": config.k,
-            "l": config.l,
+            "requirement": config.requirement.describe(),
             "seed": config.seed,
             "source_sha256": source_sha256,
             "files": recorded,

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ppdm.artifacts import sha256_file
-from ppdm.verify import Requirement, verify_files
+from ppdm.privacy import Requirement
+from ppdm.verify import verify_files
 from ppdm.verify_dask import DASK_THRESHOLD_BYTES, verify_csv_files
 
 __all__ = ["ReleaseCheck", "check_release"]
@@ -48,16 +49,7 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
                 f"FAIL: {record['path']} changed since release "
                 "(sha256 differs from the manifest)"
             )
-    requirement = Requirement(
-        quasi_identifiers=tuple(manifest["quasi_identifiers"]),
-        sensitive_attribute=manifest.get("sensitive_attribute"),
-        k=int(manifest["k"]),
-        l=int(manifest.get("l", 1)),
-        l_variant=manifest.get("l_variant", "distinct"),
-        c=manifest.get("c"),
-        t=manifest.get("t"),
-        suppression_marker=manifest.get("suppression_marker", "*"),
-    )
+    requirement = Requirement.from_dict(manifest["requirement"])
     data = {
         Path(f["path"]).stem: release_dir / f["path"]
         for f in manifest["files"]
@@ -70,8 +62,7 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
         certificate = verify_files(data, requirement)
     lines.append(
         f"release {manifest['release_id']} ({manifest['dataset']}, "
-        f"{manifest['algorithm']}): required k={requirement.k}, "
-        f"{requirement.l_variant} l={requirement.l}"
+        f"{manifest['algorithm']}): required {requirement}"
     )
     for table, measures in sorted(certificate.achieved.items()):
         shown = ", ".join(f"{name}={value}" for name, value in sorted(measures.items()))

@@ -8,9 +8,10 @@ algorithm's internal state or evidence. Every privacy model of the
 ``verification.json``, equal for equal releases (no timestamps).
 
 >>> import pandas as pd
->>> from ppdm.verify import Requirement, verify_tables
+>>> from ppdm.privacy import Requirement
+>>> from ppdm.verify import verify_tables
 >>> t = pd.DataFrame({"age": ["[20, 29]", "[20, 29]", "*"], "income": ["a", "b", "a"]})
->>> cert = verify_tables({"release.csv": t}, Requirement(("age",), "income", k=2))
+>>> cert = verify_tables({"release.csv": t}, Requirement.of(("age",), k=2))
 >>> print(cert.summary())  # doctest: +NORMALIZE_WHITESPACE
 FAILED: 2-anonymity not met in release.csv: achieved k=1;
 1 violating class, e.g. {age: *} (1 row)
@@ -18,9 +19,7 @@ FAILED: 2-anonymity not met in release.csv: achieved k=1;
 
 from __future__ import annotations
 
-import hashlib
 import json
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,18 +28,10 @@ from typing import Any
 import pandas as pd
 
 import ppdm
+from ppdm.artifacts import sha256_file
 from ppdm.exceptions import InvalidParameterError, SourceError, VerificationError
 from ppdm.measures import ClassPartition
-from ppdm.model import SUPPRESSED, AnonymizationSpec
-from ppdm.privacy import (
-    DistinctLDiversity,
-    EntropyLDiversity,
-    KAnonymity,
-    PrivacyModel,
-    PrivacyResult,
-    RecursiveCLDiversity,
-    TCloseness,
-)
+from ppdm.privacy import PrivacyResult, Requirement
 from ppdm.privacy.base import json_value
 from ppdm.privacy.risk import RiskReport, reidentification_risk
 
@@ -52,7 +43,6 @@ __all__ = [
     "TableVerification",
     "Certificate",
     "read_released_table",
-    "sha256_file",
     "verify_tables",
     "verify_files",
     "verify_partition",
@@ -61,11 +51,9 @@ __all__ = [
 ]
 
 VERIFIER_NAME = "ppdm.verify"
-L_VARIANTS = ("distinct", "entropy", "recursive")
 #: Default c of the recursive (c, l) measure reported when the requirement
 #: asks for another l variant (the certificate always lists the three).
 DEFAULT_C = 2.0
-_HASH_CHUNK = 1 << 20
 
 
 def read_released_table(path: str | Path) -> pd.DataFrame:
@@ -90,143 +78,6 @@ def read_released_table(path: str | Path) -> pd.DataFrame:
         raise SourceError(
             f"released table {str(path)!r} is empty (no header row)"
         ) from exc
-
-
-def sha256_file(path: str | Path) -> str:
-    """Hex sha256 of a file's bytes."""
-    digest = hashlib.sha256()
-    with Path(path).open("rb") as handle:
-        for chunk in iter(lambda: handle.read(_HASH_CHUNK), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _is_int(value: object) -> bool:
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, numbers.Real) and not isinstance(value, bool)
-
-
-@dataclass(frozen=True)
-class Requirement:
-    """The privacy requirement a release must meet.
-
-    Parameters
-    ----------
-    quasi_identifiers : tuple of str
-    sensitive_attribute : str or None
-    k : int
-        ``k >= 1``.
-    l : int, default=1
-        Diversity of ``sensitive_attribute`` per class (1 = none required).
-    l_variant : {"distinct", "entropy", "recursive"}, default="distinct"
-    c : float or None
-        The ``c`` of recursive (c, l)-diversity; required for that variant.
-    t : float or None
-        t-closeness of ``sensitive_attribute`` is required when set.
-    suppression_marker : str, default="*"
-    """
-
-    quasi_identifiers: tuple[str, ...]
-    sensitive_attribute: str | None
-    k: int
-    l: int = 1  # noqa: E741 - the literature's name
-    l_variant: str = "distinct"
-    c: float | None = None
-    t: float | None = None
-    suppression_marker: str = SUPPRESSED
-
-    def __post_init__(self) -> None:
-        if isinstance(self.quasi_identifiers, str):
-            raise InvalidParameterError(
-                "quasi_identifiers must be a sequence of column names, not a string; "
-                f"got {self.quasi_identifiers!r}"
-            )
-        object.__setattr__(self, "quasi_identifiers", tuple(self.quasi_identifiers))
-        if not self.quasi_identifiers:
-            raise InvalidParameterError(
-                "quasi_identifiers must name at least one column"
-            )
-        if not _is_int(self.k) or self.k < 1:
-            raise InvalidParameterError(f"k must be an integer >= 1; got {self.k!r}")
-        if not _is_int(self.l) or self.l < 1:
-            raise InvalidParameterError(f"l must be an integer >= 1; got {self.l!r}")
-        if self.l_variant not in L_VARIANTS:
-            raise InvalidParameterError(
-                f"l_variant must be one of {list(L_VARIANTS)}; got {self.l_variant!r}"
-            )
-        if self.l_variant == "recursive" and self.c is None:
-            raise InvalidParameterError("l_variant='recursive' needs c (a number > 0)")
-        if self.c is not None and (not _is_number(self.c) or not self.c > 0):
-            raise InvalidParameterError(f"c must be a number > 0; got {self.c!r}")
-        if self.t is not None and (not _is_number(self.t) or not 0 <= self.t <= 1):
-            raise InvalidParameterError(f"t must be a number in [0, 1]; got {self.t!r}")
-        if self.sensitive_attribute is None and (self.l > 1 or self.t is not None):
-            raise InvalidParameterError(
-                "l > 1 or t needs a sensitive_attribute; got sensitive_attribute=None"
-            )
-        if self.sensitive_attribute in self.quasi_identifiers:
-            raise InvalidParameterError(
-                f"sensitive_attribute {self.sensitive_attribute!r} is also a "
-                "quasi-identifier"
-            )
-
-    @classmethod
-    def from_spec(cls, spec: AnonymizationSpec, **extra: Any) -> Requirement:
-        """The requirement of an :class:`~ppdm.model.AnonymizationSpec`."""
-        return cls(
-            quasi_identifiers=tuple(spec.quasi_identifiers),
-            sensitive_attribute=spec.sensitive_attribute,
-            k=spec.k,
-            l=spec.l,
-            suppression_marker=spec.suppression_marker,
-            **extra,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form, in a fixed key order."""
-        return {
-            "quasi_identifiers": list(self.quasi_identifiers),
-            "sensitive_attribute": self.sensitive_attribute,
-            "k": int(self.k),
-            "l": int(self.l),
-            "l_variant": self.l_variant,
-            "c": None if self.c is None else float(self.c),
-            "t": None if self.t is None else float(self.t),
-            "suppression_marker": self.suppression_marker,
-        }
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> Requirement:
-        """Inverse of :meth:`to_dict`; unknown keys are an error."""
-        known = {
-            "quasi_identifiers", "sensitive_attribute", "k", "l", "l_variant",
-            "c", "t", "suppression_marker",
-        }  # fmt: skip
-        unknown = sorted(set(d) - known)
-        if unknown:
-            raise InvalidParameterError(f"unknown requirement keys {unknown}")
-        args = dict(d)
-        args["quasi_identifiers"] = tuple(args.get("quasi_identifiers", ()))
-        return cls(**args)
-
-    def models(self) -> list[PrivacyModel]:
-        """The privacy models this requirement asks for, k first."""
-        out: list[PrivacyModel] = [KAnonymity(int(self.k))]
-        sa = self.sensitive_attribute
-        if sa is not None:
-            if self.l_variant == "distinct":
-                out.append(DistinctLDiversity(sa, int(self.l)))
-            elif self.l_variant == "entropy":
-                out.append(EntropyLDiversity(sa, float(self.l)))
-            else:
-                assert self.c is not None
-                out.append(RecursiveCLDiversity(sa, float(self.c), int(self.l)))
-            if self.t is not None:
-                out.append(TCloseness(sa, float(self.t)))
-        return out
 
 
 @dataclass(frozen=True)
@@ -432,23 +283,24 @@ def verify_partition(
     """
     qis = partition.quasi_identifiers
     missing = tuple(q for q in requirement.quasi_identifiers if q not in columns)
+    present = set(columns)
+    results = [
+        model.check(partition, qis)
+        for model in requirement.models
+        if not model.uses_sensitive_attribute or model.sensitive_attribute in present
+    ]
     sa = requirement.sensitive_attribute
-    has_sa = sa is not None and sa in columns
-    results = []
-    for model in requirement.models():
-        if model.uses_sensitive_attribute and not has_sa:
-            continue
-        results.append(model.check(partition, qis))
+    has_sa = sa is not None and sa in present
     measures: dict[str, Any] = {"k": _achieved(results, "k-anonymity", partition)}
     if has_sa and partition.n_classes:
         assert sa is not None
         counts = partition.sensitive(sa)
-        c = requirement.c if requirement.c is not None else DEFAULT_C
+        c = next((float(m.c) for m in requirement.models if hasattr(m, "c")), DEFAULT_C)
         measures["distinct_l"] = int(counts.distinct_per_class().min())
         measures["entropy_l"] = float(counts.entropy_l_per_class().min())
         measures["recursive_c"] = float(c)
         measures["recursive_l"] = int(counts.recursive_l_per_class(c).min())
-        if requirement.t is not None:
+        if "t-closeness" in requirement.model_names:
             measures["t"] = float(counts.emd_per_class().max())
             measures["t_ordered"] = counts.ranks is not None
     risk = reidentification_risk(

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ppdm.artifacts import sha256_file
 from ppdm.exceptions import InvalidParameterError, SourceError
 from ppdm.measures import (
     ClassPartition,
@@ -28,12 +29,11 @@ from ppdm.measures import (
     canonical_classes,
     sensitive_value_ranks,
 )
+from ppdm.privacy import Requirement
 from ppdm.verify import (
     Certificate,
     Covers,
-    Requirement,
     certificate_of,
-    sha256_file,
     verify_partition,
 )
 

@@ -55,7 +55,8 @@ from ppdm.measures import (
     recursive_cl_diversity,
     t_closeness,
 )
-from ppdm.verify import Requirement, read_released_table, verify_files
+from ppdm.privacy import Requirement
+from ppdm.verify import read_released_table, verify_files
 
 QI_VALUES = ["a", "b", "*", "", "17", "[17, 25]"]
 NOMINAL_SA = ["flu", "cold", "hiv", "*", ""]
@@ -141,7 +142,7 @@ def test_nominal_measures_agree_with_pycanon(tmp_path, data, c):
     # the verifier on the file reports the same figures
     cert = verify_files(
         {"release.csv": path},
-        Requirement(tuple(qis), "s", k=2, l=2, l_variant="recursive", c=c, t=0.3),
+        Requirement.of(tuple(qis), "s", k=2, l=2, l_variant="recursive", c=c, t=0.3),
     )
     measures = cert.tables[0].measures
     assert (measures["k"], measures["distinct_l"]) == (k, distinct)

@@ -16,10 +16,10 @@ from ppdm.privacy import (
     DistinctLDiversity,
     KAnonymity,
     RecursiveCLDiversity,
+    Requirement,
     TCloseness,
 )
 from ppdm.verify import (
-    Requirement,
     read_released_table,
     verify_files,
     verify_tables,
@@ -71,7 +71,7 @@ def test_read_released_table_errors_name_the_file(tmp_path):
 
 def test_failing_file_names_the_violating_classes(tmp_path):
     path = write(tmp_path / "release.csv", BAD)
-    cert = verify_files({"release.csv": path}, Requirement(QI, "income", k=2, l=2))
+    cert = verify_files({"release.csv": path}, Requirement.of(QI, "income", k=2, l=2))
     assert not cert.passed
     k_result, l_result = cert.tables[0].results
     assert (k_result.achieved, k_result.n_violating_classes) == (1, 2)
@@ -100,7 +100,7 @@ def test_failing_file_names_the_violating_classes(tmp_path):
 
 def test_passing_release_certificate(tmp_path):
     path = write(tmp_path / "release.csv", GOOD)
-    requirement = Requirement(QI, "income", k=2, l=2, t=0.5)
+    requirement = Requirement.of(QI, "income", k=2, l=2, t=0.5)
     cert = verify_files({"release.csv": path}, requirement, input_sha256="ab" * 32)
     assert cert.passed, cert.summary()
     assert cert.summary().startswith("PASSED: release.csv (8 rows): 2-anonymity (k=2)")
@@ -140,7 +140,7 @@ def measures_equal_independent(table):
 def test_certificates_are_deterministic(tmp_path):
     a = write(tmp_path / "a.csv", GOOD)
     b = write(tmp_path / "b.csv", BAD)
-    req = Requirement(QI, "income", k=2, l=2, t=0.2)
+    req = Requirement.of(QI, "income", k=2, l=2, t=0.2)
     first = verify_files({"a.csv": a, "b.csv": b}, req, original=GOOD)
     second = verify_files({"b.csv": b, "a.csv": a}, req, original=GOOD)
     assert first.to_json() == second.to_json()
@@ -151,7 +151,7 @@ def test_table_without_some_qis_or_sensitive_attribute(tmp_path):
     projection = write(tmp_path / "p1.csv", GOOD[["age", "income"]])
     no_sa = write(tmp_path / "p2.csv", BAD[["age", "sex"]])
     cert = verify_files(
-        {"p1.csv": projection, "p2.csv": no_sa}, Requirement(QI, "income", k=2, l=2)
+        {"p1.csv": projection, "p2.csv": no_sa}, Requirement.of(QI, "income", k=2, l=2)
     )
     p1, p2 = cert.tables
     assert p1.quasi_identifiers == ("age",) and p1.missing_quasi_identifiers == ("sex",)
@@ -166,7 +166,7 @@ def test_verify_tables_with_original_population():
     original = pd.DataFrame(
         {"age": [18, 20, 24, 30, 33, 39, 50, 60], "sex": ["Male"] * 3 + ["Female"] * 5}
     )
-    requirement = Requirement(QI, "income", k=2)
+    requirement = Requirement.of(QI, "income", k=2)
     cert = verify_tables({"release": GOOD}, requirement, original=original)
     risk = cert.tables[0].risk
     # [17,25]/Male covers 3 people, [26,40]/Female 3, */* all 8
@@ -175,29 +175,31 @@ def test_verify_tables_with_original_population():
 
 
 def test_requirement_round_trip_models_and_validation():
-    req = Requirement(QI, "income", k=5, l=3, l_variant="recursive", c=2.5, t=0.2)
+    req = Requirement.of(QI, "income", k=5, l=3, l_variant="recursive", c=2.5, t=0.2)
     assert Requirement.from_dict(json.loads(json.dumps(req.to_dict()))) == req
-    assert req.models() == [
+    assert req.models == (
         KAnonymity(5),
         RecursiveCLDiversity("income", 2.5, 3),
         TCloseness("income", 0.2),
-    ]
-    assert Requirement(list(QI), None, k=3).models() == [KAnonymity(3)]
-    distinct = Requirement(QI, "income", k=3, l=2).models()[1]
+    )
+    assert Requirement.of(list(QI), None, k=3).models == (KAnonymity(3),)
+    distinct = Requirement.of(QI, "income", k=3, l=2).models[1]
     assert distinct == DistinctLDiversity("income", 2)
-    spec = AnonymizationSpec(QI, "income", "income", k=4, l=2)
-    assert Requirement.from_spec(spec) == Requirement(QI, "income", k=4, l=2)
+    spec = AnonymizationSpec.of(QI, "income", "target", k=4, l=2)
+    assert spec.requirement == Requirement.of(QI, "income", k=4, l=2)
     for bad, match in [
         (dict(k=0), "k must be"),
         (dict(k=2, l=0), "l must be"),
-        (dict(k=2, l_variant="fancy"), "l_variant"),
-        (dict(k=2, l_variant="recursive"), "needs c"),
+        (dict(k=2, l=2, l_variant="fancy"), "l_variant"),
+        (dict(k=2, l=2, l_variant="recursive"), "needs c"),
         (dict(k=2, t=2.0), "t must be"),
     ]:
         with pytest.raises(InvalidParameterError, match=match):
-            Requirement(QI, "income", **bad)
+            Requirement.of(QI, "income", **bad)
+    with pytest.raises(InvalidParameterError, match="also a quasi-identifier"):
+        Requirement.of(QI, "age", k=2, l=2)
     with pytest.raises(InvalidParameterError, match="sensitive_attribute"):
-        Requirement(QI, None, k=2, l=2)
+        Requirement.of(QI, None, k=2, l=2)
     with pytest.raises(InvalidParameterError, match="unknown requirement keys"):
         Requirement.from_dict({**req.to_dict(), "when": "now"})
     with pytest.raises(InvalidParameterError, match="no released tables"):

@@ -8,7 +8,8 @@ import pytest
 
 from ppdm.exceptions import InvalidParameterError, SourceError
 from ppdm.measures import ClassPartition
-from ppdm.verify import Requirement, read_released_table, verify_tables
+from ppdm.privacy import Requirement
+from ppdm.verify import read_released_table, verify_tables
 from ppdm.verify_dask import (
     _partition_from_counts,
     released_text,
@@ -43,8 +44,8 @@ def release(tmp_path_factory):
 
 
 REQUIREMENTS = [
-    Requirement(QI, "disease", k=20, l=2, l_variant="recursive", c=3.0, t=0.2),
-    Requirement(QI, "salary", k=5, l=3, l_variant="entropy", t=0.1),
+    Requirement.of(QI, "disease", k=20, l=2, l_variant="recursive", c=3.0, t=0.2),
+    Requirement.of(QI, "salary", k=5, l=3, l_variant="entropy", t=0.1),
 ]
 
 
@@ -127,7 +128,7 @@ def test_auto_engine_and_errors(release, tmp_path):
     assert cert.tables[0].name == "release"
     single = tmp_path / "one.parquet"
     pd.DataFrame({"age": ["1", "1"], "zip": ["a", "a"]}).to_parquet(single)
-    one = verify_parquet(single, Requirement(("age", "zip", "sex"), None, k=2))
+    one = verify_parquet(single, Requirement.of(("age", "zip", "sex"), None, k=2))
     assert one.passed and one.tables[0].missing_quasi_identifiers == ("sex",)
     with pytest.raises(InvalidParameterError, match="engine"):
         verify_parquet(parts, REQUIREMENTS[1], engine="spark")

@@ -9,7 +9,7 @@ from ppdm.algorithms.kactus import Kactus
 from ppdm.algorithms.lattice_optimal import LatticeOptimal
 from ppdm.algorithms.mondrian import Mondrian
 from ppdm.algorithms.pbg_ea import PbgEa
-from ppdm.exceptions import UnknownAlgorithmError
+from ppdm.exceptions import InvalidParameterError, UnknownAlgorithmError
 
 __all__ = ["ALGORITHMS", "Anonymizer", "get_algorithm", "validate_spec"]
 
@@ -31,8 +31,6 @@ def get_algorithm(name: str, **params: Any) -> Anonymizer:
         ) from None
     unknown = set(params) - set(cls._param_names())
     if unknown:
-        from ppdm.exceptions import InvalidParameterError
-
         raise InvalidParameterError(
             f"{name}: unknown parameter(s) {sorted(unknown)}; "
             f"allowed: {sorted(cls._param_names())}"

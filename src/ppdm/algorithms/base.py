@@ -13,11 +13,23 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ppdm.exceptions import InvalidParameterError
+from ppdm.exceptions import (
+    InfeasibleConstraintError,
+    InvalidParameterError,
+    UnsupportedRequirementError,
+)
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import validate_params
 
-__all__ = ["Anonymizer", "validate_spec"]
+__all__ = ["Anonymizer", "RELEASE_KINDS", "NUMERIC_INPUTS", "validate_spec"]
+
+#: What an algorithm releases: one table, several projections (each with the
+#: target), or one table on a subset of the columns.
+RELEASE_KINDS = ("table", "projections", "columns")
+#: How an algorithm wants numeric quasi-identifiers: binned by the pipeline's
+#: discretize step, raw (it generalizes them along hierarchies or splits them
+#: itself), or either.
+NUMERIC_INPUTS = ("binned", "raw", "either")
 
 
 class Anonymizer(ABC):
@@ -30,10 +42,95 @@ class Anonymizer(ABC):
 
     name: ClassVar[str]
     summary: ClassVar[str]
+    #: Registry names (:data:`ppdm.privacy.PRIVACY_MODELS`) of the privacy
+    #: models the algorithm enforces; any other model is refused before a run.
+    supported_models: ClassVar[frozenset[str]] = frozenset({"k-anonymity"})
+    #: True when the algorithm needs a target (class) attribute.
+    needs_target: ClassVar[bool] = False
     #: True for algorithms that generalize along ``spec.hierarchies``: they need
     #: the raw values the hierarchies list, so the pipeline does not bin them.
     uses_hierarchies: ClassVar[bool] = False
+    #: One of :data:`NUMERIC_INPUTS`.
+    numeric_input: ClassVar[str] = "either"
+    #: One of :data:`RELEASE_KINDS`.
+    releases: ClassVar[str] = "table"
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
+
+    @classmethod
+    def capabilities(cls) -> dict[str, Any]:
+        """What the algorithm supports, needs and releases (JSON-safe)."""
+        return {
+            "models": sorted(cls.supported_models),
+            "needs_target": cls.needs_target,
+            "uses_hierarchies": cls.uses_hierarchies,
+            "numeric_input": cls.numeric_input,
+            "releases": cls.releases,
+            "parameters": cls._param_names(),
+        }
+
+    def check_params(self) -> None:
+        """Raise :class:`InvalidParameterError` for a parameter out of range."""
+        validate_params(self.name, self.get_params(), self._parameter_constraints)
+
+    @classmethod
+    def check_requirement(
+        cls,
+        requirement: Any,
+        *,
+        target: str | None,
+        hierarchy_attributes: Any = None,
+    ) -> None:
+        """Refuse a requirement or set-up the algorithm does not support.
+
+        Cheap and data-free: the configuration calls it before any step runs.
+
+        Parameters
+        ----------
+        requirement : Requirement
+        target : str or None
+        hierarchy_attributes : collection of str, optional
+            Attributes with a generalization hierarchy; checked when the
+            algorithm generalizes along hierarchies and it is given.
+
+        Raises
+        ------
+        UnsupportedRequirementError
+            Naming the algorithm, what is unsupported and what is supported.
+        """
+        unsupported = [
+            m.name for m in requirement.models if m.name not in cls.supported_models
+        ]
+        if unsupported:
+            raise UnsupportedRequirementError(
+                f"algorithm {cls.name!r} does not support privacy model(s) "
+                f"{', '.join(unsupported)}; it supports: "
+                f"{', '.join(sorted(cls.supported_models))}"
+            )
+        if cls.needs_target and target is None:
+            raise UnsupportedRequirementError(
+                f"algorithm {cls.name!r} needs a target attribute; none was given"
+            )
+        if cls.uses_hierarchies and hierarchy_attributes is not None:
+            missing = [
+                q
+                for q in requirement.quasi_identifiers
+                if q not in hierarchy_attributes
+            ]
+            if missing:
+                raise UnsupportedRequirementError(
+                    f"algorithm {cls.name!r} generalizes along hierarchies, and "
+                    f"quasi-identifier(s) {missing} have none; hierarchies exist "
+                    f"for: {', '.join(sorted(hierarchy_attributes)) or 'none'}"
+                )
+
+    def training_views(self, release: Release) -> list[pd.DataFrame]:
+        """The released tables an analyst trains on, each with the target.
+
+        The utility report trains one classifier per view and, with several
+        views, combines their class probabilities by the naive Bayes rule
+        (the DMPD combiner). One-table algorithms have one view.
+        """
+        return [release.tables[name] for name in sorted(release.tables)]
 
     @classmethod
     def _param_names(cls) -> list[str]:
@@ -60,7 +157,8 @@ class Anonymizer(ABC):
         InfeasibleConstraintError
             The requirement cannot be met on this table.
         """
-        validate_params(self.name, self.get_params(), self._parameter_constraints)
+        self.check_params()
+        type(self).check_requirement(spec.requirement, target=spec.target)
         validate_spec(table, spec)
         if not isinstance(rng, np.random.Generator):
             raise InvalidParameterError(
@@ -100,36 +198,41 @@ class Anonymizer(ABC):
 def validate_spec(table: pd.DataFrame, spec: AnonymizationSpec) -> None:
     """Check a spec against a table before any work, naming what is wrong."""
     n_rows = len(table)
+    requirement = spec.requirement
     missing = [c for c in spec.quasi_identifiers if c not in table.columns]
     if missing:
         raise InvalidParameterError(
             f"quasi_identifiers {missing} are not columns of the table "
             f"(columns: {list(table.columns)})"
         )
-    if not spec.quasi_identifiers:
-        raise InvalidParameterError("quasi_identifiers must name at least one column")
-    for role in ("sensitive_attribute", "target"):
-        column = getattr(spec, role)
-        if column is not None and column not in table.columns:
+    for attribute in requirement.sensitive_attributes:
+        if attribute not in table.columns:
             raise InvalidParameterError(
-                f"{role} {column!r} is not a column of the table"
+                f"sensitive attribute {attribute!r} is not a column of the table"
             )
-    if spec.sensitive_attribute in spec.quasi_identifiers:
+    if spec.target is not None and spec.target not in table.columns:
         raise InvalidParameterError(
-            f"sensitive_attribute {spec.sensitive_attribute!r} is also a "
-            "quasi-identifier; an attribute has one role"
+            f"target {spec.target!r} is not a column of the table"
         )
-    if isinstance(spec.k, bool) or not isinstance(spec.k, (int, np.integer)):
-        raise InvalidParameterError(f"k must be an integer; got {spec.k!r}")
-    if not 1 <= spec.k <= max(n_rows, 1):
-        raise InvalidParameterError(f"k must be in [1, n_rows={n_rows}]; got {spec.k}")
-    if spec.l < 1:
-        raise InvalidParameterError(f"l must be >= 1; got {spec.l}")
-    if spec.l > 1 and spec.sensitive_attribute is None:
+    if spec.target is not None and spec.target in spec.quasi_identifiers:
         raise InvalidParameterError(
-            f"l={spec.l} needs a sensitive_attribute; none was given"
+            f"target {spec.target!r} is also a quasi-identifier; an attribute has "
+            "one role"
         )
     if not 0.0 <= spec.suppression_limit <= 1.0:
         raise InvalidParameterError(
             f"suppression_limit must be in [0, 1]; got {spec.suppression_limit}"
         )
+    needed = requirement.minimal_class_size
+    if needed > n_rows:
+        raise InfeasibleConstraintError(
+            f"{requirement} needs classes of at least {needed} rows; the table has "
+            f"{n_rows}"
+        )
+    for attribute in requirement.sensitive_attributes:
+        present = table[attribute].nunique(dropna=False)
+        if requirement.minimal_distinct_values > present:
+            raise InfeasibleConstraintError(
+                f"{requirement} needs {requirement.minimal_distinct_values} distinct "
+                f"values of {attribute!r} per class; the table has {present}"
+            )

@@ -502,7 +502,7 @@ class Kactus(Anonymizer):
     ...     "sex": ["M", "M", "M", "F", "F", "F"],
     ...     "zip": ["1", "2", "1", "2", "1", "2"],
     ...     "income": ["hi", "hi", "hi", "lo", "lo", "lo"]})
-    >>> spec = AnonymizationSpec(("sex", "zip"), None, "income", k=3)
+    >>> spec = AnonymizationSpec.of(("sex", "zip"), None, "income", k=3)
     >>> release = Kactus().anonymize(table, spec, np.random.default_rng(0))
     >>> release.table[["sex", "zip"]].drop_duplicates().values.tolist()
     [['M', '*'], ['F', '*']]
@@ -513,6 +513,17 @@ class Kactus(Anonymizer):
         "kACTUS: classification-tree-guided multi-dimensional suppression "
         "(Kisilevich et al., TKDE 2010)"
     )
+    supported_models: ClassVar[frozenset[str]] = frozenset(
+        {
+            "k-anonymity",
+            "distinct-l-diversity",
+            "entropy-l-diversity",
+            "recursive-cl-diversity",
+            "t-closeness",
+        }
+    )
+    needs_target: ClassVar[bool] = True
+    numeric_input: ClassVar[str] = "binned"
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "inducer": Options({"c45", "sklearn"}),
         "lending": Options({"random", "greedy"}),

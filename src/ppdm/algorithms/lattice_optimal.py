@@ -172,7 +172,7 @@ class LatticeOptimal(Anonymizer):
     >>> table = pd.DataFrame({"sex": list("FFMMMF") * 3, "zip": list("abaabb") * 3})
     >>> hs = {c: Hierarchy.from_rows(c, [[v, "*"] for v in sorted(set(table[c]))],
     ...                               source=c) for c in table}
-    >>> spec = AnonymizationSpec(("sex", "zip"), None, None, k=6, hierarchies=hs)
+    >>> spec = AnonymizationSpec.of(("sex", "zip"), None, None, k=6, hierarchies=hs)
     >>> release = LatticeOptimal().anonymize(table, spec, np.random.default_rng(0))
     >>> release.evidence["chosen"]["levels"]
     {'sex': 0, 'zip': 1}
@@ -184,6 +184,16 @@ class LatticeOptimal(Anonymizer):
         "Exact least-loss full-domain generalization meeting k, l and the "
         "suppression limit (pruned lattice search)"
     )
+    supported_models: ClassVar[frozenset[str]] = frozenset(
+        {
+            "k-anonymity",
+            "distinct-l-diversity",
+            "entropy-l-diversity",
+            "recursive-cl-diversity",
+            "t-closeness",
+        }
+    )
+    numeric_input: ClassVar[str] = "raw"
     _parameter_constraints: ClassVar[dict[str, Any]] = {"loss": Options(("glm", "cm"))}
 
     def __init__(self, *, loss: str = "glm") -> None:

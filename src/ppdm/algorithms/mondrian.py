@@ -513,7 +513,7 @@ class Mondrian(Anonymizer):
     ...                       "sex": ["F", "M", "F", "M", "F", "F"],
     ...                       "income": ["<=50K", ">50K", "<=50K", ">50K",
     ...                                  ">50K", "<=50K"]})
-    >>> spec = AnonymizationSpec(("age", "sex"), None, "income", k=2)
+    >>> spec = AnonymizationSpec.of(("age", "sex"), None, "income", k=2)
     >>> release = Mondrian().anonymize(table, spec, np.random.default_rng(0))
     >>> release.table["age"].tolist()
     ['[23, 31]', '[23, 31]', '[23, 31]', '[38, 60]', '[38, 60]', '[38, 60]']
@@ -525,6 +525,15 @@ class Mondrian(Anonymizer):
     summary: ClassVar[str] = (
         "Mondrian (LeFevre et al. 2006): strict multidimensional median "
         "partitioning; generalizes every record, suppresses none"
+    )
+    supported_models: ClassVar[frozenset[str]] = frozenset(
+        {
+            "k-anonymity",
+            "distinct-l-diversity",
+            "entropy-l-diversity",
+            "recursive-cl-diversity",
+            "t-closeness",
+        }
     )
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "split": Options({"median"}),

@@ -543,7 +543,7 @@ class PbgEa(Anonymizer):
     >>> table = pd.DataFrame({"sex": list("FFMMMF") * 3, "zip": list("abaabb") * 3})
     >>> hs = {c: Hierarchy.from_rows(c, [[v, "*"] for v in sorted(set(table[c]))],
     ...                               source=c) for c in table}
-    >>> spec = AnonymizationSpec(("sex", "zip"), None, None, k=3, hierarchies=hs)
+    >>> spec = AnonymizationSpec.of(("sex", "zip"), None, None, k=3, hierarchies=hs)
     >>> release = PbgEa(generations=5).anonymize(table, spec, np.random.default_rng(0))
     >>> release.evidence["chosen"]["levels"]
     {'sex': 0, 'zip': 0}
@@ -555,6 +555,16 @@ class PbgEa(Anonymizer):
         "Evolutionary search of the generalization lattice for the Pareto front of "
         "privacy vs loss (Dewri et al. 2010)"
     )
+    supported_models: ClassVar[frozenset[str]] = frozenset(
+        {
+            "k-anonymity",
+            "distinct-l-diversity",
+            "entropy-l-diversity",
+            "recursive-cl-diversity",
+            "t-closeness",
+        }
+    )
+    numeric_input: ClassVar[str] = "raw"
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "objectives": Options(OBJECTIVE_SETS),
         "population": Interval(numbers.Integral, 2, None),

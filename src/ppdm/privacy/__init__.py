@@ -7,7 +7,12 @@
 True
 
 :data:`PRIVACY_MODELS` maps each model's registry name to its class; a new
-model is one module plus one line here.
+model is one module plus one line here: it subclasses
+:class:`~ppdm.privacy.base.PrivacyModel` (``name``, ``describe``, ``per_class``,
+``class_passes`` and, where they hold, the pruning bounds and monotonicity
+flags). From then on a configuration can ask for it under ``models:``, every
+algorithm that lists it in ``supported_models`` enforces it, and the verifier,
+certificate, manifest and ``ppdm verify`` check and report it.
 """
 
 from __future__ import annotations
@@ -20,11 +25,21 @@ from ppdm.privacy._l_diversity import (
 )
 from ppdm.privacy._t_closeness import TCloseness
 from ppdm.privacy.base import PrivacyModel, PrivacyResult
+from ppdm.privacy.requirement import (
+    EncodedSensitive,
+    Requirement,
+    model_from_description,
+    requirement_models,
+)
 
 __all__ = [
     "PRIVACY_MODELS",
     "PrivacyModel",
     "PrivacyResult",
+    "Requirement",
+    "EncodedSensitive",
+    "model_from_description",
+    "requirement_models",
     "KAnonymity",
     "DistinctLDiversity",
     "EntropyLDiversity",

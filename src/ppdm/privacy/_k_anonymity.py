@@ -46,6 +46,7 @@ class KAnonymity(PrivacyModel):
     monotonic_under_generalization: ClassVar[bool] = True
     monotonic_under_suppression: ClassVar[bool] = True
     uses_sensitive_attribute: ClassVar[bool] = False
+    decided_by_bounds: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):

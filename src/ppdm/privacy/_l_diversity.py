@@ -52,7 +52,13 @@ class _LDiversity(PrivacyModel):
 
     @property
     def minimal_class_size(self) -> int:
-        return int(math.ceil(self.l))
+        return int(math.ceil(self.l - TOLERANCE))
+
+    @property
+    def minimal_distinct_values(self) -> int:
+        # exp(entropy) never exceeds the number of distinct values, and
+        # recursive (c, l) needs l of them: ceil(l) bounds all three variants.
+        return int(math.ceil(self.l - TOLERANCE))
 
     def class_passes(self, values: np.ndarray) -> np.ndarray:
         return values >= self.l - TOLERANCE
@@ -87,6 +93,7 @@ class DistinctLDiversity(_LDiversity):
     l: int  # noqa: E741
 
     name: ClassVar[str] = "distinct-l-diversity"
+    decided_by_bounds: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         _check_attribute(self.name, self.attribute)

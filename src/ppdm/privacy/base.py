@@ -130,6 +130,30 @@ class PrivacyModel(ABC):
         """Smallest class that can satisfy the model (ARX's pruning bound)."""
         return 1
 
+    @property
+    def minimal_distinct_values(self) -> int:
+        """Fewest distinct sensitive values a class needs to satisfy the model.
+
+        A necessary condition searches can test cheaply (a bit set of the
+        values present) before asking :meth:`accepts`.
+        """
+        return 1
+
+    #: True when the two bounds above are the model itself, so a search that
+    #: enforces them needs no further :meth:`accepts` call (k-anonymity,
+    #: distinct l-diversity).
+    decided_by_bounds: ClassVar[bool] = False
+
+    @classmethod
+    def from_description(cls, description: dict[str, Any]) -> PrivacyModel:
+        """Rebuild a model from its :meth:`describe` (inverse of it)."""
+        params = {key: value for key, value in description.items() if key != "model"}
+        return cls(**params)
+
+    def accepts(self, partition: ClassPartition) -> np.ndarray:
+        """Which classes of ``partition`` satisfy the model (one bool each)."""
+        return self.class_passes(self.per_class(partition))
+
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """Name and thresholds, for the certificate (ARX's ``render()``)."""

@@ -222,7 +222,7 @@ def run_experiment(
             for algorithm in algorithms:
                 frames.append(baseline.assign(algorithm=algorithm, k=1))
             continue
-        spec = AnonymizationSpec(
+        spec = AnonymizationSpec.of(
             quasi_identifiers=tuple(quasi_identifiers),
             sensitive_attribute=sensitive_attribute,
             target=target,

@@ -239,7 +239,7 @@ def test_numeric_attribute_tested_by_thresholds_is_released_as_its_mean():
 
 
 def _spec(qi, k, l=1, target="y"):  # noqa: E741
-    return AnonymizationSpec(tuple(qi), "s" if l > 1 else None, target, k=k, l=l)
+    return AnonymizationSpec.of(tuple(qi), "s" if l > 1 else None, target, k=k, l=l)
 
 
 @st.composite

@@ -108,7 +108,7 @@ def test_german_optimum_equals_brute_force(german, hierarchies, k, l, limit) -> 
 
 
 def test_release_meets_the_requirement_and_is_reproducible(german, hierarchies) -> None:
-    spec = AnonymizationSpec(
+    spec = AnonymizationSpec.of(
         QIS,
         "purpose",
         "credit",
@@ -135,17 +135,19 @@ def test_release_meets_the_requirement_and_is_reproducible(german, hierarchies) 
 
 
 def test_infeasible_requirement_raises(german, hierarchies) -> None:
-    spec = AnonymizationSpec(QIS, "purpose", None, k=5, l=11, hierarchies=hierarchies)
-    with pytest.raises(InfeasibleConstraintError, match="l=11"):
+    spec = AnonymizationSpec.of(
+        QIS, "purpose", None, k=5, l=11, hierarchies=hierarchies
+    )
+    with pytest.raises(InfeasibleConstraintError, match="11 distinct values"):
         LatticeOptimal().anonymize(german, spec, np.random.default_rng(0))
 
 
 def test_missing_hierarchy_and_bad_loss(german, hierarchies) -> None:
     partial = {q: h for q, h in hierarchies.items() if q != "housing"}
-    spec = AnonymizationSpec(QIS, None, None, k=2, hierarchies=partial)
+    spec = AnonymizationSpec.of(QIS, None, None, k=2, hierarchies=partial)
     with pytest.raises(InvalidParameterError, match="'housing'"):
         LatticeOptimal().anonymize(german, spec, np.random.default_rng(0))
-    full = AnonymizationSpec(QIS, None, None, k=2, hierarchies=hierarchies)
+    full = AnonymizationSpec.of(QIS, None, None, k=2, hierarchies=hierarchies)
     with pytest.raises(InvalidParameterError, match="loss"):
         LatticeOptimal(loss="dm").anonymize(german, full, np.random.default_rng(0))
     with pytest.raises(InvalidParameterError, match="target"):

@@ -176,7 +176,7 @@ def _covers(text: object, original: object, column: pd.Series) -> bool:
 
 
 def _spec(qis, k, l=1):  # noqa: E741
-    return AnonymizationSpec(
+    return AnonymizationSpec.of(
         tuple(qis), "disease" if l > 1 else None, "class", k=k, l=l
     )
 
@@ -302,7 +302,7 @@ def test_eight_points_k2(eight_points):
     # Root: both widths are 1, the tie goes to x (first QI); median x=4 cuts
     # {x<=4} | {x>=5}. Each half is wider on y (7/7 and 5/7 against 3/7):
     # median y cuts {y=1} | {y=8} and {y=2} | {y=7}. Halves of 2 stop at k=2.
-    spec = AnonymizationSpec(("x", "y"), None, "class", k=2)
+    spec = AnonymizationSpec.of(("x", "y"), None, "class", k=2)
     release = Mondrian().anonymize(eight_points, spec, np.random.default_rng(0))
     out = release.table
     assert out["x"].tolist() == [
@@ -319,7 +319,7 @@ def test_eight_points_k2(eight_points):
 
 def test_eight_points_k3(eight_points):
     # After the root cut neither half of 4 can be cut into two halves of 3.
-    spec = AnonymizationSpec(("x", "y"), None, "class", k=3)
+    spec = AnonymizationSpec.of(("x", "y"), None, "class", k=3)
     out = Mondrian().anonymize(eight_points, spec, np.random.default_rng(0)).table
     assert out["x"].tolist() == ["[1, 4]"] * 4 + ["[5, 8]"] * 4
     assert out["y"].tolist() == ["[1, 8]"] * 4 + ["[2, 7]"] * 4
@@ -333,7 +333,7 @@ def test_nominal_with_missing_by_hand():
         "colour": pd.array(["c", "a", None, "b", "c", None, "a", "c"], dtype="string"),
         "class": ["y"] * 8,
     })  # fmt: skip
-    spec = AnonymizationSpec(("colour",), None, "class", k=2)
+    spec = AnonymizationSpec.of(("colour",), None, "class", k=2)
     out = Mondrian().anonymize(table, spec, np.random.default_rng(0)).table
     assert out["colour"].tolist() == [
         "c", "{a|b}", "", "{a|b}", "c", "", "{a|b}", "c",
@@ -345,7 +345,7 @@ def test_missing_mixed_into_a_partition_stays_visible():
     table = pd.DataFrame(
         {"v": [1.0, 2.0, np.nan], "w": ["p", None, "q"], "t": [0, 1, 0]}
     )
-    spec = AnonymizationSpec(("v", "w"), None, "t", k=3)
+    spec = AnonymizationSpec.of(("v", "w"), None, "t", k=3)
     out = Mondrian().anonymize(table, spec, np.random.default_rng(0)).table
     assert out["v"].tolist() == ["{|[1, 2]}"] * 3
     assert out["w"].tolist() == ["{|p|q}"] * 3
@@ -359,11 +359,11 @@ def test_interval_categories_merge_into_one_interval():
         ),
         "t": range(8),
     })  # fmt: skip
-    spec = AnonymizationSpec(("band",), None, "t", k=3)
+    spec = AnonymizationSpec.of(("band",), None, "t", k=3)
     out = Mondrian().anonymize(table, spec, np.random.default_rng(0)).table
     assert out["band"].tolist() == ["(-inf, 20)", "(-inf, 20)", "[20, inf)",
                                     "[20, inf)"] * 2  # fmt: skip
-    spec = AnonymizationSpec(("band",), None, "t", k=2)
+    spec = AnonymizationSpec.of(("band",), None, "t", k=2)
     out = Mondrian().anonymize(table, spec, np.random.default_rng(0)).table
     assert out["band"].tolist() == [INTERVALS[i] for i in [0, 1, 2, 3, 0, 1, 2, 3]]
 
@@ -380,7 +380,7 @@ def test_l_diversity_sends_the_cut_to_the_next_widest_attribute():
         "class": ["a"] * 8,
     })  # fmt: skip
     diverse = Mondrian().anonymize(
-        table, AnonymizationSpec(("x", "y"), "disease", "class", k=2, l=2),
+        table, AnonymizationSpec.of(("x", "y"), "disease", "class", k=2, l=2),
         np.random.default_rng(0),
     )  # fmt: skip
     assert diverse.table["x"].tolist() == [
@@ -389,7 +389,7 @@ def test_l_diversity_sends_the_cut_to_the_next_widest_attribute():
     assert diverse.table["y"].tolist() == ["1", "2", "1", "2", "10", "10", "20", "20"]
     assert diverse.evidence["cuts"] == {"x": 1, "y": 2}
     plain = Mondrian().anonymize(
-        table, AnonymizationSpec(("x", "y"), None, "class", k=2),
+        table, AnonymizationSpec.of(("x", "y"), None, "class", k=2),
         np.random.default_rng(0),
     )  # fmt: skip
     assert plain.table["x"].tolist() == [
@@ -404,7 +404,7 @@ def test_adult_k5_is_k_anonymous_and_keeps_every_row():
     adult = datasets.load("adult")
     qis = ["age", "workclass", "education", "marital-status", "occupation", "race",
            "sex", "native-country"]  # fmt: skip
-    spec = AnonymizationSpec(tuple(qis), None, "income", k=5)
+    spec = AnonymizationSpec.of(tuple(qis), None, "income", k=5)
     release = Mondrian().anonymize(adult, spec, np.random.default_rng(0))
     out = release.table
     assert len(out) == len(adult) == release.records_in
@@ -420,8 +420,8 @@ def test_adult_k5_is_k_anonymous_and_keeps_every_row():
 # Errors and the registry
 # --------------------------------------------------------------------------
 def test_l_above_distinct_sensitive_values_is_infeasible(tiny_people):
-    spec = AnonymizationSpec(("age",), "disease", "class", k=1, l=4)
-    with pytest.raises(InfeasibleConstraintError, match="l=4"):
+    spec = AnonymizationSpec.of(("age",), "disease", "class", k=1, l=4)
+    with pytest.raises(InfeasibleConstraintError, match="4 distinct values"):
         Mondrian().anonymize(tiny_people, spec, np.random.default_rng(0))
 
 
@@ -429,20 +429,20 @@ def test_k_above_rows_is_infeasible(tiny_people):
     with pytest.raises(InfeasibleConstraintError, match="k=9"):
         mondrian_partition(tiny_people, ["age"], 9)
     empty = tiny_people.iloc[:0]
-    spec = AnonymizationSpec(("age",), None, "class", k=1)
+    spec = AnonymizationSpec.of(("age",), None, "class", k=1)
     with pytest.raises(InfeasibleConstraintError):
         Mondrian().anonymize(empty, spec, np.random.default_rng(0))
     # Through anonymize, the shared spec check rejects k > rows first.
-    with pytest.raises(ValueError, match="k must be in"):
+    with pytest.raises(ValueError, match="at least 9 rows"):
         Mondrian().anonymize(
-            tiny_people, AnonymizationSpec(("age",), None, "class", k=9),
+            tiny_people, AnonymizationSpec.of(("age",), None, "class", k=9),
             np.random.default_rng(0),
         )  # fmt: skip
 
 
 @pytest.mark.parametrize("bad", ["mean", "", None, 1])
 def test_bad_split_is_rejected(tiny_people, bad):
-    spec = AnonymizationSpec(("age",), None, "class", k=2)
+    spec = AnonymizationSpec.of(("age",), None, "class", k=2)
     algorithm = Mondrian(split=bad)
     assert algorithm.split is bad  # stored unchanged, checked in anonymize
     with pytest.raises(InvalidParameterError, match="split"):
@@ -452,14 +452,14 @@ def test_bad_split_is_rejected(tiny_people, bad):
 def test_bad_spec_and_unknown_parameter_are_rejected(tiny_people):
     with pytest.raises(InvalidParameterError):
         Mondrian().anonymize(
-            tiny_people, AnonymizationSpec(("age",), None, "class", k=0),
+            tiny_people, AnonymizationSpec.of(("age",), None, "class", k=0),
             np.random.default_rng(0),
         )  # fmt: skip
     with pytest.raises(InvalidParameterError, match="unknown parameter"):
         get_algorithm("mondrian", depth=3)
     with pytest.raises(InvalidParameterError, match="rng"):
         Mondrian().anonymize(
-            tiny_people, AnonymizationSpec(("age",), None, "class", k=2), 42
+            tiny_people, AnonymizationSpec.of(("age",), None, "class", k=2), 42
         )
 
 

@@ -71,7 +71,7 @@ def table() -> pd.DataFrame:
 
 
 def _suppress_fn(table_qi=QI):
-    spec = AnonymizationSpec(
+    spec = AnonymizationSpec.of(
         quasi_identifiers=table_qi, sensitive_attribute=None, target="income", k=5
     )
     anonymizer = SuppressEverything()
@@ -169,7 +169,7 @@ def test_run_experiment_with_registered_algorithm(table, monkeypatch, tmp_path):
     assert by_k[5] < by_k[1]
     anonymize = make_anonymize_fn(
         SuppressEverything.name,
-        AnonymizationSpec(
+        AnonymizationSpec.of(
             quasi_identifiers=QI, sensitive_attribute=None, target="income", k=5
         ),
         seed=0,

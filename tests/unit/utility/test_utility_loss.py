@@ -109,7 +109,7 @@ def test_suppressed_cells_and_lost_records(original, released):
 
 
 def test_information_loss_bundle(original, released):
-    spec = AnonymizationSpec(
+    spec = AnonymizationSpec.of(
         quasi_identifiers=tuple(QI), sensitive_attribute=None, target="income", k=2
     )
     loss = information_loss(original, released, spec)
@@ -153,7 +153,7 @@ def test_covers_from_a_real_hierarchy_reads_generalized_labels(original):
     assert ncp(original, released, ["marital"], covers=covers).mean == pytest.approx(
         expected
     )
-    spec = AnonymizationSpec(
+    spec = AnonymizationSpec.of(
         quasi_identifiers=("marital",),
         sensitive_attribute=None,
         target="income",

@@ -40,7 +40,7 @@ def _generalize(table: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.fixture()
 def utility(original) -> dict:
-    spec = AnonymizationSpec(
+    spec = AnonymizationSpec.of(
         quasi_identifiers=QI, sensitive_attribute=None, target="income", k=2
     )
     holdout = holdout_utility(original, _generalize, target="income", seed=0)
@@ -100,7 +100,7 @@ def test_report_is_self_contained_and_deterministic(utility, tmp_path):
 
 
 def test_report_without_holdout_or_front(original):
-    spec = AnonymizationSpec(
+    spec = AnonymizationSpec.of(
         quasi_identifiers=QI, sensitive_attribute=None, target="income", k=1
     )
     utility = build_utility(original, {"release": original}, spec, None, {})
@@ -120,7 +120,7 @@ def test_a_failing_algorithm_still_gives_a_report(original):
     assert holdout["error"].startswith("InfeasibleConstraintError: k=500")
     for scores in holdout["accuracy"].values():
         assert np.isnan(scores["anonymized"]) and scores["original"] > 0.5
-    spec = AnonymizationSpec(
+    spec = AnonymizationSpec.of(
         quasi_identifiers=QI, sensitive_attribute=None, target="income", k=500
     )
     utility = build_utility(original, {}, spec, holdout, {})
