@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from ppdm.values import SUPPRESSED
+
 if TYPE_CHECKING:  # the privacy package reads SUPPRESSED from here
     from ppdm.privacy.base import PrivacyModel
     from ppdm.privacy.requirement import Requirement
@@ -30,8 +32,6 @@ __all__ = [
     "SUPPRESSED",
 ]
 
-#: The value a suppressed cell takes in every released table.
-SUPPRESSED = "*"
 
 
 class AttributeKind(StrEnum):

@@ -24,9 +24,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ppdm.model import SUPPRESSED
+#: The value a suppressed cell takes in every released table.
+SUPPRESSED = "*"
 
 __all__ = [
+    "SUPPRESSED",
     "SET_SEPARATOR",
     "format_number",
     "format_range",

@@ -47,9 +47,8 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.measures import ClassPartition, equivalence_classes
-from ppdm.model import SUPPRESSED
 from ppdm.privacy.base import json_value
-from ppdm.values import format_number, parse_cell
+from ppdm.values import SUPPRESSED, format_number, parse_cell
 
 __all__ = ["RiskReport", "reidentification_risk", "population_class_sizes"]
 
