@@ -6,34 +6,68 @@ and its own ``entry_hash``: the sha256 of its canonical JSON without that
 field. Editing, reordering or deleting any entry breaks the chain, and every
 file an entry records (path relative to ``<out>`` + sha256) is re-hashed by
 :func:`verify_audit_log`, so a changed byte in a release is found too.
+
+Crash consistency
+-----------------
+The invariant: at every instant, every release directory visible under
+``<out>`` has its audit entry, or the next opening of the log records it.
+
+- An entry is appended with one ``write`` of the whole line on a file opened
+  for appending, then ``fsync``; the directory is synced when the log is
+  created. A crash or a full disk can still leave a *torn tail*: bytes after
+  the last newline. Opening the log (:func:`opened`, which every writer and
+  ``ppdm audit verify`` go through, under an exclusive lock) moves such bytes
+  to a side file next to the log (``audit.jsonl.torn-<sha256>``, never
+  deleted), truncates the log to its last complete line, and appends a
+  ``recovered`` entry with the side file's name, size and sha256. Only bytes
+  after the last newline are a torn tail: a complete line that was edited or
+  removed is tampering, and :func:`verify_audit_log` reports it as such.
+- Publishing renames a release into place and appends its entry while holding
+  the same lock (:func:`opened`), so another process never sees a release
+  between the two. A crash between them leaves a release without an entry:
+  opening the log finds it, re-checks its files against its manifest and
+  appends a ``recovered`` entry recording them (``intact`` says whether every
+  hash matched).
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ppdm.artifacts import sha256_file
+from ppdm.artifacts import sha256_bytes, sha256_file, write_atomic
 
 __all__ = [
     "AUDIT_LOG_NAME",
     "GENESIS_HASH",
+    "AuditLog",
     "AuditReport",
     "append_entry",
+    "entry_hash",
+    "fsync_directory",
+    "opened",
     "read_entries",
     "verify_audit_log",
-    "entry_hash",
 ]
 
 AUDIT_LOG_NAME = "audit.jsonl"
 GENESIS_HASH = "0" * 64
+TORN_SUFFIX = ".torn-"
+#: Events that record a release directory as published.
+RELEASE_EVENTS = ("publish", "republish", "recovered")
+
+
+def _now() -> str:
+    return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
 def entry_hash(entry: dict[str, Any]) -> str:
@@ -43,10 +77,215 @@ def entry_hash(entry: dict[str, Any]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def fsync_directory(path: Path | str) -> None:
+    """Make a rename or a new file in ``path`` durable (a no-op where unsupported)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError as err:  # some file systems refuse fsync on directories
+        if err.errno not in (errno.EINVAL, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
+
+
+def _parse_lines(data: bytes, log_path: Path) -> list[dict[str, Any]]:
+    entries = []
+    for number, line in enumerate(data.split(b"\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError) as err:
+            reason = err.msg if isinstance(err, json.JSONDecodeError) else str(err)
+            raise ValueError(
+                f"{log_path}: line {number} is not valid JSON ({reason})"
+            ) from None
+        if not isinstance(entry, dict):
+            raise ValueError(f"{log_path}: line {number} is not a JSON object")
+        entries.append(entry)
+    return entries
+
+
+def read_entries(log_path: Path | str) -> list[dict[str, Any]]:
+    """Every complete entry of the log, in order (an absent log has none).
+
+    Bytes after the last newline (a torn tail not yet recovered) are not an
+    entry and are left out.
+
+    Raises
+    ------
+    ValueError
+        A complete line is not a JSON object (the log was edited).
+    """
+    log_path = Path(log_path)
+    if not log_path.exists():
+        return []
+    data = log_path.read_bytes()
+    complete = data[: data.rfind(b"\n") + 1]
+    return _parse_lines(complete, log_path)
+
+
+def _torn_tail(data: bytes) -> bytes:
+    """The bytes after the last newline: what a crash or full disk leaves."""
+    return data[data.rfind(b"\n") + 1 :]
+
+
+def _append_line(log_path: Path, line: bytes) -> None:
+    created = not log_path.exists()
+    fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+    try:
+        written = os.write(fd, line)
+        if written != len(line):  # a short write is a torn tail; report it
+            raise OSError(
+                errno.ENOSPC,
+                f"wrote {written} of {len(line)} bytes of an audit entry",
+                str(log_path),
+            )
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if created:
+        fsync_directory(log_path.parent)
+
+
+@dataclass
+class AuditLog:
+    """An opened audit log: read, recovered and locked (see :func:`opened`).
+
+    Attributes
+    ----------
+    out_dir : pathlib.Path
+    entries : list of dict
+        Every entry, including those appended through this object.
+    recovered : list of dict
+        The ``recovered`` entries appended when the log was opened.
+    """
+
+    out_dir: Path
+    entries: list[dict[str, Any]] = field(default_factory=list)
+    recovered: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def path(self) -> Path:
+        return self.out_dir / AUDIT_LOG_NAME
+
+    def append(self, event: dict[str, Any]) -> dict[str, Any]:
+        """Append ``event`` to the chain and return the stored entry (with hashes)."""
+        prev = self.entries[-1]["entry_hash"] if self.entries else GENESIS_HASH
+        entry = {**event, "seq": len(self.entries), "prev_hash": prev}
+        entry["entry_hash"] = entry_hash(entry)
+        line = json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n"
+        _append_line(self.path, line.encode("utf-8"))
+        self.entries.append(entry)
+        return entry
+
+    def recorded_releases(self) -> set[str]:
+        """Release directories (relative to ``out_dir``) the log records."""
+        return {
+            e["release_dir"]
+            for e in self.entries
+            if e.get("event") in RELEASE_EVENTS and "release_dir" in e
+        }
+
+    def _recover_tail(self) -> None:
+        data = self.path.read_bytes() if self.path.exists() else b""
+        tail = _torn_tail(data)
+        if not tail:
+            return
+        digest = sha256_bytes(tail)
+        side = self.path.with_name(self.path.name + TORN_SUFFIX + digest[:16])
+        write_atomic(side, tail)  # set aside first: the bytes are never lost
+        fsync_directory(side.parent)
+        os.truncate(self.path, len(data) - len(tail))
+        fd = os.open(self.path, os.O_WRONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.entries = _parse_lines(data[: len(data) - len(tail)], self.path)
+        self.recovered.append(
+            self.append(
+                {
+                    "event": "recovered",
+                    "what": "torn-tail",
+                    "side_file": side.name,
+                    "bytes": len(tail),
+                    "sha256": digest,
+                    "created_at": _now(),
+                }
+            )
+        )
+
+    def _recover_releases(self, exclude: Sequence[str]) -> None:
+        recorded = self.recorded_releases() | set(exclude)
+        for manifest in sorted(self.out_dir.glob("*/*/manifest.json")):
+            release_dir = manifest.parent
+            relative = release_dir.relative_to(self.out_dir).as_posix()
+            if relative in recorded or any(
+                part.startswith(".")
+                for part in release_dir.relative_to(self.out_dir).parts
+            ):
+                continue
+            self.recovered.append(
+                self.append(_recovered_release(self.out_dir, release_dir))
+            )
+
+
+def _recovered_release(out_dir: Path, release_dir: Path) -> dict[str, Any]:
+    """The ``recovered`` entry of a release that was renamed into place unlogged."""
+    problems: list[str] = []
+    try:
+        manifest = json.loads((release_dir / "manifest.json").read_text("utf-8"))
+        records = [
+            *({"path": f["path"], "sha256": f["sha256"]} for f in manifest["files"]),
+            *(
+                {"path": p, "sha256": h}
+                for p, h in sorted(manifest.get("artifacts", {}).items())
+            ),
+        ]
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        manifest, records = {}, []
+        problems.append(f"manifest.json is unreadable ({err})")
+    files = []
+    for record in records:
+        path = release_dir / record["path"]
+        relative = path.relative_to(out_dir).as_posix()
+        if not path.is_file():
+            problems.append(f"{relative} is missing")
+            continue
+        if sha256_file(path) != record["sha256"]:
+            problems.append(f"{relative} differs from its manifest")
+        files.append({"path": relative, "sha256": record["sha256"]})
+    files.append(
+        {
+            "path": (release_dir / "manifest.json").relative_to(out_dir).as_posix(),
+            "sha256": sha256_file(release_dir / "manifest.json"),
+        }
+    )
+    return {
+        "event": "recovered",
+        "what": "release",
+        "dataset": manifest.get("dataset"),
+        "release_id": manifest.get("release_id", release_dir.name),
+        "release_dir": release_dir.relative_to(out_dir).as_posix(),
+        "algorithm": manifest.get("algorithm"),
+        "requirement": (manifest.get("requirement") or {}).get("models"),
+        "source_sha256": manifest.get("source_sha256"),
+        "files": files,
+        "intact": not problems,
+        "problems": problems,
+        "created_at": _now(),
+    }
+
+
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(log_path: Path) -> Iterator[None]:
     # Two releases into one output directory must not interleave their appends.
-    lock_path = path.with_name(path.name + ".lock")
+    lock_path = log_path.with_name(log_path.name + ".lock")
     with open(lock_path, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
@@ -55,40 +294,37 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(lock, fcntl.LOCK_UN)
 
 
-def read_entries(log_path: Path | str) -> list[dict[str, Any]]:
-    """Every entry of the log, in order (an absent log has none)."""
-    log_path = Path(log_path)
-    if not log_path.exists():
-        return []
-    entries = []
-    with open(log_path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                entries.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise ValueError(
-                    f"{log_path}: line {number} is not valid JSON ({err.msg})"
-                ) from None
-    return entries
+@contextmanager
+def opened(out_dir: Path | str, *, exclude: Sequence[str] = ()) -> Iterator[AuditLog]:
+    """Open ``<out_dir>/audit.jsonl`` exclusively, recovering what a crash left.
+
+    Under the lock, a torn tail is set aside and every release directory
+    without an entry is recorded (``exclude`` lists release directories,
+    relative to ``out_dir``, that the caller is about to record itself).
+
+    Raises
+    ------
+    ValueError
+        A complete line of the log is not a JSON object (it was edited).
+    OSError
+        The log cannot be read or written.
+    """
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    log = AuditLog(out_dir)
+    with _locked(log.path):
+        log.entries = read_entries(log.path)
+        log._recover_tail()
+        log._recover_releases(exclude)
+        yield log
 
 
 def append_entry(log_path: Path | str, event: dict[str, Any]) -> dict[str, Any]:
-    """Append ``event`` to the chain and return the stored entry (with hashes)."""
+    """Open the log at ``log_path``, append ``event`` and return the stored entry."""
     log_path = Path(log_path)
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(log_path):
-        entries = read_entries(log_path)
-        prev = entries[-1]["entry_hash"] if entries else GENESIS_HASH
-        entry = {**event, "seq": len(entries), "prev_hash": prev}
-        entry["entry_hash"] = entry_hash(entry)
-        line = json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n"
-        with open(log_path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-            handle.flush()
-            os.fsync(handle.fileno())
-    return entry
+    exclude = [event["release_dir"]] if "release_dir" in event else []
+    with opened(log_path.parent, exclude=exclude) as log:
+        return log.append(event)
 
 
 @dataclass(frozen=True)
@@ -97,29 +333,60 @@ class AuditReport:
 
     ``broken`` is None when the log is intact, otherwise a sentence naming the
     first broken entry (its sequence number and line) and what is wrong.
+    ``recoveries`` lists, apart from tampering, every ``recovered`` entry of
+    the chain (torn tails set aside, releases recorded after a crash) and
+    ``recovered_now`` those this very call made.
     """
 
     entries: int
     files_checked: int
     broken: str | None = None
     problems: list[str] = field(default_factory=list)
+    recoveries: list[str] = field(default_factory=list)
+    recovered_now: int = 0
 
     @property
     def ok(self) -> bool:
         return self.broken is None
 
 
+def _describe_recovery(entry: dict[str, Any]) -> str:
+    where = f"entry seq={entry.get('seq', '?')}"
+    if entry.get("what") == "torn-tail":
+        return (
+            f"{where}: a torn last line ({entry.get('bytes')} bytes, sha256 "
+            f"{str(entry.get('sha256'))[:16]}...) was set aside in "
+            f"{entry.get('side_file')} on {entry.get('created_at')}"
+        )
+    state = (
+        "intact"
+        if entry.get("intact")
+        else "NOT intact: " + "; ".join(entry.get("problems", []))
+    )
+    return (
+        f"{where}: release {entry.get('release_dir')} had no entry after a crash; "
+        f"recorded on {entry.get('created_at')} ({state})"
+    )
+
+
 def verify_audit_log(out_dir: Path | str) -> AuditReport:
-    """Check the hash chain of ``<out_dir>/audit.jsonl`` and every recorded file."""
+    """Check the hash chain of ``<out_dir>/audit.jsonl`` and every recorded file.
+
+    The log is opened as writers open it (:func:`opened`), so what a crash
+    left is recovered and recorded first; recoveries are reported apart from
+    tampering.
+    """
     out_dir = Path(out_dir)
     log_path = out_dir / AUDIT_LOG_NAME
     if not log_path.exists():
         return AuditReport(0, 0, f"no audit log at {log_path}")
     try:
-        entries = read_entries(log_path)
+        with opened(out_dir) as log:
+            entries, recovered_now = list(log.entries), len(log.recovered)
     except ValueError as err:
         return AuditReport(0, 0, str(err))
     problems: list[str] = []
+    recoveries: list[str] = []
     prev = GENESIS_HASH
     files_checked = 0
     for line_no, entry in enumerate(entries, start=1):
@@ -130,6 +397,8 @@ def verify_audit_log(out_dir: Path | str) -> AuditReport:
             problems.append(f"{where}: prev_hash does not match the entry before it")
         if entry_hash(entry) != entry.get("entry_hash"):
             problems.append(f"{where}: entry_hash does not match its content (edited)")
+        if entry.get("event") == "recovered":
+            recoveries.append(_describe_recovery(entry))
         for record in entry.get("files", []):
             files_checked += 1
             path = out_dir / record["path"]
@@ -141,5 +410,10 @@ def verify_audit_log(out_dir: Path | str) -> AuditReport:
                 )
         prev = entry.get("entry_hash", "")
     return AuditReport(
-        len(entries), files_checked, problems[0] if problems else None, problems
+        len(entries),
+        files_checked,
+        problems[0] if problems else None,
+        problems,
+        recoveries,
+        recovered_now,
     )
