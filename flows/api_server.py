@@ -1,0 +1,161 @@
+"""A temporary Prefect API for one `ppdm` command that dies with the command.
+
+Without ``PREFECT_API_URL``, Prefect starts an *ephemeral* API server as a plain
+subprocess (``prefect.server.api.server.SubprocessASGIServer``) and stops it
+from an ``atexit`` hook. A SIGKILL of the ``ppdm`` process skips that hook, so
+the server (a uvicorn process) outlives every killed run. Prefect has no option
+to run the ephemeral API in-process in 3.8, so ppdm starts the same server
+itself, through this module, with two parent-death guards:
+
+- on Linux the kernel sends the server SIGKILL when its parent dies
+  (``prctl(PR_SET_PDEATHSIG)``, set first thing in the child);
+- everywhere, a watchdog thread in the server exits when its parent process
+  id changes (the orphan was re-parented), within half a second.
+
+:func:`temporary_api` starts it, points Prefect at it for the duration of a
+``with`` block, and stops it by PID at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+
+__all__ = ["temporary_api"]
+
+_PR_SET_PDEATHSIG = 1
+_STARTUP_TIMEOUT_S = float(
+    os.environ.get("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "90")
+)
+
+
+def _die_with_parent() -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except OSError:  # not glibc Linux: the watchdog thread still guards
+        pass
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _healthy(url: str) -> bool:
+    import httpx
+
+    try:
+        return httpx.get(f"{url}/health", timeout=2.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@contextlib.contextmanager
+def temporary_api() -> Iterator[str]:
+    """Start a Prefect API on 127.0.0.1 for this process; yield its URL."""
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    port = _free_port()
+    url = f"http://127.0.0.1:{port}/api"
+    env = {
+        **os.environ,
+        "PREFECT_UI_ENABLED": "0",
+        "PREFECT__SERVER_EPHEMERAL": "1",
+        "PREFECT__SERVER_FINAL": "1",
+    }
+    env.pop("PREFECT_API_URL", None)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            __name__,
+            "--port",
+            str(port),
+            "--parent",
+            str(os.getpid()),
+        ],
+        env=env,
+    )
+    try:
+        deadline = time.monotonic() + _STARTUP_TIMEOUT_S
+        while not _healthy(url):
+            if process.poll() is not None:
+                raise RuntimeError(
+                    f"the temporary Prefect API exited with code {process.returncode} "
+                    "before it answered"
+                )
+            if time.monotonic() > deadline:
+                raise RuntimeError(
+                    f"the temporary Prefect API did not answer within "
+                    f"{_STARTUP_TIMEOUT_S:.0f} s (PREFECT_SERVER_EPHEMERAL_STARTUP_"
+                    "TIMEOUT_SECONDS)"
+                )
+            time.sleep(0.1)
+        with temporary_settings(updates={PREFECT_API_URL: url}):
+            try:
+                yield url
+            finally:
+                _flush_to_api()
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _flush_to_api() -> None:
+    """Send the logs and events still queued before the API goes away."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    APILogWorker.drain_all(timeout=5, at_exit=False)
+    EventsWorker.drain_all(timeout=5, at_exit=False)
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        if os.getppid() != parent:
+            os._exit(0)
+        time.sleep(0.5)
+
+
+def _serve(port: int, parent: int) -> None:
+    _die_with_parent()
+    if os.getppid() != parent:  # the parent died before the guard was set
+        os._exit(0)
+    import uvicorn
+
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    uvicorn.run(
+        "prefect.server.api.server:create_app",
+        factory=True,
+        host="127.0.0.1",
+        port=port,
+        log_level="error",
+        lifespan="on",
+    )
+
+
+if __name__ == "__main__":
+    arguments = argparse.ArgumentParser(description=__doc__)
+    arguments.add_argument("--port", type=int, required=True)
+    arguments.add_argument("--parent", type=int, required=True)
+    parsed = arguments.parse_args()
+    _serve(parsed.port, parsed.parent)
