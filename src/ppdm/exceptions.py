@@ -6,6 +6,8 @@ either (``except ValueError`` keeps working).
 
 from __future__ import annotations
 
+import errno
+import os
 from typing import Any
 
 __all__ = [
@@ -20,6 +22,9 @@ __all__ = [
     "SourceError",
     "VerificationError",
     "ArtifactIntegrityError",
+    "StorageError",
+    "storage_error",
+    "is_retryable",
     "PPDMWarning",
 ]
 
@@ -99,6 +104,65 @@ class VerificationError(AnonymizationError):
 
 class ArtifactIntegrityError(AnonymizationError):
     """A stored file or audit-log entry no longer matches its recorded hash."""
+
+
+#: File-system failures that a retry cannot mend, with what the operator can do.
+_DETERMINISTIC_ERRNOS: dict[int, str] = {
+    errno.ENOSPC: "free space on that file system or choose another directory",
+    errno.EDQUOT: "free space within the quota or choose another directory",
+    errno.EROFS: "choose a directory on a writable file system",
+    errno.EACCES: "make the directory writable for this user or choose another",
+    errno.EPERM: "make the directory writable for this user or choose another",
+    errno.ENOTDIR: "a path component is a file: choose another directory",
+    errno.EISDIR: "the path is a directory, not a file: name a file",
+}
+
+
+class StorageError(AnonymizationError, OSError):
+    """A file-system failure that retrying cannot mend (full disk, read-only, ...).
+
+    The message names the path, the meaning of the errno and the fix.
+    """
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
+def storage_error(err: OSError, action: str = "write") -> StorageError | None:
+    """The :class:`StorageError` for a deterministic ``OSError``, else None.
+
+    >>> import errno
+    >>> e = storage_error(OSError(errno.ENOSPC, "No space left", "/out/x.csv"))
+    >>> str(e).split(";")[0]
+    'cannot write /out/x.csv: no space left on device (ENOSPC)'
+    """
+    if isinstance(err, StorageError):
+        return err
+    if err.errno not in _DETERMINISTIC_ERRNOS:
+        return None
+    path = err.filename if err.filename is not None else "(unknown path)"
+    meaning = os.strerror(err.errno).lower()
+    name = errno.errorcode.get(err.errno, str(err.errno))
+    wrapped = StorageError(
+        err.errno,
+        f"cannot {action} {path}: {meaning} ({name}); {_DETERMINISTIC_ERRNOS[err.errno]}",
+    )
+    wrapped.filename = err.filename
+    return wrapped
+
+
+def is_retryable(exc: BaseException) -> bool:
+    """Whether retrying a step could mend ``exc``: transient I/O only.
+
+    The project's own errors are deterministic (bad input, an infeasible
+    requirement, a failed verification), and so are the file-system failures
+    of :class:`StorageError`.
+    """
+    if isinstance(exc, AnonymizationError):
+        return False
+    if isinstance(exc, OSError):
+        return exc.errno not in _DETERMINISTIC_ERRNOS
+    return False
 
 
 class PPDMWarning(UserWarning):
