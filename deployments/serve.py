@@ -17,17 +17,30 @@ from prefect import serve
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from flows.release import release  # noqa: E402
+from flows.serve import (  # noqa: E402
+    DEFAULT_TIMEZONE,
+    deployment_parameters,
+    schedule,
+    servable_release,
+)
+from ppdm.config import parse_config  # noqa: E402
 
 
 def deployments_from_yaml(path: Path = ROOT / "deployments" / "prefect.yaml"):
+    """The deployments of prefect.yaml, built as ``ppdm serve`` builds its one."""
+    release = servable_release()
     spec = yaml.safe_load(path.read_text(encoding="utf-8"))
     for entry in spec["deployments"]:
-        cron = entry["schedules"][0]["cron"]
+        config = parse_config(
+            entry["parameters"]["config"], origin=f"{path} ({entry['name']})"
+        )
         yield release.to_deployment(
             name=entry["name"],
-            cron=cron,
-            parameters=entry["parameters"],
+            schedules=[
+                schedule(cron=s["cron"], timezone=s.get("timezone", DEFAULT_TIMEZONE))
+                for s in entry["schedules"]
+            ],
+            parameters=deployment_parameters(config),
             description=entry.get("description"),
         )
 
