@@ -49,3 +49,12 @@ def tiny_people() -> pd.DataFrame:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def toy_algorithms(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Register the test-only algorithms of ``tests/toy_algorithms.py`` for one test."""
+    from toy_algorithms import TOY_ALGORITHMS, register_toy_algorithms
+
+    register_toy_algorithms(monkeypatch)
+    return dict(TOY_ALGORITHMS)
