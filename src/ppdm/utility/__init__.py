@@ -1,24 +1,36 @@
 """Utility of a release: information loss, classification accuracy, the report.
 
 - :mod:`ppdm.utility.loss`: information-loss metrics computed from the
-  original and the released table (NCP/GLM, discernibility, classification
-  metric, suppressed cells, lost records);
+  original and the released table(s) (NCP/GLM, discernibility,
+  classification metric, suppressed cells, lost records), per table and for
+  the whole release;
 - :mod:`ppdm.utility.features`: released cells -> model features;
-- :mod:`ppdm.utility.classification`: the hold-out and 5 x 2 CV protocols;
-- :mod:`ppdm.utility.report`: ``utility.json`` content and the HTML report;
+- :mod:`ppdm.utility.learners`: the models (C4.5, naive Bayes, logistic
+  regression) and their treatment of unknown cells;
+- :mod:`ppdm.utility.views`: the training views of a multi-table release and
+  the naive Bayes rule combining them (DMPD);
+- :mod:`ppdm.utility.scoring`: train on the original and on the release,
+  score on untouched test rows;
+- :mod:`ppdm.utility.preprocessing`: discretization fitted on a training
+  part only;
+- :mod:`ppdm.utility.holdout`: the hold-out protocol of the release report;
+- :mod:`ppdm.utility.cross_validation`: the 5 x 2 CV protocol;
+- :mod:`ppdm.utility.intervals`: Wilson and t intervals of accuracies;
+- :mod:`ppdm.utility.report`: ``utility.json`` content and the HTML report,
+  and :func:`utility_report`, the pipeline's one call;
 - :mod:`ppdm.utility.experiment`: accuracy-vs-k sweeps
-  (``python -m ppdm.utility.experiment``).
+  (``python -m ppdm.utility.experiment``);
+- :mod:`ppdm.utility.classification`: the harness's names gathered in one
+  module, as callers have imported them.
 """
 
 from __future__ import annotations
 
-from ppdm.utility.classification import (
-    MODELS,
-    cross_validate,
-    holdout_utility,
-    summarize_cv,
-)
+from ppdm.utility.cross_validation import cross_validate, summarize_cv
 from ppdm.utility.features import CellFeaturizer
+from ppdm.utility.holdout import holdout_utility
+from ppdm.utility.intervals import t_interval, wilson_interval
+from ppdm.utility.learners import MODELS
 from ppdm.utility.loss import (
     classification_metric,
     covers_from_hierarchies,
@@ -26,13 +38,19 @@ from ppdm.utility.loss import (
     information_loss,
     lost_records,
     ncp,
+    release_loss,
     suppressed_cells,
 )
-from ppdm.utility.report import build_utility, render_report_html
+from ppdm.utility.preprocessing import DiscretizeSettings, FoldDiscretizer
+from ppdm.utility.report import build_utility, render_report_html, utility_report
+from ppdm.utility.views import as_training_views, naive_bayes_combination
 
 __all__ = [
     "MODELS",
     "CellFeaturizer",
+    "DiscretizeSettings",
+    "FoldDiscretizer",
+    "as_training_views",
     "build_utility",
     "classification_metric",
     "covers_from_hierarchies",
@@ -41,8 +59,13 @@ __all__ = [
     "holdout_utility",
     "information_loss",
     "lost_records",
+    "naive_bayes_combination",
     "ncp",
+    "release_loss",
     "render_report_html",
     "summarize_cv",
     "suppressed_cells",
+    "t_interval",
+    "utility_report",
+    "wilson_interval",
 ]

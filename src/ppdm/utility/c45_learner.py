@@ -125,6 +125,13 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     confidence : float or None, default=0.25
         J48's ``-C`` for error-based pruning; ``None`` keeps the unpruned
         tree (collapse still applies).
+    laplace : bool, default=False
+        J48's ``-A``: a leaf's class probabilities are Laplace-corrected,
+        ``(w_c + 1) / (w + n_classes)`` with ``w_c`` the leaf's training
+        weight of class ``c``, instead of ``w_c / w``. The DMPD combiner
+        estimates each partial classifier's probabilities this way (so that
+        no class gets probability 0 from one projection); the predicted
+        class of a single leaf is the same either way.
 
     Attributes
     ----------
@@ -150,10 +157,12 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         blocks: Sequence[tuple] = (),
         min_obj: float = 2,
         confidence: float | None = 0.25,
+        laplace: bool = False,
     ) -> None:
         self.blocks = blocks
         self.min_obj = min_obj
         self.confidence = confidence
+        self.laplace = laplace
 
     # -- data --------------------------------------------------------------
     def _block_list(self, n_columns: int) -> list[tuple[str, int, int]]:
@@ -194,6 +203,10 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         if self.confidence is not None and not 0 < self.confidence < 1:
             raise InvalidParameterError(
                 f"confidence must be in (0, 1) or None; got {self.confidence!r}"
+            )
+        if not isinstance(self.laplace, (bool, np.bool_)):
+            raise InvalidParameterError(
+                f"laplace must be True or False; got {self.laplace!r}"
             )
         self._blocks = self._block_list(x.shape[1])
         self._data = self._split_blocks(x, self._blocks)
@@ -532,9 +545,10 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                     )
         return out / np.maximum(out.sum(axis=1, keepdims=True), _EPS)
 
-    @staticmethod
-    def _proba(node: _Node, parent: np.ndarray | None) -> np.ndarray:
+    def _proba(self, node: _Node, parent: np.ndarray | None) -> np.ndarray:
         if node.weight > 0 or parent is None:
+            if self.laplace:
+                return (node.distribution + 1.0) / (node.weight + self._n_classes)
             return node.distribution / max(node.weight, _EPS)
         return parent  # a branch no training instance reached
 

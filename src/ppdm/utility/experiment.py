@@ -39,21 +39,14 @@ import pandas as pd
 
 from ppdm import datasets
 from ppdm.algorithms import get_algorithm
-from ppdm.discretize import METHODS, apply_cut_points, discretize
+from ppdm.discretize import METHODS
 from ppdm.exceptions import AnonymizationError, InvalidParameterError
-from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
-from ppdm.utility.classification import (
-    CV_PROTOCOL,
-    MISSING,
-    MISSING_TEXT,
-    MODELS,
-    RANGES,
-    AnonymizeFn,
-    PrepareFn,
-    cross_validate,
-    summarize_cv,
-)
+from ppdm.model import AnonymizationSpec
+from ppdm.utility.cross_validation import CV_PROTOCOL, cross_validate, summarize_cv
+from ppdm.utility.holdout import AnonymizeFn
+from ppdm.utility.learners import MISSING, MISSING_TEXT, MODELS, RANGES
 from ppdm.utility.loss import covers_from_hierarchies
+from ppdm.utility.preprocessing import DiscretizeSettings, make_discretize_prepare
 
 __all__ = [
     "DEFAULT_TARGETS",
@@ -99,32 +92,20 @@ def make_anonymize_fn(
     seed: int,
     params: Mapping[str, Any] | None = None,
 ) -> AnonymizeFn:
-    """``train -> released table`` running ``algorithm`` with ``spec``.
+    """``train -> training views`` of the release of ``train`` by ``algorithm``.
 
-    Each call builds ``numpy.random.default_rng(seed)`` afresh, so the release
-    of a given training table does not depend on the calls before it.
+    The views are ``anonymizer.training_views(release)``: one table for most
+    algorithms, several projections for DMPD. Each call builds
+    ``numpy.random.default_rng(seed)`` afresh, so the release of a given
+    training table does not depend on the calls before it.
     """
     anonymizer = get_algorithm(algorithm, **dict(params or {}))
 
-    def anonymize(train: pd.DataFrame) -> pd.DataFrame:
+    def anonymize(train: pd.DataFrame) -> list[pd.DataFrame]:
         release = anonymizer.anonymize(train, spec, np.random.default_rng(seed))
-        return release.table
+        return anonymizer.training_views(release)
 
     return anonymize
-
-
-def make_discretize_prepare(
-    columns: Sequence[str], target: str, *, method: str = "mdl", n_bins: int = 5
-) -> PrepareFn:
-    """Fold preprocessing: fit cut points on the training part, apply to both."""
-
-    def prepare(
-        train: pd.DataFrame, test: pd.DataFrame
-    ) -> tuple[pd.DataFrame, pd.DataFrame]:
-        fitted = discretize(train, columns, target, method=method, n_bins=n_bins)
-        return fitted.table, apply_cut_points(test, fitted.cut_points)
-
-    return prepare
 
 
 def _identity(train: pd.DataFrame) -> pd.DataFrame:
@@ -189,17 +170,9 @@ def run_experiment(
     params = params or {}
     if any(isinstance(k, bool) or int(k) != k or k < 1 for k in ks):
         raise InvalidParameterError(f"every k must be an integer >= 1; got {list(ks)}")
-    prepare = None
-    if discretize_method is not None:
-        numeric = [
-            c
-            for c in quasi_identifiers
-            if attribute_kind(table[c]) is AttributeKind.NUMERIC
-        ]
-        if numeric:
-            prepare = make_discretize_prepare(
-                numeric, target, method=discretize_method, n_bins=n_bins
-            )
+    prepare = DiscretizeSettings.of(
+        {"method": discretize_method or "none", "n_bins": n_bins}
+    ).prepare_for(table, quasi_identifiers, target)
     cv: dict[str, Any] = {
         "target": target,
         "seed": seed,
@@ -275,7 +248,8 @@ def run_experiment(
 
 
 def summary_markdown(result: ExperimentResult) -> str:
-    """Markdown table: accuracy (%) mean +- sd per algorithm, k and model."""
+    """Markdown table: accuracy (%) mean +- sd [95% t interval] per algorithm,
+    k and model."""
     lines = []
     if len(result.results):
         summary = summarize_cv(result.results, by=("algorithm", "k", "model"))
@@ -296,7 +270,10 @@ def summary_markdown(result: ExperimentResult) -> str:
                 row.algorithm,
                 row.k,
                 row.model,
-            ): f"{100 * row.mean:.2f} ± {100 * row.sd:.2f}"
+            ): (
+                f"{100 * row.mean:.2f} ± {100 * row.sd:.2f} "
+                f"[{100 * row.ci_low:.2f}, {100 * row.ci_high:.2f}]"
+            )
             for row in summary.itertuples()
         }
         for algorithm, k in dict.fromkeys(zip(summary["algorithm"], summary["k"])):
@@ -372,7 +349,9 @@ def write_outputs(
     protocol = result.config.get("protocol", "")
     paths["markdown"].write_text(
         header + protocol + "\n\nAccuracy (%) on the held-out halves, mean ± sd "
-        "over the folds.\n\n" + summary_markdown(result),
+        "over the folds, and the 95% t interval of the mean [low, high] (the "
+        "folds share training rows, so the interval is optimistic; compare "
+        "methods with the combined 5 x 2 CV F-test).\n\n" + summary_markdown(result),
         encoding="utf-8",
     )
     paths["plot"].write_bytes(plot_accuracy_vs_k(result.results, title=title))

@@ -35,6 +35,7 @@ __all__ = [
     "information_loss",
     "lost_records",
     "ncp",
+    "release_loss",
     "suppressed_cells",
 ]
 
@@ -421,6 +422,92 @@ def information_loss(
         )
     result["suppressed_cells"] = suppressed_cells(released, marker=marker).to_dict()
     return _json_ready(result)
+
+
+def release_loss(
+    tables: Mapping[str, Mapping[str, Any]],
+    quasi_identifiers: Sequence[str],
+    rows_original: int,
+) -> dict[str, Any]:
+    """Loss of a whole release of one or several tables, from per-table figures.
+
+    A release of several tables (projections, a column subset) spreads the
+    quasi-identifiers over its tables; each table's
+    :func:`information_loss` only sees the quasi-identifiers it holds, so a
+    quasi-identifier that no table releases would go uncharged. Here every
+    quasi-identifier of the requirement is charged:
+
+    - released in one or more tables: its per-attribute NCP in the table that
+      keeps it best (the least penalty: the most an analyst can read of it);
+    - released in no table (withheld): 1 per original record, as a
+      suppressed cell.
+
+    Parameters
+    ----------
+    tables : mapping of str to dict
+        :func:`information_loss` of each released table.
+    quasi_identifiers : sequence of str
+        The requirement's quasi-identifiers.
+    rows_original : int
+
+    Returns
+    -------
+    dict
+        ``n_tables``; ``released_in`` (``{quasi-identifier: [tables]}``);
+        ``withheld`` (quasi-identifiers in no table); ``ncp`` (``total``,
+        ``mean``, ``per_attribute``, ``n_cells`` over all quasi-identifiers);
+        ``suppressed_cells`` (count over all tables); ``lost_records`` (the
+        most any table lost).
+
+    Examples
+    --------
+    >>> per_table = {
+    ...     "a": {"ncp": {"per_attribute": {"age": 0.5}}, "lost_records": 0,
+    ...           "suppressed_cells": {"count": 3}},
+    ...     "b": {"ncp": {"per_attribute": {"age": 0.25, "zip": 0.0}},
+    ...           "lost_records": 2, "suppressed_cells": {"count": 1}},
+    ... }
+    >>> loss = release_loss(per_table, ["age", "zip", "sex"], 10)
+    >>> loss["ncp"]["per_attribute"], loss["withheld"], loss["lost_records"]
+    ({'age': 0.25, 'zip': 0.0, 'sex': 1.0}, ['sex'], 2)
+    """
+    released_in: dict[str, list[str]] = {str(q): [] for q in quasi_identifiers}
+    per_attribute: dict[str, float] = {}
+    for name, loss in tables.items():
+        for attribute, value in (
+            (loss.get("ncp") or {}).get("per_attribute") or {}
+        ).items():
+            if attribute not in released_in:
+                continue
+            released_in[attribute].append(str(name))
+            best = per_attribute.get(attribute)
+            per_attribute[attribute] = value if best is None else min(best, value)
+    withheld = [q for q, names in released_in.items() if not names]
+    per_attribute = {q: float(per_attribute.get(q, 1.0)) for q in released_in}
+    n_cells = rows_original * len(per_attribute)
+    total = float(sum(per_attribute.values()) * rows_original)
+    return _json_ready(
+        {
+            "n_tables": len(tables),
+            "released_in": released_in,
+            "withheld": withheld,
+            "ncp": {
+                "total": total,
+                "mean": total / n_cells if n_cells else 0.0,
+                "per_attribute": per_attribute,
+                "n_cells": n_cells,
+            },
+            "suppressed_cells": int(
+                sum(
+                    (t.get("suppressed_cells") or {}).get("count", 0)
+                    for t in tables.values()
+                )
+            ),
+            "lost_records": int(
+                max((t.get("lost_records", 0) for t in tables.values()), default=0)
+            ),
+        }
+    )
 
 
 def _json_ready(value: Any) -> Any:

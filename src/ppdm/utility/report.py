@@ -20,7 +20,7 @@ import contextlib
 import html
 import io
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,17 @@ from matplotlib.figure import Figure
 
 from ppdm.measures import class_sizes
 from ppdm.model import AnonymizationSpec
-from ppdm.utility.loss import _json_ready, information_loss
+from ppdm.utility.holdout import holdout_utility
+from ppdm.utility.learners import MODELS
+from ppdm.utility.loss import (
+    _json_ready,
+    covers_from_hierarchies,
+    information_loss,
+    release_loss,
+)
+from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.scoring import Covers
+from ppdm.utility.views import as_training_views
 
 __all__ = [
     "build_utility",
@@ -40,6 +50,7 @@ __all__ = [
     "new_figure",
     "plot_style",
     "render_report_html",
+    "utility_report",
 ]
 
 #: rcParams of every plot, applied only inside :func:`plot_style`.
@@ -115,6 +126,8 @@ def build_utility(
     dict
         ``spec``, ``tables`` (per table: :func:`ppdm.utility.loss.information_loss`
         plus ``class_size_distribution`` as ``[size, n_classes]`` pairs),
+        ``release`` (the whole release, :func:`ppdm.utility.loss.release_loss`:
+        every quasi-identifier charged, withheld ones included),
         ``suppressed_cells`` and ``lost_records`` over all tables, ``holdout``,
         ``protocol`` and ``pareto_front``. JSON-serialisable.
     """
@@ -139,6 +152,7 @@ def build_utility(
         },
         "rows_original": len(original),
         "tables": tables,
+        "release": release_loss(tables, spec.quasi_identifiers, len(original)),
         "suppressed_cells": int(
             sum(t["suppressed_cells"]["count"] for t in tables.values())
         ),
@@ -198,8 +212,19 @@ def _accuracy_plot(models: Mapping[str, Mapping[str, float]]) -> bytes:
         x = np.arange(len(names))
         original = [100 * (models[m].get("original") or 0.0) for m in names]
         anonymized = [100 * (models[m].get("anonymized") or 0.0) for m in names]
-        ax.bar(x - 0.2, original, width=0.4, label="trained on original")
-        ax.bar(x + 0.2, anonymized, width=0.4, label="trained on release")
+        for shift, side, heights, label in (
+            (-0.2, "original", original, "trained on original"),
+            (0.2, "anonymized", anonymized, "trained on release"),
+        ):
+            errors = _error_bars(models, names, side, heights)
+            ax.bar(
+                x + shift,
+                heights,
+                width=0.4,
+                label=label,
+                yerr=errors,
+                capsize=3 if errors is not None else 0,
+            )
         ax.set_xticks(x, [n.replace("_", " ") for n in names])
         low = min(original + anonymized, default=0.0)
         ax.set_ylim(max(0.0, low - 10.0), 100.0)
@@ -208,6 +233,25 @@ def _accuracy_plot(models: Mapping[str, Mapping[str, float]]) -> bytes:
         ax.legend(loc="upper right")
         ax.grid(True, axis="y", alpha=0.3)
         return figure_png(fig)
+
+
+def _error_bars(
+    models: Mapping[str, Mapping[str, Any]],
+    names: Sequence[str],
+    side: str,
+    heights: Sequence[float],
+) -> np.ndarray | None:
+    """(2, n) distances from each bar to its 95 % interval's ends, or None
+    when no model has an interval (a report made before intervals existed)."""
+    intervals = [models[m].get(f"{side}_ci95") for m in names]
+    if not any(intervals):
+        return None
+    out = np.zeros((2, len(names)))
+    for i, (interval, height) in enumerate(zip(intervals, heights)):
+        if interval:
+            out[0, i] = max(height - 100 * interval[0], 0.0)
+            out[1, i] = max(100 * interval[1] - height, 0.0)
+    return out
 
 
 def _class_size_plot(tables: Mapping[str, Mapping[str, Any]], k: int | None) -> bytes:
@@ -270,6 +314,48 @@ def _pareto_plot(front: list[Mapping[str, Any]]) -> bytes:
         return figure_png(fig)
 
 
+def _interval_text(interval: Sequence[float] | None) -> str:
+    if not interval:
+        return "–"
+    return f"[{_fmt(float(interval[0]))}, {_fmt(float(interval[1]))}]"
+
+
+def _views_html(holdout: Mapping[str, Any]) -> list[str]:
+    """Per-view accuracy of each model, when the release has several views."""
+    views = holdout.get("views") or []
+    models = holdout.get("accuracy") or {}
+    if len(views) < 2:
+        return []
+    rows = [
+        [m, *((s.get("per_view") or {}).get(v) for v in views), s.get("anonymized")]
+        for m, s in models.items()
+    ]
+    return [
+        f"<h3>Training views ({len(views)})</h3>",
+        "<p>One model per view, trained on that view's columns; the last column "
+        "is their naive Bayes combination (DMPD, Matatov, Rokach &amp; Maimon "
+        "2010), the accuracy reported above.</p>",
+        _table(["model", *views, "combined"], rows),
+    ]
+
+
+def _preprocessing_html(preprocessing: Mapping[str, Any] | None) -> list[str]:
+    """The cut points the hold-out fitted on its training part."""
+    cut_points = (preprocessing or {}).get("cut_points") or {}
+    if not cut_points:
+        return []
+    return [
+        "<h3>Cut points fitted on the training part</h3>",
+        _table(
+            ["attribute", "method", "cut points"],
+            [
+                [name, preprocessing.get("method"), ", ".join(_fmt(c) for c in cuts)]
+                for name, cuts in cut_points.items()
+            ],
+        ),
+    ]
+
+
 _CSS = """
 body { font-family: sans-serif; max-width: 60em; margin: 2em auto; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
@@ -323,6 +409,7 @@ def render_report_html(
                 ["k", spec.get("k")],
                 ["l", spec.get("l")],
                 ["suppression limit", spec.get("suppression_limit")],
+                ["released tables", ", ".join(utility.get("tables") or {}) or None],
                 ["original rows", utility.get("rows_original")],
                 ["lost records", utility.get("lost_records")],
                 ["suppressed cells", utility.get("suppressed_cells")],
@@ -338,19 +425,39 @@ def render_report_html(
         parts.append(_img(plots["accuracy"], "accuracy per model"))
         parts.append(
             _table(
-                ["model", "trained on original", "trained on release", "difference"],
                 [
-                    [m, s.get("original"), s.get("anonymized"), s.get("difference")]
+                    "model",
+                    "trained on original",
+                    "95% interval",
+                    "trained on release",
+                    "95% interval",
+                    "difference",
+                ],
+                [
+                    [
+                        m,
+                        s.get("original"),
+                        _interval_text(s.get("original_ci95")),
+                        s.get("anonymized"),
+                        _interval_text(s.get("anonymized_ci95")),
+                        s.get("difference"),
+                    ]
                     for m, s in models.items()
                 ],
             )
         )
+        parts.append(
+            "<p>Intervals: 95% Wilson score intervals of each accuracy over the "
+            "test rows (Wilson 1927).</p>"
+        )
+        parts.extend(_views_html(holdout))
         split = holdout.get("split") or {}
         parts.append(
             _table(
                 ["split", "rows"], [[k.replace("_", " "), v] for k, v in split.items()]
             )
         )
+        parts.extend(_preprocessing_html(holdout.get("preprocessing")))
     else:
         parts.append("<p>No hold-out evaluation was run for this release.</p>")
     if holdout and holdout.get("error"):
@@ -384,6 +491,25 @@ def render_report_html(
                 loss.get("lost_records"),
             ]
         )
+    whole = utility.get("release")
+    if whole and len(tables) != 1:
+        ncp = whole.get("ncp") or {}
+        rows.append(
+            [
+                "whole release",
+                None,
+                ncp.get("mean"),
+                ncp.get("total"),
+                None,
+                None,
+                None,
+                None,
+                None,
+                whole.get("suppressed_cells"),
+                None,
+                whole.get("lost_records"),
+            ]
+        )
     parts.append(
         _table(
             [
@@ -410,6 +536,26 @@ def render_report_html(
             parts.append(
                 _table(["attribute", "NCP"], [[a, v] for a, v in per_attribute.items()])
             )
+    if whole and len(tables) != 1:
+        released_in = whole.get("released_in") or {}
+        parts.append(
+            "<p>Whole release: each quasi-identifier is charged its NCP in the "
+            "table that keeps it best; one released in no table is charged as "
+            "suppressed in every record.</p>"
+        )
+        parts.append(
+            _table(
+                ["quasi-identifier", "released in", "NCP"],
+                [
+                    [
+                        q,
+                        ", ".join(names) or "withheld",
+                        (whole.get("ncp") or {}).get("per_attribute", {}).get(q),
+                    ]
+                    for q, names in released_in.items()
+                ],
+            )
+        )
     parts.append(
         "<p>NCP/GLM: Iyengar (KDD 2002), Xu et al. (KDD 2006); DM: Bayardo &amp; "
         "Agrawal (ICDE 2005); CM: Iyengar (KDD 2002). Dropped records count as "
@@ -462,3 +608,124 @@ def render_report_html(
         for name, png in plots.items():
             (plots_dir / f"{name}.png").write_bytes(png)
     return "\n".join(parts) + "\n"
+
+
+# ----------------------------------------------------------------- one entry
+
+
+def utility_report(
+    original: pd.DataFrame,
+    release_tables: Mapping[str, pd.DataFrame],
+    *,
+    algorithm: Any,
+    spec: AnonymizationSpec,
+    discretize_settings: Any,
+    test_size: float = 0.3,
+    seed: int,
+    evidence: Mapping[str, Any] | None = None,
+    risk: Mapping[str, Mapping[str, Any]] | None = None,
+    covers: Covers | None = None,
+    title: str | None = None,
+    models: Sequence[str] = MODELS,
+    missing: str = "weka",
+) -> tuple[dict[str, Any], str]:
+    """The utility report of a release: ``utility.json`` content and ``report.html``.
+
+    Runs the hold-out protocol (:func:`ppdm.utility.holdout.holdout_utility`)
+    by repeating the release pipeline on the training split: the numeric
+    quasi-identifiers are discretized with ``discretize_settings`` fitted on
+    the training split only (and applied to the test split), then
+    ``algorithm`` anonymizes it with ``spec`` and
+    ``numpy.random.default_rng(seed)``; the models are trained on
+    ``algorithm.training_views(release)`` (several views are combined by the
+    naive Bayes rule of DMPD). Then the information loss of the published
+    ``release_tables`` against ``original`` (:func:`build_utility`) and the
+    page (:func:`render_report_html`).
+
+    Parameters
+    ----------
+    original : pandas.DataFrame
+        The clean table the release was made from, before discretization.
+    release_tables : mapping of str to pandas.DataFrame
+        The published tables by name (as read back from the candidate files).
+    algorithm : Anonymizer
+        A fresh instance of the release's algorithm with its parameters.
+    spec : AnonymizationSpec
+        The release's requirement, target, suppression limit and hierarchies.
+    discretize_settings : DiscretizeSettings, mapping, object or None
+        ``method`` ("mdl", "equal-frequency" or "none"), ``n_bins`` and
+        ``columns`` (None: every numeric quasi-identifier), e.g. the release
+        configuration's ``discretize`` section; never fitted cut points. As
+        in the discretize step, an algorithm that generalizes raw values
+        along hierarchies gets them unbinned.
+    test_size : float, default=0.3
+    seed : int
+        The release seed: the split, the models and the algorithm's rng.
+    evidence : mapping, optional
+        The algorithm's evidence (a ``"pareto_front"`` is shown).
+    risk : mapping of str to dict, optional
+        Re-identification risk per table, from the verification certificate.
+    covers : mapping, optional
+        Coverage of generalized labels; default: from ``spec.hierarchies``.
+    title : str, optional
+        Page title; default names the algorithm, k and l.
+    models : sequence of str, default=MODELS
+    missing : {"weka", "zeros"}, default="weka"
+
+    Returns
+    -------
+    (dict, str)
+        The ``utility.json`` content (JSON-serialisable) and the HTML page.
+
+    Examples
+    --------
+    >>> import numpy as np, pandas as pd
+    >>> from ppdm.algorithms import get_algorithm
+    >>> rng = np.random.default_rng(0)
+    >>> age = rng.integers(20, 70, 120)
+    >>> table = pd.DataFrame({"age": age, "income": np.where(age > 45, "hi", "lo")})
+    >>> spec = AnonymizationSpec.of(("age",), None, "income", k=5)
+    >>> algorithm = get_algorithm("mondrian")
+    >>> release = algorithm.anonymize(table, spec, np.random.default_rng(0))
+    >>> utility, page = utility_report(
+    ...     table, release.tables, algorithm=algorithm, spec=spec,
+    ...     discretize_settings={"method": "mdl"}, seed=0)
+    >>> sorted(utility["holdout"]["accuracy"]["decision_tree"])[:3]
+    ['anonymized', 'anonymized_ci95', 'difference']
+    >>> page.startswith("<!DOCTYPE html>")
+    True
+    """
+    settings = DiscretizeSettings.of(discretize_settings)
+    if getattr(algorithm, "uses_hierarchies", False) or (
+        getattr(algorithm, "numeric_input", "either") == "raw"
+    ):
+        settings = DiscretizeSettings(method="none")
+    if covers is None and spec.hierarchies:
+        covers = covers_from_hierarchies(spec.hierarchies)
+    holdout = None
+    if spec.target is not None:
+        prepare = settings.prepare_for(original, spec.quasi_identifiers, spec.target)
+
+        def anonymize_training_split(train: pd.DataFrame) -> list:
+            release = algorithm.anonymize(train, spec, np.random.default_rng(seed))
+            return as_training_views(release, algorithm=algorithm)
+
+        holdout = holdout_utility(
+            original,
+            anonymize_training_split,
+            target=spec.target,
+            test_size=test_size,
+            seed=seed,
+            models=models,
+            marker=spec.suppression_marker,
+            covers=covers,
+            missing=missing,
+            prepare=prepare,
+        )
+    utility = build_utility(
+        original, release_tables, spec, holdout, evidence or {}, risk=risk
+    )
+    if title is None:
+        name = getattr(algorithm, "name", type(algorithm).__name__)
+        title = f"{name}: k={spec.k}, l={spec.l}"
+    return utility, render_report_html(utility, title=title)

@@ -1,0 +1,435 @@
+"""Train every model on the original and on the released training part; score.
+
+The one step both protocols share (:mod:`ppdm.utility.holdout`,
+:mod:`ppdm.utility.cross_validation`): given the original training part,
+the release of it (one or several training views) and an untouched test
+part, the accuracy of each model trained on either.
+
+- One view: the featurizer is fitted on the original training part (its
+  schema and domains; a column the view lacks is read as suppressed
+  throughout), the model is trained on the view and predicts the test rows.
+- Several views: per view, a featurizer on that view's columns (fitted on the
+  original training part's same columns), a model trained on the view, and
+  its class probabilities on the test rows; the views' probabilities are
+  combined by the naive Bayes rule of DMPD (:mod:`ppdm.utility.views`), the
+  C4.5 tree's leaves Laplace-corrected as DMPD estimates them.
+
+The model trained on the original training part sees every column either
+way: it is the "before" of the same split.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from sklearn.dummy import DummyClassifier
+
+from ppdm.exceptions import InvalidParameterError
+from ppdm.model import SUPPRESSED
+from ppdm.utility.features import CellFeaturizer
+from ppdm.utility.learners import (
+    MODELS,
+    RANGES,
+    check_missing,
+    check_models,
+    feature_view,
+    make_model,
+)
+from ppdm.utility.views import (
+    align_probabilities,
+    as_training_views,
+    class_prior,
+    naive_bayes_combination,
+)
+
+__all__ = [
+    "Covers",
+    "ViewPrediction",
+    "check_target",
+    "predict_views",
+    "train_and_score",
+]
+
+#: ``{attribute: {generalized label: original values it covers}}``.
+Covers = Mapping[str, Mapping[str, Collection[str]]]
+
+
+def check_target(original: pd.DataFrame, target: str) -> None:
+    """Raise unless ``target`` is a column of ``original`` without missing values."""
+    if target not in original.columns:
+        raise InvalidParameterError(f"target {target!r} is not a column of the table")
+    if original[target].isna().any():
+        raise InvalidParameterError(
+            f"target {target!r} has missing values; drop those rows first"
+        )
+
+
+def train_and_score(
+    original_train: pd.DataFrame,
+    released_train: Any,
+    test: pd.DataFrame,
+    *,
+    target: str,
+    seed: int,
+    models: Sequence[str] = MODELS,
+    marker: str = SUPPRESSED,
+    with_original: bool = True,
+    covers: Covers | None = None,
+    missing: str = "weka",
+    ranges: str = "midpoint",
+) -> dict[str, dict[str, Any]]:
+    """Accuracy of each model trained on the original and on the released part.
+
+    Parameters
+    ----------
+    original_train : pandas.DataFrame
+        The training part before anonymization.
+    released_train : DataFrame, Release, or list of DataFrame
+        Its release: one table, or several training views (a list of
+        tables or of ``(name, table)`` pairs,
+        :func:`ppdm.utility.views.as_training_views`), each with the target.
+    test : pandas.DataFrame
+        Untouched test rows, on the original schema.
+    target : str
+    seed : int
+        Seeds the models.
+    models : sequence of str, default=MODELS
+    marker : str, default="*"
+    with_original : bool, default=True
+        Also train on ``original_train`` (else its accuracy is NaN).
+    covers : mapping, optional
+        Coverage of generalized labels.
+    missing : {"weka", "zeros"}, default="weka"
+        Treatment of unknown cells (:data:`ppdm.utility.learners.MISSING`).
+    ranges : {"midpoint", "uniform"}, default="midpoint"
+        How the C4.5 tree reads a released numeric range
+        (:data:`ppdm.utility.learners.RANGES`).
+
+    Returns
+    -------
+    dict
+        ``{model: {"original": acc, "anonymized": acc, "difference": anon -
+        orig}}``; ``"anonymized"`` is NaN when the release kept no row;
+        ``"original"`` (and the difference) is NaN when ``with_original`` is
+        False. With several views, each model's entry also has ``"per_view"``:
+        ``{view: accuracy of that view's model alone}``.
+    """
+    check_missing(missing)
+    if ranges not in RANGES:
+        raise InvalidParameterError(
+            f"ranges must be one of {list(RANGES)}; got {ranges!r}"
+        )
+    views = as_training_views(released_train)
+    for name, view in views:
+        if target not in view.columns:
+            raise InvalidParameterError(
+                f"the released table {name!r} has no target column {target!r}; "
+                "the target must be released unchanged"
+            )
+    y_test = test[target].astype(str).to_numpy()
+    y_orig = original_train[target].astype(str).to_numpy()
+    features = _Features(
+        original_train, test, target=target, marker=marker, covers=covers
+    )
+    scores = {}
+    for name in models:
+        view_kind = feature_view(name, missing, ranges)
+        featurizer, x_test = features.fitted(view_kind)
+        fit = dict(name=name, seed=seed, y_test=y_test, missing=missing)
+        original_acc = (
+            _fit_score(
+                featurizer=featurizer,
+                x_train=features.transform(featurizer, original_train, "original"),
+                y_train=y_orig,
+                x_test=x_test,
+                **fit,
+            )
+            if with_original
+            else float("nan")
+        )
+        if len(views) == 1:
+            released = views[0][1]
+            anonymized_acc = _fit_score(
+                featurizer=featurizer,
+                x_train=features.transform(featurizer, released, "released"),
+                y_train=released[target].astype(str).to_numpy(),
+                x_test=x_test,
+                **fit,
+            )
+            per_view = None
+        else:
+            anonymized_acc, per_view = _combined_score(
+                views, features, view_kind, target=target, **fit
+            )
+        scores[name] = {
+            "original": original_acc,
+            "anonymized": anonymized_acc,
+            "difference": anonymized_acc - original_acc,
+        }
+        if per_view is not None:
+            scores[name]["per_view"] = per_view
+    return scores
+
+
+class _Features:
+    """Featurizers fitted on the original training part (all its columns, or a
+    view's), each with the test rows' features; transforms computed once."""
+
+    def __init__(
+        self,
+        original_train: pd.DataFrame,
+        test: pd.DataFrame,
+        *,
+        target: str,
+        marker: str,
+        covers: Covers | None,
+    ) -> None:
+        self.original_train = original_train
+        self.test = test
+        self.target = target
+        self.marker = marker
+        self.covers = covers
+        self._fitted: dict[tuple, tuple[CellFeaturizer, np.ndarray]] = {}
+        self._transformed: dict[tuple, np.ndarray] = {}
+
+    def fitted(
+        self, view_kind: tuple, columns: tuple[str, ...] | None = None
+    ) -> tuple[CellFeaturizer, np.ndarray]:
+        """The featurizer of ``view_kind`` (numeric bins, range reading) on
+        ``columns`` (None: all), and the test rows' features."""
+        key = (view_kind, columns)
+        if key not in self._fitted:
+            if columns is None:
+                fitted_on = self.original_train
+            else:
+                absent = [c for c in columns if c not in self.original_train.columns]
+                if absent:
+                    raise InvalidParameterError(
+                        f"training view columns {absent} are not columns of the "
+                        "original table"
+                    )
+                fitted_on = self.original_train[list(columns)]
+            featurizer = CellFeaturizer(
+                exclude=[self.target],
+                suppression_marker=self.marker,
+                covers=self.covers,
+                numeric_bins=view_kind[0],
+                numeric_ranges=view_kind[1],
+            ).fit(fitted_on)
+            self._fitted[key] = (featurizer, featurizer.transform(self.test))
+        return self._fitted[key]
+
+    def transform(
+        self, featurizer: CellFeaturizer, table: pd.DataFrame, role: str
+    ) -> np.ndarray:
+        """``featurizer.transform(table)``, computed once per featurizer and role."""
+        key = (id(featurizer), role)
+        if key not in self._transformed:
+            self._transformed[key] = featurizer.transform(table)
+        return self._transformed[key]
+
+
+@dataclass(frozen=True)
+class ViewPrediction:
+    """Class probabilities of the test rows from several training views.
+
+    Attributes
+    ----------
+    classes : numpy.ndarray
+        Class labels (str), the column order of every array below.
+    prior : numpy.ndarray
+        ``P(y)``: class frequencies of the views' training targets pooled.
+    per_view : dict of str to numpy.ndarray
+        ``P_k(y | x_k)`` of each view's model, shape (n_test, n_classes).
+    combined : numpy.ndarray
+        Their naive Bayes combination (DMPD equation 1).
+    """
+
+    classes: np.ndarray
+    prior: np.ndarray
+    per_view: dict[str, np.ndarray]
+    combined: np.ndarray
+
+    def predict(self) -> np.ndarray:
+        """The most probable class of each test row (first class on ties)."""
+        return self.classes[np.argmax(self.combined, axis=1)]
+
+
+def predict_views(
+    original_train: pd.DataFrame,
+    released_train: Any,
+    test: pd.DataFrame,
+    *,
+    target: str,
+    model: str,
+    seed: int,
+    marker: str = SUPPRESSED,
+    covers: Covers | None = None,
+    missing: str = "weka",
+    ranges: str = "midpoint",
+) -> ViewPrediction:
+    """One ``model`` per training view, combined by the naive Bayes rule.
+
+    Each view's model is trained on the view, with a featurizer fitted on the
+    original training part's columns of that view, and gives class
+    probabilities for the test rows; the C4.5 tree's leaves are
+    Laplace-corrected (J48's ``-A``), as DMPD estimates them. The views'
+    probabilities are combined by :func:`ppdm.utility.views.naive_bayes_combination`
+    with the pooled class frequencies of the views' targets as ``P(y)``.
+    With one view, ``combined`` is that view's probabilities.
+
+    Parameters
+    ----------
+    original_train, released_train, test, target, seed, marker, covers, missing, ranges
+        As in :func:`train_and_score`; every view must keep at least one row.
+    model : str
+        One of :data:`ppdm.utility.learners.MODELS`.
+
+    Returns
+    -------
+    ViewPrediction
+    """
+    check_models([model])
+    check_missing(missing)
+    views = as_training_views(released_train)
+    features = _Features(
+        original_train, test, target=target, marker=marker, covers=covers
+    )
+    return _predict_views(
+        views,
+        features,
+        feature_view(model, missing, ranges),
+        target=target,
+        name=model,
+        seed=seed,
+        missing=missing,
+    )
+
+
+def _predict_views(
+    views: list[tuple[str, pd.DataFrame]],
+    features: _Features,
+    view_kind: tuple,
+    *,
+    target: str,
+    name: str,
+    seed: int,
+    missing: str,
+) -> ViewPrediction:
+    labels = [view[target].astype(str).to_numpy() for _, view in views]
+    empty = [view_name for (view_name, _), y in zip(views, labels) if len(y) == 0]
+    if empty:
+        raise InvalidParameterError(f"training views {empty} have no row")
+    classes = np.unique(np.concatenate(labels))
+    prior = class_prior(np.concatenate(labels), classes)
+    per_view = {}
+    for index, ((view_name, view), y_view) in enumerate(zip(views, labels)):
+        columns = tuple(str(c) for c in view.columns if c != target)
+        featurizer, x_test = features.fitted(view_kind, columns)
+        model_classes, proba = _fit_proba(
+            name=name,
+            seed=seed,
+            featurizer=featurizer,
+            x_train=features.transform(featurizer, view, f"view {index}"),
+            y_train=y_view,
+            x_test=x_test,
+            missing=missing,
+        )
+        per_view[view_name] = align_probabilities(proba, model_classes, classes)
+    combined = naive_bayes_combination(list(per_view.values()), prior)
+    return ViewPrediction(classes, prior, per_view, combined)
+
+
+def _combined_score(
+    views: list[tuple[str, pd.DataFrame]],
+    features: _Features,
+    view_kind: tuple,
+    *,
+    target: str,
+    name: str,
+    seed: int,
+    y_test: np.ndarray,
+    missing: str,
+) -> tuple[float, dict[str, float]]:
+    """Accuracy of the naive Bayes combination of one model per view, and of
+    each view's model alone."""
+    if any(len(view) == 0 for _, view in views):
+        return float("nan"), {view_name: float("nan") for view_name, _ in views}
+    prediction = _predict_views(
+        views, features, view_kind, target=target, name=name, seed=seed, missing=missing
+    )
+    per_view = {
+        view_name: float(
+            np.mean(prediction.classes[np.argmax(proba, axis=1)] == y_test)
+        )
+        for view_name, proba in prediction.per_view.items()
+    }
+    return float(np.mean(prediction.predict() == y_test)), per_view
+
+
+def _constant_features(x_train: np.ndarray) -> bool:
+    """True when no feature varies (every inducer reduces to the class prior)."""
+    return x_train.shape[1] == 0 or bool(
+        (pd.DataFrame(x_train).nunique(dropna=True) <= 1).all()
+    )
+
+
+def _fit_score(
+    *,
+    name: str,
+    seed: int,
+    featurizer: CellFeaturizer,
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    y_test: np.ndarray,
+    missing: str,
+) -> float:
+    if len(y_train) == 0:
+        return float("nan")
+    if _constant_features(x_train):
+        # No feature varies (e.g. every quasi-identifier suppressed and no
+        # other attribute): every inducer reduces to the training majority
+        # class; say so directly rather than rely on each model's corner case.
+        model = DummyClassifier(strategy="most_frequent").fit(x_train, y_train)
+        return float(np.mean(model.predict(x_test) == y_test))
+    model = make_model(
+        name, seed, featurizer.blocks_, featurizer.ranges_, missing=missing
+    )
+    model.fit(x_train, y_train)
+    return float(np.mean(model.predict(x_test) == y_test))
+
+
+def _fit_proba(
+    *,
+    name: str,
+    seed: int,
+    featurizer: CellFeaturizer,
+    x_train: np.ndarray,
+    y_train: np.ndarray,
+    x_test: np.ndarray,
+    missing: str,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(classes, P(class | test row))`` of one view's model.
+
+    A view whose features do not vary says nothing about the class: its
+    probabilities are the view's class frequencies (then its factor in the
+    naive Bayes rule cancels one power of the prior).
+    """
+    if _constant_features(x_train):
+        model = DummyClassifier(strategy="prior").fit(x_train, y_train)
+    else:
+        model = make_model(
+            name,
+            seed,
+            featurizer.blocks_,
+            featurizer.ranges_,
+            missing=missing,
+            laplace=True,
+        )
+        model.fit(x_train, y_train)
+    return np.asarray(model.classes_), model.predict_proba(x_test)
