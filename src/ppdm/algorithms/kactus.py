@@ -9,6 +9,13 @@ into their parent, and complying siblings lend extra instances so the merged
 node reaches k. The project's kACTUS notes (``shared/algorithms/kactus.md``)
 record the decisions the paper leaves open; this module follows them.
 
+Beyond the paper, every privacy model of the requirement is enforced
+(l-diversity in its three variants, t-closeness): a leaf complies when the
+models accept its group, lending also brings the sensitive values a group
+lacks, and the records left at the root are completed from the released
+groups instead of being dropped (:class:`_ModelPruning`). With k-anonymity
+alone the paper's algorithm runs unchanged.
+
 References
 ----------
 .. [1] S. Kisilevich, L. Rokach, Y. Elovici, B. Shapira, "Efficient
@@ -28,6 +35,7 @@ import pandas as pd
 
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
+from ppdm.measures import ClassPartition, SensitiveCounts
 from ppdm.model import (
     SUPPRESSED,
     AnonymizationSpec,
@@ -36,6 +44,7 @@ from ppdm.model import (
     attribute_kind,
 )
 from ppdm.params import Boolean, Interval, Options
+from ppdm.privacy import Requirement
 from ppdm.progress import report
 from ppdm.trees.base import Interval as TreeInterval
 from ppdm.trees.base import PredicateTree, TreeNode, constraint_kinds
@@ -63,10 +72,15 @@ class KactusResult:
     group_nodes : list of int
         Tree node id each group was released from.
     lost : numpy.ndarray of int64
-        Input positions of the dropped rows (fewer than k).
+        Input positions of the dropped rows (fewer than k; none when models
+        beyond k-anonymity are enforced).
     node_stats : list of dict
         Per processed node: its id, instances released from its complying
         children, instances lent to it, instances it holds after pruning.
+    root_stats : dict
+        With models beyond k-anonymity only: instances lent to the root's
+        group by released groups (``lent``), and groups (records) merged whole
+        into it (``absorbed_groups``, ``absorbed_records``); empty otherwise.
     """
 
     table: pd.DataFrame
@@ -75,6 +89,7 @@ class KactusResult:
     group_nodes: list[int]
     lost: np.ndarray
     node_stats: list[dict[str, Any]] = field(default_factory=list)
+    root_stats: dict[str, int] = field(default_factory=dict)
 
 
 class _Distances:
@@ -129,6 +144,7 @@ def anonymize_tree(
     generalize_small_siblings: bool = False,
     numeric_release: str = "mean",
     suppression_marker: str = SUPPRESSED,
+    requirement: Requirement | None = None,
 ) -> KactusResult:
     """The paper's Anonymize(S, Q, CT, k) on a tree whose nodes hold their rows.
 
@@ -156,6 +172,14 @@ def anonymize_tree(
     suppressed if there are at least k of them, and dropped otherwise (fewer
     than k records are lost).
 
+    With a ``requirement`` holding more than k-anonymity (l-diversity,
+    t-closeness; not in the paper), "complies" means "every model accepts the
+    leaf's group" (:meth:`Requirement.accepts_groups`) and k is the
+    requirement's smallest acceptable class; see :class:`_ModelPruning` for
+    the lending and the root. No record is dropped then: the root's group is
+    completed with records lent by, or whole groups taken from, the released
+    groups until the models accept it.
+
     suppress(R, Q, path), per quasi-identifier: pinned by an equality test
     and single-valued in R -> kept; tested only by inequalities (numeric) ->
     the mean of the attribute over R (missing values in R get it too), or,
@@ -175,21 +199,83 @@ def anonymize_tree(
     tree : PredicateTree
     quasi_identifiers : sequence of str
     k : int
+        Smallest group released; with a ``requirement``, its
+        ``minimal_class_size``.
     rng : numpy.random.Generator
     lending : {"random", "greedy"}, default="random"
     generalize_small_siblings : bool, default=False
     numeric_release : {"mean", "interval"}, default="mean"
     suppression_marker : str, default="*"
+    requirement : Requirement, optional
+        The privacy models every released group must satisfy. None, or a
+        requirement of k-anonymity alone, runs the paper's algorithm.
 
     Returns
     -------
     KactusResult
+
+    Raises
+    ------
+    InfeasibleConstraintError
+        The models reject even the whole table as one class, so no group of
+        records can be released.
     """
     if tree.n_rows != len(table):
         raise ValueError(
             f"the tree covers {tree.n_rows} rows; the table has {len(table)}"
         )
+    if requirement is not None and k != requirement.minimal_class_size:
+        raise ValueError(
+            f"k={k} differs from the requirement's smallest class "
+            f"({requirement.minimal_class_size})"
+        )
     distances = _Distances(table, quasi_identifiers) if lending == "greedy" else None
+    if requirement is None or _only_k(requirement):
+        pruned = _prune_k(tree, k, rng, distances)
+    else:
+        pruned = _ModelPruning(table, tree, requirement, rng, distances).run()
+
+    result = _suppress(
+        table,
+        tree,
+        quasi_identifiers,
+        pruned.group_nodes,
+        pruned.group_rows,
+        pruned.pruned_attributes,
+        generalize_small_siblings,
+        numeric_release,
+        suppression_marker,
+    )
+    result.lost = pruned.lost
+    result.node_stats = pruned.stats
+    result.root_stats = pruned.root_stats
+    return result
+
+
+def _only_k(requirement: Requirement) -> bool:
+    """True when class size alone decides every model (k-anonymity only)."""
+    return requirement.decided_by_bounds and requirement.minimal_distinct_values <= 1
+
+
+@dataclass
+class _Pruned:
+    """Phase 2's groups before suppression: node and rows of each release."""
+
+    group_nodes: list[int]
+    group_rows: list[np.ndarray]
+    pruned_attributes: dict[int, frozenset[str]]
+    stats: list[dict[str, Any]]
+    lost: np.ndarray
+    root_stats: dict[str, int] = field(default_factory=dict)
+
+
+def _prune_k(
+    tree: PredicateTree,
+    k: int,
+    rng: np.random.Generator,
+    distances: _Distances | None,
+) -> _Pruned:
+    """The paper's pruning for k-anonymity (see :func:`anonymize_tree`)."""
     held: dict[int, np.ndarray] = {leaf.id: leaf.rows for leaf in tree.leaves}
     pruned_attributes: dict[int, frozenset[str]] = {}
     group_nodes: list[int] = []
@@ -277,21 +363,406 @@ def anonymize_tree(
         release(tree.root, leftover)
     else:
         lost = np.sort(leftover)
+    return _Pruned(group_nodes, group_rows, pruned_attributes, stats, lost)
 
-    result = _suppress(
-        table,
-        tree,
-        quasi_identifiers,
-        group_nodes,
-        group_rows,
-        pruned_attributes,
-        generalize_small_siblings,
-        numeric_release,
-        suppression_marker,
-    )
-    result.lost = lost
-    result.node_stats = stats
-    return result
+
+class _ModelPruning:
+    """Phase 2 when the requirement holds more than k-anonymity (not in the paper).
+
+    The paper's pruning with "complies" read as "every model accepts the
+    group" (:meth:`Requirement.accepts_groups`, the sensitive attributes coded
+    once) and k as the requirement's smallest acceptable class ``m``. At a
+    node p the groups of the non-complying children are merged into F; when
+    the models reject F, the complying children lend it records
+    (:meth:`lend`; when they accept F nothing is lent, as for ``nui >= k`` in
+    the paper), and p becomes a leaf holding F and the loan.
+
+    The root's group gets the same treatment with every released group as a
+    lender; when no loan makes it acceptable, whole released groups join it
+    (:meth:`absorb`). No record is dropped, so the released sensitive
+    distribution is the table's (the reference t-closeness is verified
+    against). Every released group is accepted, and the classes of the
+    release are unions of released groups with equal labels; the five models
+    accept unions of accepted groups (size and distinct values add up, entropy
+    is concave, the recursive condition sums, the distance to the table's
+    distribution is convex), so the release satisfies the requirement.
+    """
+
+    #: Loan sizes tried at once beyond the smallest: the next 15, then
+    #: doubling steps, then every extra.
+    _STEPS = 16
+
+    def __init__(
+        self,
+        table: pd.DataFrame,
+        tree: PredicateTree,
+        requirement: Requirement,
+        rng: np.random.Generator,
+        distances: _Distances | None,
+    ) -> None:
+        self.tree = tree
+        self.requirement = requirement
+        self.rng = rng
+        self.distances = distances
+        self.m = requirement.minimal_class_size
+        self.encoded = requirement.encode(table)
+        self.codes = [e.codes for e in self.encoded.values()]
+        self.n_values = [max(len(e.values), 1) for e in self.encoded.values()]
+        first = self.encoded[requirement.sensitive_attributes[0]]
+        self.need_codes = first.codes
+        closeness = any(
+            model.name == "t-closeness" and model.sensitive_attribute == first.attribute
+            for model in requirement.models
+        )
+        self.need_weight = (
+            first.whole if closeness else np.ones(max(len(first.values), 1))
+        )
+
+    def accepts(self, groups: Sequence[np.ndarray]) -> np.ndarray:
+        """Which of ``groups`` (row positions each) every model accepts."""
+        if not groups:
+            return np.zeros(0, dtype=bool)
+        sizes = np.array([len(g) for g in groups], dtype=np.int64)
+        ids = np.repeat(np.arange(len(groups)), sizes)
+        rows = np.concatenate(groups).astype(np.int64, copy=False)
+        ok = self.requirement.accepts_groups(ids, len(groups), self.encoded, rows=rows)
+        return np.asarray(ok, dtype=bool) & (sizes > 0)
+
+    def accepts_counts(self, counts: Sequence[np.ndarray]) -> np.ndarray:
+        """Which groups every model accepts, given their sensitive value counts.
+
+        ``counts`` holds one ``(groups, values)`` matrix per sensitive
+        attribute (in :attr:`Requirement.sensitive_attributes` order, codes of
+        :meth:`Requirement.encode`); the models read nothing else of a group,
+        so this equals :meth:`accepts` on the groups' rows without touching
+        them.
+        """
+        sizes = np.asarray(counts[0]).sum(axis=1).astype(np.int64)
+        sensitive = []
+        for encoded, matrix in zip(self.encoded.values(), counts, strict=True):
+            group, value = np.nonzero(matrix)
+            sensitive.append(
+                SensitiveCounts(
+                    encoded.attribute,
+                    sizes,
+                    group.astype(np.int64),
+                    value.astype(np.int64),
+                    np.asarray(matrix[group, value], dtype=np.int64),
+                    encoded.values,
+                    encoded.ranks,
+                    encoded.whole,
+                )
+            )
+        partition = ClassPartition.from_aggregates(
+            (), pd.DataFrame(index=pd.RangeIndex(len(sizes))), sizes, sensitive
+        )
+        return np.asarray(self.requirement.accepts(partition), dtype=bool) & (sizes > 0)
+
+    @staticmethod
+    def _prefix_counts(
+        codes: np.ndarray,
+        n_values: int,
+        merged: np.ndarray,
+        rows: np.ndarray,
+        pool: np.ndarray,
+        by_need: np.ndarray,
+        cuts: np.ndarray,
+        plain: int | None,
+    ) -> np.ndarray:
+        """Value counts of ``merged`` plus each candidate loan, one row each.
+
+        The candidates are ``pool[:plain]`` (when ``plain`` is given) and
+        ``by_need[:j]`` for every ``j`` in ``cuts`` (increasing): one
+        ``bincount`` of the need order cut into segments, then a running sum.
+        """
+        base = np.bincount(codes[merged], minlength=n_values)
+        segment = np.searchsorted(cuts, np.arange(len(by_need)), side="right")
+        per_segment = np.bincount(
+            segment * n_values + codes[rows[by_need]],
+            minlength=(len(cuts) + 1) * n_values,
+        ).reshape(len(cuts) + 1, n_values)
+        prefixes = np.cumsum(per_segment, axis=0)[: len(cuts)]
+        if plain is not None:
+            first = np.bincount(codes[rows[pool[:plain]]], minlength=n_values)
+            prefixes = np.vstack([first, prefixes])
+        return base + prefixes
+
+    def check_whole_table(self) -> None:
+        """Refuse a requirement the table fails even as one class."""
+        everything = np.arange(self.tree.n_rows)
+        if self.accepts([everything])[0]:
+            return
+        failing = [
+            str(model)
+            for model in self.requirement.models
+            if not Requirement(self.requirement.quasi_identifiers, (model,))
+            .accepts_groups(np.zeros(len(everything), dtype=np.int64), 1, self.encoded)
+            .all()
+        ]
+        raise InfeasibleConstraintError(
+            f"kactus cannot release the table under {self.requirement}: even all "
+            f"{len(everything)} records in one fully suppressed class fail "
+            f"{', '.join(failing)}, and smaller classes cannot do better (kactus "
+            "releases every record when models beyond k-anonymity are asked for)"
+        )
+
+    def lend(
+        self, merged: np.ndarray, donors: Sequence[np.ndarray]
+    ) -> tuple[np.ndarray, dict[int, np.ndarray]] | None:
+        """Records of accepted ``donors`` that make ``merged`` accepted, or None.
+
+        Each donor orders its records as the paper's lending does (random: a
+        uniform shuffle; greedy: closest to ``merged`` first, ties by the
+        generator); its extras are the first ``size - m`` of them that are not
+        the last record of their sensitive value in the donor, so a loan never
+        takes a value away from a donor. Candidate loans, judged at once from
+        their value counts (:meth:`accepts_counts`): the first
+        ``max(m - |merged|, 0)`` extras in lending order (the paper's choice),
+        then growing prefixes (see ``_STEPS``) of the extras ordered by need --
+        the j-th extra of sensitive value v (first sensitive attribute) ranks
+        ``(count of v in merged + j) / w(v)``, w = v's share of the table under
+        t-closeness of that attribute, else 1, so loans even out the values or
+        follow the table's distribution; ties keep the lending order. The
+        first accepted candidate is lent when every donor it takes from stays
+        accepted; a donor that would not stops lending and the search repeats.
+
+        Returns
+        -------
+        (lent rows, {donor index: its remaining rows}) or None
+        """
+        m = self.m
+        sizes = np.array([len(d) for d in donors], dtype=np.int64)
+        rows = np.concatenate(donors).astype(np.int64, copy=False)
+        n = len(rows)
+        if n == 0:
+            return None
+        donor = np.repeat(np.arange(len(donors)), sizes)
+        offsets = np.concatenate([[0], np.cumsum(sizes)])
+        if self.distances is None:
+            rank = self.rng.permutation(n)
+        else:
+            d = self.distances(rows, merged)
+            rank = np.empty(n, dtype=np.int64)
+            rank[np.lexsort((self.rng.random(n), d))] = np.arange(n)
+        # extras: per donor in lending order, skipping each value's last record
+        eligible = np.ones(n, dtype=bool)
+        for codes, n_values in zip(self.codes, self.n_values, strict=True):
+            key = donor * n_values + codes[rows]
+            order = np.lexsort((rank, key))
+            last = np.ones(n, dtype=bool)
+            last[:-1] = key[order][1:] != key[order][:-1]
+            eligible[order[last]] = False
+        by_donor = np.lexsort((rank, donor))
+        seen = np.cumsum(eligible[by_donor])
+        before = np.concatenate([[0], seen])[offsets[:-1]]
+        owner = donor[by_donor]
+        within = seen - before[owner]
+        extra = eligible[by_donor] & (within <= (sizes - m)[owner])
+        pool_all = by_donor[extra]
+        pool_all = pool_all[np.argsort(rank[pool_all], kind="stable")]
+
+        need_values = len(self.need_weight)
+        merged_counts = np.bincount(self.need_codes[merged], minlength=need_values)
+        distinct = min(len(np.unique(codes[merged])) for codes in self.codes)
+        required = max(m - len(merged), 0)
+        smallest = max(required, self.requirement.minimal_distinct_values - distinct, 1)
+        active = np.ones(len(donors), dtype=bool)
+        while True:
+            pool = pool_all[active[donor[pool_all]]]
+            if len(pool) < smallest:
+                return None
+            plain = required == smallest
+            value = self.need_codes[rows[pool]]
+            order = np.argsort(value, kind="stable")
+            ordered = value[order]
+            nth = np.empty(len(pool), dtype=np.int64)
+            nth[order] = np.arange(len(pool)) - np.searchsorted(ordered, ordered)
+            need = (merged_counts[value] + nth + 1) / self.need_weight[value]
+            by_need = pool[np.lexsort((np.arange(len(pool)), need))]
+            lengths = {smallest + i for i in range(self._STEPS)}
+            step = self._STEPS
+            while smallest + step < len(pool):
+                lengths.add(smallest + step)
+                step *= 2
+            lengths.add(len(pool))
+            cuts = np.array(sorted(j for j in lengths if j <= len(pool)))
+            first = required if plain else None
+            ok = self.accepts_counts(
+                [
+                    self._prefix_counts(
+                        codes, n_values, merged, rows, pool, by_need, cuts, first
+                    )
+                    for codes, n_values in zip(self.codes, self.n_values, strict=True)
+                ]
+            )
+            if not ok.any():
+                return None
+            best = int(np.argmax(ok))
+            if plain and best == 0:
+                chosen = pool[:required]
+            else:
+                chosen = by_need[: cuts[best - int(plain)]]
+            taken = np.zeros(n, dtype=bool)
+            taken[chosen] = True
+            lenders = np.unique(donor[chosen])
+            kept = {
+                int(i): donors[i][~taken[offsets[i] : offsets[i + 1]]] for i in lenders
+            }
+            still = self.accepts(list(kept.values()))
+            if still.all():
+                return rows[chosen], kept
+            active[lenders[~still]] = False
+
+    def absorb(
+        self,
+        leftover: np.ndarray,
+        group_nodes: list[int],
+        group_rows: list[np.ndarray],
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Whole released groups joining ``leftover`` until the models accept it.
+
+        Groups released nearest the root (fewest tests on their path, so the
+        least lost when fully suppressed) join first, in prefixes of 1, 2, 4,
+        ... groups and finally all of them; the smallest accepted prefix is
+        taken. All of them with ``leftover`` are the whole table, which
+        :meth:`check_whole_table` found acceptable.
+
+        Returns
+        -------
+        (the enlarged group's rows, indices of the absorbed groups)
+        """
+        depth = np.zeros(len(self.tree.nodes), dtype=np.int64)
+        for node in self.tree.nodes[1:]:  # preorder: parents first
+            assert node.parent is not None
+            depth[node.id] = depth[node.parent.id] + 1
+        n_groups = len(group_rows)
+        nodes = np.asarray(group_nodes, dtype=np.int64)
+        order = np.lexsort((np.arange(n_groups), depth[nodes]))
+        counts, step = [], 1
+        while step < n_groups:
+            counts.append(step)
+            step *= 2
+        counts.append(n_groups)
+        candidates = [
+            np.concatenate([leftover, *(group_rows[g] for g in order[:j])])
+            for j in counts
+        ]
+        ok = self.accepts(candidates)
+        if not ok.any():
+            raise InfeasibleConstraintError(
+                f"kactus cannot release the table under {self.requirement}: the "
+                f"{len(leftover)} records left at the root fail it even with "
+                "every released group merged into them"
+            )
+        best = int(np.argmax(ok))
+        return candidates[best], order[: counts[best]]
+
+    def run(self) -> _Pruned:
+        """Prune the tree; see the class docstring."""
+        tree = self.tree
+        self.check_whole_table()
+        leaves = tree.leaves
+        held: dict[int, np.ndarray] = {leaf.id: leaf.rows for leaf in leaves}
+        accepted = dict(
+            zip(
+                (leaf.id for leaf in leaves),
+                self.accepts([leaf.rows for leaf in leaves]).tolist(),
+                strict=True,
+            )
+        )
+        pruned_attributes: dict[int, frozenset[str]] = {}
+        group_nodes: list[int] = []
+        group_rows: list[np.ndarray] = []
+        stats: list[dict[str, Any]] = []
+        empty = np.zeros(0, dtype=np.int64)
+
+        for p in tree.postorder():
+            if p.is_leaf:
+                continue
+            parts = [held.pop(child.id) for child in p.children]
+            ok = np.array([accepted.pop(child.id) for child in p.children], dtype=bool)
+            complying = np.flatnonzero(ok)
+            failing = np.flatnonzero(~ok)
+            merged = np.concatenate([empty, *(parts[i] for i in failing)])
+            lent = empty
+            lent_from: set[int] = set()
+            merged_ok = False
+            if len(merged):
+                merged_ok = bool(self.accepts([merged])[0])
+                if not merged_ok and len(complying):
+                    loan = self.lend(merged, [parts[i] for i in complying])
+                    if loan is not None:
+                        lent, kept = loan
+                        for j, rows in kept.items():
+                            parts[complying[j]] = rows
+                            lent_from.add(int(complying[j]))
+                        merged_ok = True
+            released = 0
+            for i in complying:
+                group_nodes.append(p.children[i].id)
+                group_rows.append(parts[i])
+                released += len(parts[i])
+            held[p.id] = np.concatenate([merged, lent])
+            accepted[p.id] = merged_ok
+            attribute = p.split_attribute
+            merged_attributes = {attribute} if attribute is not None else set()
+            for i in set(failing.tolist()) | lent_from:
+                merged_attributes |= pruned_attributes.get(
+                    p.children[i].id, frozenset()
+                )
+            pruned_attributes[p.id] = frozenset(merged_attributes)
+            stats.append(
+                {
+                    "node": p.id,
+                    "released": released,
+                    "complying_children": len(complying),
+                    "non_complying": len(merged),
+                    "lent": len(lent),
+                    "holds": len(held[p.id]),
+                }
+            )
+
+        root = tree.root
+        leftover = held.pop(root.id)
+        root_stats = {"lent": 0, "absorbed_groups": 0, "absorbed_records": 0}
+        if len(leftover) and not accepted.pop(root.id):
+            loan = self.lend(leftover, group_rows) if group_rows else None
+            if loan is not None:
+                lent, kept = loan
+                joined = [group_nodes[g] for g in kept]
+                for g, rows in kept.items():
+                    group_rows[g] = rows
+                leftover = np.concatenate([leftover, lent])
+                root_stats["lent"] = len(lent)
+            else:
+                size = len(leftover)
+                leftover, absorbed = self.absorb(leftover, group_nodes, group_rows)
+                gone = set(absorbed.tolist())
+                joined = [group_nodes[g] for g in sorted(gone)]
+                stay = [g for g in range(len(group_nodes)) if g not in gone]
+                group_nodes[:] = [group_nodes[g] for g in stay]
+                group_rows[:] = [group_rows[g] for g in stay]
+                root_stats["absorbed_groups"] = len(gone)
+                root_stats["absorbed_records"] = len(leftover) - size
+            pruned_attributes[root.id] = pruned_attributes.get(
+                root.id, frozenset()
+            ) | self._attributes_of(joined, pruned_attributes)
+        if len(leftover):
+            group_nodes.append(root.id)
+            group_rows.append(leftover)
+        return _Pruned(
+            group_nodes, group_rows, pruned_attributes, stats, empty, root_stats
+        )
+
+    def _attributes_of(
+        self, nodes: Sequence[int], pruned_attributes: dict[int, frozenset[str]]
+    ) -> frozenset[str]:
+        """Attributes tested on, or pruned below, the paths of ``nodes``."""
+        out: set[str] = set()
+        for node_id in set(nodes):
+            out |= {test.attribute for test in self.tree.path(self.tree.node(node_id))}
+            out |= pruned_attributes.get(node_id, frozenset())
+        return frozenset(out)
 
 
 def _as_text(value: Any) -> str | None:
@@ -449,8 +920,23 @@ class Kactus(Anonymizer):
     lent from complying siblings. Fewer than k records may be dropped at the
     root (the paper's Corollary 3); they are listed in the evidence, and
     ``spec.suppression_limit`` is not applied (the loss is bounded by k, not
-    by a fraction). kACTUS is a k-anonymity algorithm: ``spec.l > 1`` is
-    rejected (no l-diversity check of the released leaves is implemented).
+    by a fraction).
+
+    Beyond the paper, every model of ``spec.requirement`` is enforced
+    (distinct, entropy and recursive (c, l)-diversity, t-closeness): a leaf
+    complies only when the models accept its group
+    (:meth:`~ppdm.privacy.Requirement.accepts_groups`), non-complying ones are
+    pruned and helped by lent instances as in the paper, the lent instances
+    being chosen to bring the sensitive values the group lacks (see
+    :class:`_ModelPruning`), and the requirement's smallest acceptable class
+    replaces k (tree MinObj, extras). No record is dropped then: the
+    fully suppressed group left at the root borrows instances from the
+    released groups, or merges whole ones, until the models accept it, so
+    the released sensitive distribution is the table's (t-closeness's
+    reference). When the models reject even the whole table as one class
+    (e.g. entropy l above the table's own diversity), no group can be
+    released and :class:`InfeasibleConstraintError` is raised. With
+    k-anonymity alone the release is the paper's, byte for byte.
 
     The release's evidence holds ``tree`` (compact JSON: node ids, parents,
     tests, sizes, majority labels), ``nodes`` (per processed internal node:
@@ -458,13 +944,17 @@ class Kactus(Anonymizer):
     instances lent, instances it holds after pruning), ``groups``,
     ``records_released``, ``records_fully_suppressed`` (released at the root),
     ``lost_records`` and ``lost_positions`` (input row positions of the
-    dropped rows, fewer than k) and ``suppressed_cells``.
+    dropped rows, fewer than k) and ``suppressed_cells``; with models beyond
+    k-anonymity also ``models`` (their names), ``minimal_class_size`` and
+    ``root`` (instances lent to the root's group, groups and records merged
+    into it).
 
     Parameters
     ----------
     inducer : {"c45", "sklearn"}, default="c45"
         Phase-1 tree: the C4.5-style inducer with multiway categorical splits
-        and MinObj = max(k, 2) (the paper's J48 setting), or scikit-learn CART
+        and MinObj = max(k, 2) (the paper's J48 setting; k is the
+        requirement's smallest acceptable class), or scikit-learn CART
         on one-hot encoded attributes with ``min_samples_leaf = k``.
     lending : {"random", "greedy"}, default="random"
         Which extra instances complying leaves lend (see
@@ -548,13 +1038,18 @@ class Kactus(Anonymizer):
         self.numeric_release = numeric_release
 
     def grow_tree(self, table: pd.DataFrame, spec: AnonymizationSpec) -> PredicateTree:
-        """Phase 1: the classification tree on ``QI + target`` (MinObj = k)."""
+        """Phase 1: the classification tree on ``QI + target``.
+
+        MinObj (``min_samples_leaf``) is the requirement's smallest acceptable
+        class (k for k-anonymity alone, ``max(k, ceil(l))`` with l-diversity).
+        """
         X = table[list(spec.quasi_identifiers)]
         y = table[spec.target]
+        smallest = spec.requirement.minimal_class_size
         if self.inducer == "sklearn":
-            return SklearnInducer(min_samples_leaf=spec.k).fit(X, y).tree_
+            return SklearnInducer(min_samples_leaf=smallest).fit(X, y).tree_
         return (
-            C45(min_obj=max(spec.k, 2), confidence=self.pruning_confidence)
+            C45(min_obj=max(smallest, 2), confidence=self.pruning_confidence)
             .fit(X, y)
             .tree_
         )
@@ -562,10 +1057,7 @@ class Kactus(Anonymizer):
     def _anonymize(
         self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
     ) -> Release:
-        if spec.l > 1:
-            raise InvalidParameterError(
-                f"kactus supports only l = 1 (a k-anonymity algorithm); got l={spec.l}"
-            )
+        requirement = spec.requirement
         if spec.target is None:
             raise InvalidParameterError(
                 "kactus needs a target to grow its tree; got None"
@@ -575,9 +1067,11 @@ class Kactus(Anonymizer):
                 f"target {spec.target!r} is also a quasi-identifier; the target "
                 "is never altered"
             )
-        if len(table) < spec.k:
+        smallest = requirement.minimal_class_size
+        if len(table) < smallest:
             raise InfeasibleConstraintError(
-                f"kactus cannot release {spec.k}-anonymous data from {len(table)} rows"
+                f"kactus cannot release {requirement} data from {len(table)} rows "
+                f"(classes need at least {smallest})"
             )
         tree = self.grow_tree(table, spec)
         report(0.5, f"kactus: tree grown ({len(tree.leaves)} leaves)")
@@ -585,12 +1079,13 @@ class Kactus(Anonymizer):
             table,
             tree,
             spec.quasi_identifiers,
-            spec.k,
+            smallest,
             rng,
             lending=self.lending,
             generalize_small_siblings=self.generalize_small_siblings,
             numeric_release=self.numeric_release,
             suppression_marker=spec.suppression_marker,
+            requirement=requirement,
         )
         released = result.table
         qi = list(spec.quasi_identifiers)
@@ -610,4 +1105,8 @@ class Kactus(Anonymizer):
             "lost_positions": [int(i) for i in result.lost],
             "suppressed_cells": suppressed,
         }
+        if result.root_stats:
+            evidence["models"] = list(requirement.model_names)
+            evidence["minimal_class_size"] = int(smallest)
+            evidence["root"] = dict(result.root_stats)
         return self._release(released, spec, table, evidence)
