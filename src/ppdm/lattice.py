@@ -32,10 +32,28 @@ remains:
           label, plus the suppressed rows, over all rows (needs a target)
 ========  ====================================================================
 
-:meth:`GeneralizationLattice.evaluate` also takes a requirement ``k``/``l``:
+:meth:`GeneralizationLattice.evaluate` also takes bounds ``k``/``l``:
 then exactly the classes smaller than ``k`` or with fewer than ``l`` distinct
 sensitive values are suppressed and the node is *feasible* when they fit in
-``eta`` (the semantics of an optimal single-objective search).
+``eta`` (the semantics of an optimal single-objective search). Size and
+distinct values are all that k-anonymity and distinct l-diversity ask, so for
+a requirement of those models alone (``Requirement.decided_by_bounds``) these
+bounds *are* the requirement.
+
+Any other privacy model (entropy or recursive (c, l)-diversity, t-closeness)
+is decided by the model objects themselves: a lattice built with a
+``requirement`` answers :meth:`GeneralizationLattice.decide`, which uses the
+bounds only to reject a node early and otherwise materializes the node's
+classes and asks :meth:`ppdm.privacy.Requirement.accepts_groups` about each.
+What a node releases then follows :func:`release_plan`: the rejected classes
+are suppressed; the suppressed rows are released as one class of their own
+(every quasi-identifier the suppression marker, merged with a class whose
+labels are all the marker) when every model accepts that class, else they are
+dropped, and the rest is asked again, since dropping rows changes the table
+distribution t-closeness compares with. A node is feasible when the rows so
+suppressed fit ``eta`` and something is left to release;
+:func:`generalized_release` releases exactly that, so the released table
+passes :func:`ppdm.verify.verify_tables`.
 
 References
 ----------
@@ -59,10 +77,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdm.exceptions import InvalidParameterError
+from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.hierarchies import Hierarchy
 from ppdm.measures import equivalence_classes
 from ppdm.model import AnonymizationSpec
+from ppdm.privacy.requirement import EncodedSensitive, Requirement
 
 __all__ = [
     "OBJECTIVES",
@@ -73,6 +92,8 @@ __all__ = [
     "generalized_release",
     "nondominated_boxes",
     "pareto_mask",
+    "release_plan",
+    "ReleasePlan",
     "representation_ratio",
     "require_hierarchies",
     "suppression_budget",
@@ -87,7 +108,17 @@ _MASK_BITS = 64  # sensitive values beyond this use (class, value) pairs for l
 
 @dataclass(frozen=True)
 class NodeMetrics:
-    """Quality indices of one lattice node (see the module table)."""
+    """Quality indices of one lattice node (see the module table).
+
+    ``feasible`` says whether the node meets the requirement it was evaluated
+    with within the suppression budget; ``over_budget`` whether the rows of
+    the classes the requirement rejects alone exceed that budget. With privacy
+    models monotone under generalization the rejected rows can only grow
+    towards the bottom of the lattice, so an ``over_budget`` node proves every
+    node below it infeasible (a node can be infeasible without being over
+    budget: when the suppressed rows must be dropped and the rest then fails
+    t-closeness).
+    """
 
     levels: tuple[int, ...]
     k: int
@@ -98,6 +129,7 @@ class NodeMetrics:
     cm: float
     suppressed: int
     feasible: bool = True
+    over_budget: bool = False
 
     def value(self, name: str) -> float:
         """The index called ``name`` (a key of :data:`OBJECTIVES`)."""
@@ -209,6 +241,11 @@ class GeneralizationLattice:
         Suppression budget in rows.
     evaluations : int
         Nodes evaluated so far (a cost counter).
+    requirement : Requirement or None
+        The privacy requirement :meth:`decide` enforces (given to
+        :meth:`from_table`).
+    sensitive_attribute : str or None
+        The attribute behind the ``l`` index (its distinct values per class).
 
     Examples
     --------
@@ -279,6 +316,13 @@ class GeneralizationLattice:
             key, loss, count, mask, target, np.array([0, len(count)]), *pairs
         )
         self._base_codes = codes
+        self.requirement: Requirement | None = None
+        self.sensitive_attribute: str | None = None
+        # Set by from_table with a requirement: what decide() needs per row.
+        self._row_group: np.ndarray | None = None
+        self._sensitive: pd.DataFrame | None = None
+        self._encoded: dict[str, EncodedSensitive] | None = None
+        self._marker: dict[tuple[int, int], np.ndarray] = {}
 
     # ------------------------------------------------------------ building
     @classmethod
@@ -292,6 +336,7 @@ class GeneralizationLattice:
         target: str | None = None,
         suppression_limit: float = 0.0,
         spread_l: bool = False,
+        requirement: Requirement | None = None,
     ) -> GeneralizationLattice:
         """Encode and group ``table`` once.
 
@@ -309,8 +354,19 @@ class GeneralizationLattice:
             Fraction of rows that may be suppressed.
         spread_l : bool, default=False
             Keep (class, sensitive value) counts for S_l (slower).
+        requirement : Requirement, optional
+            The privacy requirement :meth:`decide` enforces; its sensitive
+            attributes are coded once here. Its quasi-identifiers must be
+            ``quasi_identifiers``.
         """
         attributes = tuple(quasi_identifiers)
+        if requirement is not None and set(requirement.quasi_identifiers) != set(
+            attributes
+        ):
+            raise InvalidParameterError(
+                f"the requirement is over {list(requirement.quasi_identifiers)}, "
+                f"the lattice over {list(attributes)}"
+            )
         missing = [q for q in attributes if q not in hierarchies]
         if missing:
             raise InvalidParameterError(
@@ -357,7 +413,7 @@ class GeneralizationLattice:
                 for t in range(len(kinds))
             )
         eta = math.floor(suppression_limit * n + 1e-9)
-        return cls(
+        lattice = cls(
             attributes,
             chain,
             (codes, count, mask, target_counts, pairs),
@@ -365,6 +421,14 @@ class GeneralizationLattice:
             eta,
             n_sensitive,
         )
+        lattice.sensitive_attribute = sensitive_attribute
+        if requirement is not None:
+            sensitive = table[list(requirement.sensitive_attributes)]
+            lattice.requirement = requirement
+            lattice._row_group = np.asarray(ids, dtype=np.int64)
+            lattice._sensitive = sensitive
+            lattice._encoded = requirement.encode(sensitive)
+        return lattice
 
     # ------------------------------------------------------------- lattice
     @property
@@ -418,19 +482,129 @@ class GeneralizationLattice:
         ----------
         levels : sequence of int
         k, l : int, optional
-            A requirement: suppress exactly the classes smaller than ``k`` or
-            with fewer than ``l`` distinct sensitive values, and report whether
-            that fits the budget (``feasible``). Without it, the maximal
+            Bounds: suppress exactly the classes smaller than ``k`` or with
+            fewer than ``l`` distinct sensitive values, and report whether that
+            fits the budget (``feasible``). Without them, the maximal
             suppression within the budget of Dewri et al. is applied.
         """
         node = self._check(levels)
-        batch = self._rollup(node)
+        batch, _ = self._rollup(node)
         metrics = self._batch_metrics(batch, k, l)
         self.evaluations += 1
+        feasible = bool(metrics["suppressed"][0] <= self.eta)
+        bounded = k is not None or l is not None
+        return self._node_metrics(node, metrics, feasible, bounded and not feasible)
+
+    # ----------------------------------------------------------- requirement
+    @property
+    def requirement_bounds(self) -> tuple[int, int]:
+        """Smallest class size and fewest distinct values of
+        :attr:`sensitive_attribute` a class needs under :attr:`requirement`."""
+        requirement = self._require_requirement()
+        distinct = max(
+            (
+                m.minimal_distinct_values
+                for m in requirement.models
+                if m.uses_sensitive_attribute
+                and m.sensitive_attribute == self.sensitive_attribute
+            ),
+            default=1,
+        )
+        return requirement.minimal_class_size, int(distinct)
+
+    @property
+    def decided_by_bounds(self) -> bool:
+        """Whether :attr:`requirement_bounds` decide the requirement exactly.
+
+        True when every model is decided by class size and distinct values
+        (k-anonymity, distinct l-diversity) and every distinct-value bound is
+        on :attr:`sensitive_attribute`, whose values the lattice tracks.
+        """
+        requirement = self._require_requirement()
+        return requirement.decided_by_bounds and set(
+            requirement.sensitive_attributes
+        ) <= {self.sensitive_attribute}
+
+    def decide(self, levels: Sequence[int]) -> NodeMetrics:
+        """One node under :attr:`requirement`, decided by the privacy models.
+
+        The node's classes that some model rejects are suppressed and the
+        release is planned by :func:`release_plan` (the suppressed rows kept as
+        one class when every model accepts it, else dropped and the rest asked
+        again); the node is ``feasible`` when that fits the budget. The indices
+        are those of what would be released (suppressed and dropped rows
+        count as suppressed). When :attr:`decided_by_bounds`, this is
+        :meth:`evaluate` with the requirement's bounds; otherwise the bounds
+        first reject nodes cheaply (a class failing them fails a model), and
+        the models decide the rest.
+
+        Raises
+        ------
+        InvalidParameterError
+            The lattice was built without a requirement.
+        """
+        requirement = self._require_requirement()
+        size, distinct = self.requirement_bounds
+        if self.decided_by_bounds:
+            return self.evaluate(levels, k=size, l=distinct)
+        node = self._check(levels)
+        batch, group_class = self._rollup(node)
+        self.evaluations += 1
+        bound = self._batch_metrics(batch, size, distinct)
+        if bound["suppressed"][0] > self.eta:
+            return self._node_metrics(node, bound, False, True)
+        assert self._row_group is not None and self._sensitive is not None
+        plan = release_plan(
+            requirement,
+            self._sensitive,
+            group_class[self._row_group],
+            len(batch.count),
+            self._marker_classes(node, batch.key),
+            eta=self.eta,
+            encoded=self._encoded,
+        )
+        metrics = self._batch_metrics(batch, None, None, kept=~plan.suppress)
+        return self._node_metrics(
+            node, metrics, plan.feasible, plan.rejected > self.eta
+        )
+
+    def _require_requirement(self) -> Requirement:
+        if self.requirement is None:
+            raise InvalidParameterError(
+                "this lattice was built without a requirement; pass "
+                "requirement= to GeneralizationLattice.from_table"
+            )
+        return self.requirement
+
+    def _marker_classes(self, node: np.ndarray, keys: np.ndarray) -> np.ndarray:
+        """Classes whose every released label is the suppression marker.
+
+        Suppressed rows are released with every quasi-identifier the marker,
+        so they join such a class in the released table.
+        """
+        requirement = self._require_requirement()
+        flags = np.ones(len(keys), dtype=bool)
+        for a, level in enumerate(node):
+            cache = (a, int(level))
+            if cache not in self._marker:
+                labels = self.hierarchies[a].label_array(int(level))
+                self._marker[cache] = labels == requirement.suppression_marker
+            codes = (keys // self._multipliers[a]) % self._radix[a]
+            flags &= self._marker[cache][codes]
+        return flags
+
+    @staticmethod
+    def _node_metrics(
+        node: np.ndarray,
+        metrics: dict[str, np.ndarray],
+        feasible: bool,
+        over_budget: bool,
+    ) -> NodeMetrics:
         return NodeMetrics(
             levels=tuple(int(v) for v in node),
             **{name: values[0].item() for name, values in metrics.items()},
-            feasible=bool(metrics["suppressed"][0] <= self.eta),
+            feasible=bool(feasible),
+            over_budget=bool(over_budget),
         )
 
     def evaluate_all(
@@ -579,7 +753,10 @@ class GeneralizationLattice:
             new = self._map(a, level, level + 1)[old]
             key[rows] += (new - old) * self._multipliers[a]
             loss[rows] += self._loss[a][level + 1][new] - self._loss[a][level][old]
-        return self._merge(key + child * self._keyspace, loss, parent, index, len(seg))
+        batch, _ = self._merge(
+            key + child * self._keyspace, loss, parent, index, len(seg)
+        )
+        return batch
 
     def _merge(
         self,
@@ -588,8 +765,11 @@ class GeneralizationLattice:
         parent: _Batch,
         index: np.ndarray,
         n_nodes: int,
-    ) -> _Batch:
-        """Group rows of a parent table by (node, key) into the nodes' classes."""
+    ) -> tuple[_Batch, np.ndarray]:
+        """Group rows of a parent table by (node, key) into the nodes' classes.
+
+        Also returns the class of each parent row.
+        """
         ids, uniques = pd.factorize(combined)
         n_new = len(uniques)
         first = np.zeros(n_new, dtype=np.int64)
@@ -609,7 +789,7 @@ class GeneralizationLattice:
                 )
                 for column in parent.target
             )
-        return _Batch(
+        batch = _Batch(
             uniques - owner * self._keyspace,
             loss[first],
             count.astype(np.int64),
@@ -617,9 +797,13 @@ class GeneralizationLattice:
             target,
             start,
         )
+        return batch, np.asarray(ids, dtype=np.int64)
 
-    def _rollup(self, node: np.ndarray) -> _Batch:
-        """The classes of one node, rolled up directly from the encoded table."""
+    def _rollup(self, node: np.ndarray) -> tuple[_Batch, np.ndarray]:
+        """The classes of one node, rolled up directly from the encoded table.
+
+        Also returns the class of each group of the encoded table.
+        """
         base = self._base
         key, loss = base.key, base.loss
         for a in np.flatnonzero(node):
@@ -628,10 +812,9 @@ class GeneralizationLattice:
             key = key + (new - old) * self._multipliers[a]
             loss = loss + (self._loss[a][node[a]][new] - self._loss[a][0][old])
         index = np.arange(len(key))
-        batch = self._merge(key, loss, base, index, 1)
+        batch, ids = self._merge(key, loss, base, index, 1)
         if base.pair_group is None:
-            return batch
-        ids, _ = pd.factorize(key)
+            return batch, ids
         n_values = self._n_sensitive
         pair_ids, found = pd.factorize(
             ids[base.pair_group] * n_values + base.pair_value
@@ -648,7 +831,7 @@ class GeneralizationLattice:
             np.bincount(pair_ids, weights=base.pair_count, minlength=len(found)).astype(
                 np.int64
             ),
-        )
+        ), ids
 
     def _check(self, levels: Sequence[int]) -> np.ndarray:
         node = np.asarray(levels, dtype=np.int64)
@@ -675,8 +858,13 @@ class GeneralizationLattice:
         batch: _Batch,
         k: int | None,
         l: int | None,
+        kept: np.ndarray | None = None,
     ) -> dict[str, np.ndarray]:
-        """Indices of every node of a batch, by segment reductions."""
+        """Indices of every node of a batch, by segment reductions.
+
+        The kept classes are ``kept`` when given, else those meeting the
+        bounds ``k``/``l``, else those above Dewri et al.'s threshold.
+        """
         count = batch.count
         starts = batch.start[:-1]
         n_nodes = len(starts)
@@ -698,7 +886,9 @@ class GeneralizationLattice:
             distinct = np.bitwise_count(batch.mask).astype(np.int64)
         elif batch.pair_group is not None:
             distinct = np.bincount(batch.pair_group, minlength=len(count))
-        if k is None and l is None:
+        if kept is not None:
+            kept = np.asarray(kept, dtype=bool)
+        elif k is None and l is None:
             kept = count > self._thresholds(count, seg, starts)[seg]
         else:
             kept = count >= (k or 1)
@@ -836,18 +1026,159 @@ def representation_ratio(
 
 
 # ---------------------------------------------------------------- release
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What a generalization releases under a requirement (:func:`release_plan`).
+
+    Attributes
+    ----------
+    suppress : numpy.ndarray of bool, shape (n_classes,)
+        Classes whose rows are suppressed.
+    keep_suppressed : bool
+        The suppressed rows are released as one class (every quasi-identifier
+        the marker); False: they are dropped.
+    feasible : bool
+        The suppressed rows fit the budget and something is left to release.
+    rejected : int
+        Rows of the classes the requirement rejects in the whole table (the
+        first suppression, before any drop).
+    suppressed : int
+        Rows of the suppressed classes.
+    """
+
+    suppress: np.ndarray
+    keep_suppressed: bool
+    feasible: bool
+    rejected: int
+    suppressed: int
+
+
+def release_plan(
+    requirement: Requirement,
+    sensitive: pd.DataFrame,
+    class_ids: np.ndarray,
+    n_classes: int,
+    marker_class: np.ndarray | None = None,
+    *,
+    eta: int | None = None,
+    encoded: Mapping[str, EncodedSensitive] | None = None,
+) -> ReleasePlan:
+    """Which classes to suppress so that what is released meets ``requirement``.
+
+    1. The classes some model rejects are suppressed.
+    2. The suppressed rows, with the rows of the class whose released labels
+       are all the suppression marker (``marker_class``; they merge in the
+       released table), are asked as one class: if every model accepts it,
+       they are released as that class and the table keeps every row.
+    3. Otherwise the suppressed rows are dropped. Dropping rows changes the
+       table distribution t-closeness compares with (and the values the
+       verifier orders), so the remaining classes are asked again, on the
+       remaining rows alone; the ones now rejected join the suppressed
+       classes and the plan restarts at 2. For a requirement decided by
+       bounds, dropping changes no class and this step is skipped.
+
+    The plan is infeasible as soon as the suppressed rows exceed ``eta`` or
+    nothing would be left.
+
+    Parameters
+    ----------
+    requirement : Requirement
+    sensitive : pandas.DataFrame
+        The requirement's sensitive attributes, one row per table row.
+    class_ids : numpy.ndarray of int
+        Class of each row, ``0..n_classes-1``.
+    n_classes : int
+    marker_class : numpy.ndarray of bool, optional
+        Per class: its released quasi-identifiers are all the marker.
+    eta : int, optional
+        Suppression budget in rows (None: no budget).
+    encoded : mapping, optional
+        ``requirement.encode(sensitive)``, when the caller has it.
+
+    Returns
+    -------
+    ReleasePlan
+    """
+    class_ids = np.asarray(class_ids, dtype=np.int64)
+    if encoded is None:
+        encoded = requirement.encode(sensitive)
+    if marker_class is None:
+        marker_class = np.zeros(n_classes, dtype=bool)
+    sizes = np.bincount(class_ids, minlength=n_classes)
+    suppress = ~requirement.accepts_groups(class_ids, n_classes, encoded)
+    rejected = int(sizes[suppress].sum())
+    while True:
+        n_suppressed = int(sizes[suppress].sum())
+        keep, feasible, done = _plan_step(
+            requirement, sensitive, class_ids, suppress, marker_class, encoded,
+            eta=eta, n_suppressed=n_suppressed,
+        )  # fmt: skip
+        if done is None:
+            return ReleasePlan(suppress, keep, feasible, rejected, n_suppressed)
+        suppress = suppress | done
+
+
+def _plan_step(
+    requirement: Requirement,
+    sensitive: pd.DataFrame,
+    class_ids: np.ndarray,
+    suppress: np.ndarray,
+    marker_class: np.ndarray,
+    encoded: Mapping[str, EncodedSensitive],
+    *,
+    eta: int | None,
+    n_suppressed: int,
+) -> tuple[bool, bool, np.ndarray | None]:
+    """One round of :func:`release_plan`.
+
+    Returns ``(keep_suppressed, feasible, None)`` when the plan is decided,
+    or ``(False, False, more)`` with the classes to suppress as well.
+    """
+    if eta is not None and n_suppressed > eta:
+        return False, False, None
+    if n_suppressed == 0:
+        return True, True, None
+    pool = np.flatnonzero((suppress | marker_class)[class_ids])
+    one = np.zeros(len(pool), dtype=np.int64)
+    if requirement.accepts_groups(one, 1, encoded, rows=pool)[0]:
+        return True, True, None
+    remaining = np.flatnonzero(~suppress[class_ids])
+    if len(remaining) == 0:
+        return False, False, None
+    if requirement.decided_by_bounds:
+        return False, True, None
+    kept = np.flatnonzero(~suppress)
+    compact = np.full(len(suppress), -1, dtype=np.int64)
+    compact[kept] = np.arange(len(kept))
+    ok = requirement.accepts_groups(
+        compact[class_ids[remaining]],
+        len(kept),
+        requirement.encode(sensitive.iloc[remaining]),
+    )
+    if ok.all():
+        return False, True, None
+    more = np.zeros(len(suppress), dtype=bool)
+    more[kept[~ok]] = True
+    return False, False, more
+
+
 def generalized_release(
     table: pd.DataFrame,
     spec: AnonymizationSpec,
     hierarchies: Mapping[str, Hierarchy],
     levels: Sequence[int],
 ) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The table generalized to ``levels``, violating classes suppressed.
+    """The table generalized to ``levels``, with what the requirement rejects suppressed.
 
-    Classes smaller than ``spec.k`` or with fewer than ``spec.l`` distinct
-    sensitive values are suppressed: all their quasi-identifiers become the
-    marker. They are kept as one class of their own when there are at least
-    ``k`` of them (and ``l`` distinct sensitive values), and dropped otherwise.
+    The classes some model of ``spec.requirement`` rejects are suppressed:
+    all their quasi-identifiers become the marker. The suppressed rows are
+    kept as one class of their own (merged with a class whose labels are all
+    the marker) when every model accepts that class, and dropped otherwise;
+    after a drop, classes that t-closeness now rejects (the table's
+    distribution changed) are suppressed too (:func:`release_plan`). For
+    k-anonymity and distinct l-diversity this suppresses the classes smaller
+    than ``k`` or with fewer than ``l`` distinct sensitive values. The result
+    passes :func:`ppdm.verify.verify_tables` with ``spec.requirement``.
 
     Returns
     -------
@@ -855,35 +1186,40 @@ def generalized_release(
         Input column order, index reset; quasi-identifiers as strings.
     counts : dict
         ``suppressed`` rows (all QIs ``*``, kept) and ``dropped`` rows.
+
+    Raises
+    ------
+    InfeasibleConstraintError
+        Nothing meeting the requirement is left at these levels.
     """
     qis = list(spec.quasi_identifiers)
+    requirement = spec.requirement
+    marker = spec.suppression_marker
     out = table.copy()
+    at_marker = np.ones(len(table), dtype=bool)
     for q, level in zip(qis, levels):
         out[q] = hierarchies[q].generalize(table[q], int(level))
+        at_marker &= (out[q] == marker).to_numpy(dtype=bool, na_value=False)
     ids, n_classes = equivalence_classes(out, qis)
-    sizes = np.bincount(ids, minlength=n_classes)
-    bad = sizes < spec.k
-    sensitive = spec.sensitive_attribute
-    if spec.l > 1 and sensitive is not None:
-        values, kinds = pd.factorize(table[sensitive], use_na_sentinel=False)
-        n_values = max(len(kinds), 1)
-        pairs = np.unique(ids * n_values + values)
-        distinct = np.bincount(pairs // n_values, minlength=n_classes)
-        bad |= distinct < spec.l
-    suppress = bad[ids]
-    n_suppressed = int(suppress.sum())
-    keep_suppressed = n_suppressed >= spec.k
-    if keep_suppressed and spec.l > 1 and sensitive is not None:
-        keep_suppressed = table[sensitive][suppress].nunique(dropna=False) >= spec.l
-    marker = spec.suppression_marker
+    marker_class = np.zeros(n_classes, dtype=bool)
+    marker_class[ids[at_marker]] = True
+    sensitive = table[list(requirement.sensitive_attributes)]
+    plan = release_plan(requirement, sensitive, ids, n_classes, marker_class)
+    if not plan.feasible:
+        raise InfeasibleConstraintError(
+            f"generalization {dict(zip(qis, (int(v) for v in levels)))} leaves "
+            f"nothing that meets {requirement}"
+        )
+    suppress = plan.suppress[ids]
+    n_suppressed = plan.suppressed
     for q in qis:
         column = out[q].copy()
         column[suppress] = marker
         out[q] = column
-    if not keep_suppressed:
+    if not plan.keep_suppressed:
         out = out[~suppress]
     out = out.reset_index(drop=True)
     return out, {
-        "suppressed": n_suppressed if keep_suppressed else 0,
-        "dropped": 0 if keep_suppressed else n_suppressed,
+        "suppressed": n_suppressed if plan.keep_suppressed else 0,
+        "dropped": 0 if plan.keep_suppressed else n_suppressed,
     }

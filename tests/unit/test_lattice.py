@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -12,14 +13,26 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppdm import datasets, measures
+from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.hierarchies import Hierarchy, load_hierarchies
 from ppdm.lattice import (
     GeneralizationLattice,
     convergence_error,
+    generalized_release,
     nondominated_boxes,
     pareto_mask,
     representation_ratio,
 )
+from ppdm.model import AnonymizationSpec
+from ppdm.privacy import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    KAnonymity,
+    RecursiveCLDiversity,
+    Requirement,
+    TCloseness,
+)
+from ppdm.verify import verify_tables
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -69,14 +82,12 @@ def random_case(seed: int) -> dict:
     }
 
 
-def reference(
-    case: dict, node: tuple[int, ...], *, k: int | None = None, l: int | None = None
-) -> dict:
-    """Generalize with pandas from the raw rows, then measure with ppdm.measures."""
+def _generalize(case: dict, node: tuple[int, ...]) -> tuple[pd.DataFrame, np.ndarray]:
+    """The table at ``node``, generalized from the raw hierarchy rows, and each
+    row's GLM (Iyengar's loss of its labels)."""
     table, rows_by_qi = case["table"], case["rows"]
     qis = list(rows_by_qi)
     n = len(table)
-    eta = math.floor(case["limit"] * n + 1e-9)
     generalized = pd.DataFrame(index=table.index)
     loss = np.zeros(n)
     for q, level in zip(qis, node):
@@ -97,8 +108,20 @@ def reference(
                 )
         generalized[q] = cells
         loss += np.array(cell_loss)
-    generalized["sens"] = table["sens"]
-    generalized["y"] = table["y"]
+    for column in table.columns:
+        if column not in qis:
+            generalized[column] = table[column]
+    return generalized, loss
+
+
+def reference(
+    case: dict, node: tuple[int, ...], *, k: int | None = None, l: int | None = None
+) -> dict:
+    """Generalize with pandas from the raw rows, then measure with ppdm.measures."""
+    table, qis = case["table"], list(case["rows"])
+    n = len(table)
+    eta = math.floor(case["limit"] * n + 1e-9)
+    generalized, loss = _generalize(case, node)
     ids, n_classes = measures.equivalence_classes(generalized, qis)
     sizes = np.bincount(ids, minlength=n_classes)
     if k is None and l is None:
@@ -250,6 +273,341 @@ def test_node_outside_the_lattice_is_rejected() -> None:
     lattice = lattice_of(random_case(1))
     with pytest.raises(ValueError, match="outside the lattice"):
         lattice.evaluate(lattice.heights + 1)
+
+
+# ------------------------------------------------- requirement, exactly
+def _plain(value: object) -> object:
+    """A sensitive value as a plain Python object; missing is a value of its own."""
+    return "<NA>" if pd.isna(value) else value
+
+
+def _emd(values: list, whole: list) -> float:
+    """Earth Mover's Distance of ``values`` to ``whole`` (Li et al. 2007), plainly.
+
+    Ordered distance when every value of ``whole`` is a number, else equal.
+    """
+    share, reference_share = Counter(values), Counter(whole)
+    n, total = len(values), len(whole)
+    keys = list(reference_share)
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in keys)
+    if numeric and len(keys) > 1:
+        keys.sort()
+        running, distance = 0.0, 0.0
+        for v in keys[:-1]:
+            running += share[v] / n - reference_share[v] / total
+            distance += abs(running)
+        return distance / (len(keys) - 1)
+    return 0.5 * sum(abs(share[v] / n - reference_share[v] / total) for v in keys)
+
+
+def plain_accepts(models, rows: list[int], whole: list[int], column) -> bool:
+    """Whether every model accepts the class ``rows`` of a table holding the
+    rows ``whole`` (t-closeness compares with those), computed from the
+    definitions one class at a time. ``column(attribute)`` lists the values."""
+    for model in models:
+        if model.name == "k-anonymity":
+            if len(rows) < model.k:
+                return False
+            continue
+        values = [column(model.attribute)[r] for r in rows]
+        counts = sorted(Counter(values).values(), reverse=True)
+        n = len(values)
+        if model.name == "distinct-l-diversity":
+            ok = len(counts) >= model.l
+        elif model.name == "entropy-l-diversity":
+            entropy = -sum(c / n * math.log(c / n) for c in counts)
+            ok = n > 0 and math.exp(entropy) >= model.l - 1e-9
+        elif model.name == "recursive-cl-diversity":
+            ok = len(counts) >= model.l and counts[0] < model.c * sum(
+                counts[model.l - 1 :]
+            )
+        elif model.name == "t-closeness":
+            reference_values = [column(model.attribute)[r] for r in whole]
+            ok = _emd(values, reference_values) <= model.t + 1e-9
+        else:
+            raise AssertionError(model.name)
+        if not ok:
+            return False
+    return True
+
+
+def reference_decision(case: dict, node: tuple[int, ...], requirement) -> dict:
+    """What a node releases under ``requirement``, class by class in Python.
+
+    Classes a model rejects are suppressed; the suppressed rows, merged with a
+    class whose labels are all ``*``, are kept as one class if the models
+    accept it, else dropped, and the remaining classes are asked again
+    against the remaining rows, until nothing changes.
+    """
+    table, qis = case["table"], list(case["rows"])
+    n = len(table)
+    eta = math.floor(case["limit"] * n + 1e-9)
+    generalized, loss = _generalize(case, node)
+    values = {
+        a: [_plain(v) for v in table[a].astype(object)]
+        for a in requirement.sensitive_attributes
+    }
+    classes: dict[tuple, list[int]] = {}
+    for row, key in enumerate(zip(*(generalized[q] for q in qis))):
+        classes.setdefault(key, []).append(row)
+    everyone = list(range(n))
+
+    def accepts(rows: list[int], whole: list[int]) -> bool:
+        return plain_accepts(requirement.models, rows, whole, values.__getitem__)
+
+    suppressed = {c for c, rows in classes.items() if not accepts(rows, everyone)}
+    rejected = sum(len(classes[c]) for c in suppressed)
+    marker = ("*",) * len(qis)
+    while True:
+        gone = {r for c in suppressed for r in classes[c]}
+        if len(gone) > eta:
+            feasible, keep = False, False
+            break
+        if not gone:
+            feasible, keep = True, True
+            break
+        pool = sorted(gone) + (
+            classes.get(marker, []) if marker not in suppressed else []
+        )
+        if accepts(pool, everyone):
+            feasible, keep = True, True
+            break
+        remaining = [r for r in everyone if r not in gone]
+        more = {
+            c
+            for c in classes
+            if c not in suppressed and not accepts(classes[c], remaining)
+        }
+        if not remaining or not more:
+            feasible, keep = bool(remaining), False
+            break
+        suppressed |= more
+    kept = [c for c in classes if c not in suppressed]
+    kept_rows = [r for c in kept for r in classes[c]]
+    tracked = requirement.sensitive_attribute or "sens"  # the lattice's l index
+    sens = [_plain(v) for v in table[tracked].astype(object)]
+    return {
+        "feasible": feasible,
+        "over_budget": rejected > eta,
+        "keep": keep,
+        "suppressed": len(gone),
+        "glm": float(loss[kept_rows].sum()) + len(qis) * len(gone),
+        "k": min((len(classes[c]) for c in kept), default=0),
+        "l": min((len({sens[r] for r in classes[c]}) for c in kept), default=0),
+    }
+
+
+def with_score(case: dict, seed: int) -> dict:
+    """The case with a numeric sensitive column ``score`` (ordered t-closeness)."""
+    rng = np.random.default_rng(seed + 1)
+    table = case["table"].copy()
+    table["score"] = rng.integers(0, 5, size=len(table))
+    return {**case, "table": table}
+
+
+REQUIREMENTS = {
+    "entropy": lambda qis: Requirement(
+        qis, (KAnonymity(2), EntropyLDiversity("sens", 1.8))
+    ),
+    "recursive": lambda qis: Requirement(
+        qis, (KAnonymity(1), RecursiveCLDiversity("sens", c=2.0, l=2))
+    ),
+    "t-closeness": lambda qis: Requirement(
+        qis, (KAnonymity(2), TCloseness("sens", 0.2))
+    ),
+    "ordered t": lambda qis: Requirement(
+        qis, (KAnonymity(1), TCloseness("score", 0.15))
+    ),
+    "entropy and ordered t": lambda qis: Requirement(
+        qis,
+        (KAnonymity(2), EntropyLDiversity("sens", 1.5), TCloseness("score", 0.3)),
+    ),
+}
+
+
+def requirement_lattice(case: dict, requirement) -> GeneralizationLattice:
+    return GeneralizationLattice.from_table(
+        case["table"], list(case["rows"]), case["hierarchies"],
+        sensitive_attribute=requirement.sensitive_attribute, target="y",
+        suppression_limit=case["limit"], requirement=requirement,
+    )  # fmt: skip
+
+
+@given(st.integers(0, 2**32 - 1), st.sampled_from(sorted(REQUIREMENTS)))
+@settings(max_examples=40, deadline=None)
+def test_decide_equals_a_class_by_class_reference_and_releases_pass_the_verifier(
+    seed: int, name: str
+) -> None:
+    case = with_score(random_case(seed), seed)
+    qis = tuple(case["rows"])
+    requirement = REQUIREMENTS[name](qis)
+    lattice = requirement_lattice(case, requirement)
+    assert not lattice.decided_by_bounds
+    spec = AnonymizationSpec(requirement, "y", case["limit"], case["hierarchies"])
+    for node in lattice.nodes():
+        metrics = lattice.decide(node)
+        expected = reference_decision(case, tuple(node), requirement)
+        assert metrics.feasible == expected["feasible"], tuple(node)
+        assert metrics.over_budget == expected["over_budget"], tuple(node)
+        if expected["over_budget"]:
+            continue
+        assert (metrics.suppressed, metrics.k, metrics.l) == (
+            expected["suppressed"], expected["k"], expected["l"],
+        )  # fmt: skip
+        assert metrics.glm == pytest.approx(expected["glm"], abs=1e-9)
+        if not expected["feasible"]:
+            continue
+        released, counts = generalized_release(
+            case["table"], spec, case["hierarchies"], node
+        )
+        assert verify_tables({"release": released}, requirement).passed
+        assert (
+            counts["suppressed" if expected["keep"] else "dropped"]
+            == (expected["suppressed"])
+        )
+        assert len(released) == len(case["table"]) - counts["dropped"]
+
+
+@given(st.integers(0, 2**32 - 1))
+@settings(max_examples=25, deadline=None)
+def test_decide_by_bounds_is_the_bit_mask_evaluation(seed: int) -> None:
+    case = random_case(seed)
+    qis = tuple(case["rows"])
+    requirement = Requirement(qis, (KAnonymity(2), DistinctLDiversity("sens", 2)))
+    lattice = requirement_lattice(case, requirement)
+    assert lattice.decided_by_bounds and lattice.requirement_bounds == (2, 2)
+    spec = AnonymizationSpec(requirement, "y", case["limit"], case["hierarchies"])
+    for node in lattice.nodes():
+        metrics = lattice.decide(node)
+        assert metrics == lattice.evaluate(node, k=2, l=2)
+        expected = reference_decision(case, tuple(node), requirement)
+        assert (metrics.feasible, metrics.suppressed) == (
+            expected["feasible"], expected["suppressed"],
+        )  # fmt: skip
+        if metrics.feasible:
+            released, _ = generalized_release(
+                case["table"], spec, case["hierarchies"], node
+            )
+            assert verify_tables({"release": released}, requirement).passed
+
+
+def test_a_second_distinct_l_attribute_is_decided_by_the_models() -> None:
+    case = with_score(random_case(11), 11)
+    qis = tuple(case["rows"])
+    requirement = Requirement(
+        qis,
+        (KAnonymity(2), DistinctLDiversity("sens", 2), DistinctLDiversity("score", 2)),
+    )
+    lattice = requirement_lattice(case, requirement)
+    # The bit masks track "sens" only: "score" must be asked of the models.
+    assert requirement.decided_by_bounds and not lattice.decided_by_bounds
+    for node in lattice.nodes():
+        expected = reference_decision(case, tuple(node), requirement)
+        assert lattice.decide(node).feasible == expected["feasible"]
+
+
+def test_suppressed_rows_join_the_class_released_as_all_stars() -> None:
+    # At level 1, a and b become "A", c and d become "*": the class "A" (2 rows)
+    # fails k=3, and its suppressed rows are released as "*", i.e. in the class
+    # "*" (3 rows), making one class of 5 that meets k=3: nothing is dropped.
+    table = pd.DataFrame({
+        "zip": pd.array(["a", "b", "c", "c", "d"], dtype="string"),
+        "dx": pd.array(["x", "y", "x", "y", "z"], dtype="string"),
+    })  # fmt: skip
+    hierarchy = Hierarchy.from_rows(
+        "zip",
+        [["a", "A", "*"], ["b", "A", "*"], ["c", "*", "*"], ["d", "*", "*"]],
+        source="zip.csv",
+    )
+    requirement = Requirement(("zip",), (KAnonymity(3),))
+    lattice = GeneralizationLattice.from_table(
+        table, ["zip"], {"zip": hierarchy}, suppression_limit=0.4,
+        requirement=requirement,
+    )  # fmt: skip
+    spec = AnonymizationSpec(requirement, None, 0.4, {"zip": hierarchy})
+    released, counts = generalized_release(table, spec, {"zip": hierarchy}, (1,))
+    assert released["zip"].tolist() == ["*"] * 5
+    assert counts == {"suppressed": 2, "dropped": 0}
+    assert verify_tables({"release": released}, requirement).passed
+    assert lattice.decide((1,)).feasible and lattice.decide((1,)).suppressed == 2
+    # Under entropy 2-diversity, "A" = {x, y} passes, "*" = {x, y, z} passes.
+    entropy = Requirement(("zip",), (EntropyLDiversity("dx", 2.0),))
+    spec = AnonymizationSpec(entropy, None, 0.0, {"zip": hierarchy})
+    released, counts = generalized_release(table, spec, {"zip": hierarchy}, (1,))
+    assert released["zip"].tolist() == ["A", "A", "*", "*", "*"]
+    assert counts == {"suppressed": 0, "dropped": 0}
+
+
+def test_dropping_the_suppressed_rows_can_break_t_closeness_elsewhere() -> None:
+    # Node 0: classes a = {x, y}, b = {x, y}, c = {z}; t = 0.35. The table is
+    # x 2/5, y 2/5, z 1/5: a and b are at EMD 0.2, c at 0.8 and is suppressed.
+    # Released alone, c's class {z} still fails, so it is dropped; against
+    # the remaining table (x 1/2, y 1/2) a and b are at distance 0: released.
+    table = pd.DataFrame({
+        "zip": pd.array(["a", "a", "b", "b", "c"], dtype="string"),
+        "dx": pd.array(["x", "y", "x", "y", "z"], dtype="string"),
+    })  # fmt: skip
+    hierarchy = Hierarchy.from_rows(
+        "zip", [["a", "*"], ["b", "*"], ["c", "*"]], source="zip.csv"
+    )
+    requirement = Requirement(("zip",), (TCloseness("dx", 0.35),))
+    spec = AnonymizationSpec(requirement, None, 0.2, {"zip": hierarchy})
+    released, counts = generalized_release(table, spec, {"zip": hierarchy}, (0,))
+    assert released["zip"].tolist() == ["a", "a", "b", "b"]
+    assert counts == {"suppressed": 0, "dropped": 1}
+    assert verify_tables({"release": released}, requirement).passed
+    # A cascade: a = {x, y}, b = {x, z, z}, c = {x}; t = 0.35; the table is
+    # x 1/2, y 1/6, z 1/3. a and b are at 1/3, c at 1/2: c is suppressed, and
+    # {x} alone fails, so c would be dropped; against the remaining table
+    # (x 2/5, y 1/5, z 2/5) a is at 0.4 and fails in turn. Suppressing a as
+    # well, the suppressed rows {x, y, x} are at 1/3 of the whole table: they
+    # are released as one class and nothing is dropped.
+    cascade = pd.DataFrame({
+        "zip": pd.array(["a", "a", "b", "b", "b", "c"], dtype="string"),
+        "dx": pd.array(["x", "y", "x", "z", "z", "x"], dtype="string"),
+    })  # fmt: skip
+    requirement = Requirement(("zip",), (TCloseness("dx", 0.35),))
+    lattice = GeneralizationLattice.from_table(
+        cascade, ["zip"], {"zip": hierarchy}, sensitive_attribute="dx",
+        suppression_limit=0.5, requirement=requirement,
+    )  # fmt: skip
+    spec = AnonymizationSpec(requirement, None, 0.5, {"zip": hierarchy})
+    released, counts = generalized_release(cascade, spec, {"zip": hierarchy}, (0,))
+    assert released["zip"].tolist() == ["*", "*", "b", "b", "b", "*"]
+    assert counts == {"suppressed": 3, "dropped": 0}
+    assert verify_tables({"release": released}, requirement).passed
+    metrics = lattice.decide((0,))
+    assert metrics.feasible and metrics.suppressed == 3 and not metrics.over_budget
+    # Within a budget of 2 rows the cascade does not fit: infeasible, though
+    # the rows first rejected (c) fit, so the node proves nothing below it.
+    tight = GeneralizationLattice.from_table(
+        cascade, ["zip"], {"zip": hierarchy}, sensitive_attribute="dx",
+        suppression_limit=0.34, requirement=requirement,
+    )  # fmt: skip
+    metrics = tight.decide((0,))
+    assert not metrics.feasible and not metrics.over_budget
+
+
+def test_nothing_left_to_release_is_infeasible() -> None:
+    # Every class ({x, x}; {x, x, y}: exp(H) = 1.89) and the whole table fail
+    # entropy 2-diversity.
+    table = pd.DataFrame({
+        "zip": pd.array(["a", "a", "b", "b", "b"], dtype="string"),
+        "dx": pd.array(["x", "x", "x", "x", "y"], dtype="string"),
+    })  # fmt: skip
+    hierarchy = Hierarchy.from_rows("zip", [["a", "*"], ["b", "*"]], source="z.csv")
+    requirement = Requirement(("zip",), (EntropyLDiversity("dx", 2.0),))
+    lattice = GeneralizationLattice.from_table(
+        table, ["zip"], {"zip": hierarchy}, suppression_limit=1.0,
+        requirement=requirement,
+    )  # fmt: skip
+    assert not lattice.decide((0,)).feasible and not lattice.decide((1,)).feasible
+    spec = AnonymizationSpec(requirement, None, 1.0, {"zip": hierarchy})
+    with pytest.raises(InfeasibleConstraintError, match="nothing"):
+        generalized_release(table, spec, {"zip": hierarchy}, (1,))
+    plain = GeneralizationLattice.from_table(table, ["zip"], {"zip": hierarchy})
+    with pytest.raises(InvalidParameterError, match="without a requirement"):
+        plain.decide((0,))
 
 
 # ------------------------------------------------------------ fronts

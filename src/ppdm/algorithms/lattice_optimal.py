@@ -1,15 +1,29 @@
-"""Optimal full-domain generalization: the least-loss lattice node meeting k and l.
+"""Optimal full-domain generalization: the least-loss lattice node meeting every model.
 
-A node is *feasible* when suppressing exactly its classes smaller than ``k`` or
-with fewer than ``l`` distinct sensitive values fits the suppression budget.
-Feasibility is monotone: generalizing merges classes, and a merged class of
-valid classes is valid, so the suppressed rows only decrease (the property
-behind Samarati's and Incognito's searches). Hence an infeasible node proves
-every node below it infeasible. The loss is not monotone (more generalization
-can mean less suppression), but the generalization loss with no suppression
-at all is, and it bounds GLM from below. The search visits nodes in order of
-that bound, skips nodes already proved infeasible, and stops when the bound
-reaches the best loss found: the result is the exact optimum.
+A node is *feasible* when suppressing exactly its classes that some privacy
+model of the requirement rejects fits the suppression budget, and what is then
+released passes every model (see :func:`ppdm.lattice.release_plan`: the
+suppressed rows form a class of their own, or are dropped and the rest asked
+again). The models are asked through the requirement
+(:meth:`ppdm.lattice.GeneralizationLattice.decide`): for k-anonymity and
+distinct l-diversity the class size and distinct-value bounds, computed with
+bit masks, are the whole decision; entropy and recursive (c, l)-diversity and
+t-closeness are decided per class by the model objects, after the bounds have
+rejected what they can.
+
+With models monotone under generalization (every model declares it:
+``Requirement.monotonic_under_generalization``), generalizing merges classes
+and a merged class of accepted classes is accepted, so the rows of rejected
+classes only decrease (the property behind Samarati's and Incognito's
+searches). Hence a node whose rejected rows alone exceed the budget proves
+every node below it infeasible; the search prunes on that and on nothing else
+(a node can also be infeasible because the rows left after a drop fail
+t-closeness, which proves nothing about other nodes), and not at all when a
+model is not monotone. The loss is not monotone (more generalization can mean
+less suppression), but the generalization loss with no suppression at all is,
+and it bounds GLM from below. The search visits nodes in order of that bound,
+skips nodes already proved infeasible, and stops when the bound reaches the
+best loss found: the result is the exact optimum.
 
 References
 ----------
@@ -70,7 +84,7 @@ class OptimalResult:
 def optimal_node(
     lattice: GeneralizationLattice,
     *,
-    k: int,
+    k: int | None = None,
     l: int = 1,
     loss: str = "glm",
 ) -> OptimalResult:
@@ -79,12 +93,34 @@ def optimal_node(
     Parameters
     ----------
     lattice : GeneralizationLattice
-        Built with the suppression limit (and sensitive attribute for ``l``).
-    k, l : int
-        The requirement.
+        Built with the suppression limit, and with the ``requirement`` to meet
+        (or the sensitive attribute, for the bound ``l``).
+    k, l : int, optional
+        Bounds instead of the lattice's requirement: classes of at least ``k``
+        rows and ``l`` distinct sensitive values. None (the default) asks the
+        lattice's requirement (:meth:`GeneralizationLattice.decide`).
     loss : {"glm", "cm"}, default="glm"
         With "cm" there is no cheap bound: only infeasibility prunes.
+
+    Raises
+    ------
+    InvalidParameterError
+        ``k`` is None and the lattice has no requirement.
     """
+    if k is None:
+        requirement = lattice.requirement
+        if requirement is None:
+            raise InvalidParameterError(
+                "optimal_node needs k, or a lattice built with a requirement"
+            )
+        evaluate = lattice.decide
+        prune = requirement.monotonic_under_generalization
+    else:
+
+        def evaluate(levels: np.ndarray) -> NodeMetrics:
+            return lattice.evaluate(levels, k=k, l=l)
+
+        prune = True
     nodes = lattice.nodes()
     if loss == "glm":
         bound = lattice.loss_bound(nodes)
@@ -98,14 +134,15 @@ def optimal_node(
     state: dict[str, Any] = {"best": None, "key": None, "closest": None, "evals": 0}
 
     def visit(index: int) -> bool:
-        """Evaluate one node; prune below it when infeasible. Return feasibility."""
-        metrics = lattice.evaluate(nodes[index], k=k, l=l)
+        """Evaluate one node; prune below it when over budget. Return feasibility."""
+        metrics = evaluate(nodes[index])
         state["evals"] += 1
         done[index] = True
         if not metrics.feasible:
-            below = (nodes <= nodes[index]).all(axis=1) & ~done
-            pruned[below] = True
-            done[below] = True
+            if prune and metrics.over_budget:
+                below = (nodes <= nodes[index]).all(axis=1) & ~done
+                pruned[below] = True
+                done[below] = True
             closest = state["closest"]
             if closest is None or metrics.suppressed < closest.suppressed:
                 state["closest"] = metrics
@@ -116,11 +153,13 @@ def optimal_node(
         return True
 
     # 1. A good first solution: walk down from the top node, each step to the
-    #    child of least loss bound that is still feasible.
+    #    child of least loss bound that is still feasible. A top node over
+    #    budget proves every node infeasible.
     current = len(nodes) - 1
-    if not visit(current):
+    top_feasible = visit(current)
+    if not top_feasible and done.all():
         return OptimalResult(None, state["evals"], int(pruned.sum()), state["closest"])
-    while True:
+    while top_feasible:
         children = [
             current - int(strides[a]) for a in range(len(heights)) if nodes[current, a]
         ]
@@ -137,7 +176,8 @@ def optimal_node(
     for index in np.lexsort((np.arange(len(nodes)), bound, -level_sum)):
         if done[index]:
             continue
-        if (bound[index], int(level_sum[index]), int(index)) > state["key"]:
+        key = (bound[index], int(level_sum[index]), int(index))
+        if state["key"] is not None and key > state["key"]:
             continue
         visit(int(index))
     return OptimalResult(
@@ -146,7 +186,11 @@ def optimal_node(
 
 
 class LatticeOptimal(Anonymizer):
-    """Least-loss full-domain generalization meeting k, l and the suppression limit.
+    """Least-loss full-domain generalization meeting every privacy model.
+
+    The requirement's models (k-anonymity; distinct, entropy or recursive
+    (c, l)-diversity; t-closeness) decide every node through
+    ``spec.requirement``, within the suppression limit (module docstring).
 
     Parameters
     ----------
@@ -156,10 +200,12 @@ class LatticeOptimal(Anonymizer):
     Notes
     -----
     Exact: every node is either evaluated, proved infeasible by a more general
-    infeasible node, or has a loss lower bound above the optimum (module
-    docstring). Hierarchies come from ``spec.hierarchies``. Suppressed rows have
-    every quasi-identifier ``*`` and are kept as one class when they are at least
-    ``k`` (and ``l``-diverse), dropped otherwise.
+    node over budget (monotone models only), or has a loss lower bound above
+    the optimum (module docstring). Hierarchies come from
+    ``spec.hierarchies``. Suppressed rows have every quasi-identifier ``*``
+    and are kept as one class when every model accepts that class, dropped
+    otherwise (then the remaining rows are checked again, for t-closeness);
+    the released table passes :func:`ppdm.verify.verify_tables`.
 
     References
     ----------
@@ -181,8 +227,8 @@ class LatticeOptimal(Anonymizer):
     name: ClassVar[str] = "lattice-optimal"
     uses_hierarchies: ClassVar[bool] = True
     summary: ClassVar[str] = (
-        "Exact least-loss full-domain generalization meeting k, l and the "
-        "suppression limit (pruned lattice search)"
+        "Exact least-loss full-domain generalization meeting every privacy model "
+        "and the suppression limit (pruned lattice search)"
     )
     supported_models: ClassVar[frozenset[str]] = frozenset(
         {
@@ -212,8 +258,9 @@ class LatticeOptimal(Anonymizer):
             sensitive_attribute=spec.sensitive_attribute,
             target=spec.target,
             suppression_limit=spec.suppression_limit,
+            requirement=spec.requirement,
         )
-        result = optimal_node(lattice, k=spec.k, l=spec.l, loss=self.loss)
+        result = optimal_node(lattice, loss=self.loss)
         if result.best is None:
             closest = result.best_infeasible
             detail = (
@@ -223,7 +270,7 @@ class LatticeOptimal(Anonymizer):
                 else ""
             )
             raise InfeasibleConstraintError(
-                f"{self.name}: no generalization meets k={spec.k}, l={spec.l} with "
+                f"{self.name}: no generalization meets {spec.requirement} with "
                 f"at most {lattice.eta} suppressed rows (suppression_limit="
                 f"{spec.suppression_limit}){detail}"
             )

@@ -2,10 +2,24 @@
 
 The algorithm (LeFevre, DeWitt and Ramakrishnan, 2006) recursively cuts a
 partition of the table in two on the quasi-identifier of widest normalized
-range, at the median, as long as both halves keep at least ``k`` records (and,
-with ``l > 1``, at least ``l`` distinct sensitive values). Every record is then
-released with each quasi-identifier replaced by the summary of its final
-partition: a range, an interval or a value set.
+range, at the median, as long as both halves satisfy every privacy model of
+the requirement: k-anonymity, distinct, entropy or recursive (c, l)-diversity,
+t-closeness. Every record is then released with each quasi-identifier
+replaced by the summary of its final partition: a range, an interval or a
+value set. The released classes are exactly the final partitions, so the
+release passes the verifier whenever the whole table does.
+
+The models are asked through the requirement (``spec.requirement``): its
+``minimal_class_size`` is a cheap bound that filters the cuts of every open
+partition at once, and :meth:`ppdm.privacy.Requirement.accepts_groups` decides
+the halves of the remaining candidate cuts (t-closeness comparing each half
+with the whole table's distribution). With k-anonymity alone the size bound is
+the whole decision and no model is asked. The whole table is the partition
+Mondrian starts from and keeps when no cut is allowed, so it must pass every
+model: when it fails one (entropy or recursive diversity of a skewed
+attribute) the requirement is infeasible, and for models monotone under
+generalization (all five) no partition could pass anyway; t-closeness always
+accepts it.
 
 Implementation: breadth first, vectorised
 -----------------------------------------
@@ -50,8 +64,9 @@ Median cut (strict)
     right half would be empty, so ``t`` steps down to the next smaller code
     present. Equal values always stay together, so the halves of a nominal cut
     have disjoint value sets. The cut is allowable when both halves hold at
-    least ``k`` rows and, with ``l > 1``, at least ``l`` distinct sensitive
-    values each (a missing sensitive value counts as a value).
+    least ``requirement.minimal_class_size`` rows and every privacy model
+    accepts each half (a missing sensitive value counts as a value); with
+    k-anonymity alone the size test is the whole decision.
 Released cells (grammar of :mod:`ppdm.values`)
     numeric: ``format_range(min, max)``; ordinal whose categories are all
     intervals (e.g. the output of discretization): the one interval from the
@@ -78,6 +93,7 @@ from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.model import AnonymizationSpec, AttributeKind, Release, attribute_kind
 from ppdm.params import Options
+from ppdm.privacy import Requirement
 from ppdm.values import Cell, format_interval, format_range, format_set, parse_cell
 
 __all__ = ["Mondrian", "MondrianPartition", "mondrian_partition"]
@@ -254,21 +270,14 @@ def _width(dim: _Dimension, st: _Stats) -> np.ndarray:
     return st.n_distinct / dim.domain
 
 
-def _distinct_sensitive_ok(
-    child: np.ndarray, sensitive: np.ndarray, n_children: int, n_sens: int, l: int
-) -> np.ndarray:
-    """Whether each child holds at least ``l`` distinct sensitive codes."""
-    child_of_cell, _, _ = _histogram(child, sensitive, n_children, n_sens)
-    return np.bincount(child_of_cell, minlength=n_children) >= l
-
-
 def mondrian_partition(
     table: pd.DataFrame,
     quasi_identifiers: list[str] | tuple[str, ...],
-    k: int,
+    k: int = 1,
     *,
     sensitive_attribute: str | None = None,
     l: int = 1,  # noqa: E741 - the literature's name
+    requirement: Requirement | None = None,
 ) -> MondrianPartition:
     """Partition ``table`` by strict Mondrian (see the module docstring).
 
@@ -276,13 +285,16 @@ def mondrian_partition(
     ----------
     table : pandas.DataFrame
     quasi_identifiers : sequence of str
-    k : int
+    k : int, default=1
         Minimum partition size; ``1 <= k <= len(table)``.
     sensitive_attribute : str, optional
         Needed when ``l > 1``.
     l : int, default=1
         Minimum number of distinct sensitive values per partition; at most the
         number of distinct values in the whole table.
+    requirement : Requirement, optional
+        Privacy models every partition must satisfy, instead of the shorthand
+        ``sensitive_attribute`` / ``l`` (``k`` still bounds the size).
 
     Returns
     -------
@@ -291,10 +303,11 @@ def mondrian_partition(
     Raises
     ------
     InfeasibleConstraintError
-        ``k`` exceeds the rows, or ``l`` the distinct sensitive values, of the
-        table: not even the whole table is a valid partition.
+        Not even the whole table is a valid partition: ``k`` exceeds the rows,
+        ``l`` the distinct sensitive values, or a model rejects the table.
     InvalidParameterError
-        ``l > 1`` without a ``sensitive_attribute``.
+        ``l > 1`` without a ``sensitive_attribute``, or ``l`` /
+        ``sensitive_attribute`` given with a ``requirement``.
 
     References
     ----------
@@ -302,38 +315,51 @@ def mondrian_partition(
        Multidimensional K-Anonymity", in Proc. 22nd International Conference
        on Data Engineering (ICDE), Atlanta, GA, USA, 2006, p. 25.
     """
+    if requirement is None:
+        if l > 1 and sensitive_attribute is None:
+            raise InvalidParameterError(f"mondrian: l={l} needs a sensitive_attribute")
+        requirement = Requirement.of(
+            tuple(quasi_identifiers),
+            sensitive_attribute if l > 1 else None,
+            k=k,
+            l=l,
+        )
+    elif l != 1 or sensitive_attribute is not None:
+        raise InvalidParameterError(
+            "mondrian: give l and sensitive_attribute through the requirement "
+            f"({requirement}), not as well as it"
+        )
     dims = [_encode(table[name], name) for name in quasi_identifiers]
-    return _partition(table, dims, k, sensitive_attribute, l)
+    return _partition(table, dims, requirement, k)
 
 
 def _partition(
     table: pd.DataFrame,
     dims: list[_Dimension],
-    k: int,
-    sensitive_attribute: str | None,
-    l: int,  # noqa: E741
+    requirement: Requirement,
+    k: int = 1,
 ) -> MondrianPartition:
-    """Body of :func:`mondrian_partition` on already encoded attributes."""
+    """Body of :func:`mondrian_partition` on already encoded attributes.
+
+    Partitions are at least ``max(k, requirement.minimal_class_size)`` rows,
+    and every model of ``requirement`` accepts each of them.
+    """
     n = len(table)
+    k = max(int(k), requirement.minimal_class_size)
     if k > n:
         raise InfeasibleConstraintError(
-            f"mondrian: k={k} exceeds the {n} rows of the table"
+            f"mondrian: k={k} (the smallest class {requirement} accepts) exceeds "
+            f"the {n} rows of the table"
         )
     m = len(dims)
     codes2d = np.column_stack([d.codes for d in dims]) if m else np.zeros((n, 0))
-    sensitive = np.zeros(n, dtype=np.int64)
-    n_sens = 1
-    if l > 1:
-        if sensitive_attribute is None:
-            raise InvalidParameterError(f"mondrian: l={l} needs a sensitive_attribute")
-        raw, uniques = pd.factorize(table[sensitive_attribute], use_na_sentinel=False)
-        sensitive = np.asarray(raw, dtype=np.int64)
-        n_sens = len(uniques)
-        if n_sens < l:
-            raise InfeasibleConstraintError(
-                f"mondrian: l={l} exceeds the {n_sens} distinct values of "
-                f"{sensitive_attribute!r} in the whole table"
-            )
+    # k-anonymity alone: the size bound decides every cut and no model is asked.
+    ask_models = not (
+        requirement.decided_by_bounds and requirement.minimal_distinct_values <= 1
+    )
+    encoded = requirement.encode(table) if ask_models else {}
+    if ask_models:
+        _check_whole_table(table, requirement, encoded)
 
     pid = np.zeros(n, dtype=np.int64)
     is_open = np.ones(1, dtype=bool)
@@ -361,13 +387,13 @@ def _partition(
             )
         score = np.where(allowed, width, -np.inf)
         chosen = np.full(n_open, -1, dtype=np.int64)
-        if l <= 1:
+        if not ask_models:
             best = np.argmax(score, axis=1) if m else np.zeros(n_open, np.int64)
             ok = allowed[np.arange(n_open), best] if m else np.zeros(n_open, bool)
             chosen[ok] = best[ok]
         else:
-            # Try the attributes by decreasing width until a cut keeps both
-            # halves l-diverse; non-allowable attributes sort last.
+            # Try the attributes by decreasing width until every model accepts
+            # both halves of the cut; non-allowable attributes sort last.
             order = np.argsort(-score, axis=1, kind="stable")
             undecided = np.ones(n_open, dtype=bool)
             for r in range(m):
@@ -383,10 +409,10 @@ def _partition(
                 side = codes2d[rows, row_dim] > threshold[row_part, row_dim]
                 child = 2 * rank[row_part] + side
                 n_cand = int(candidate.sum())
-                diverse = _distinct_sensitive_ok(
-                    child, sensitive[rows], 2 * n_cand, n_sens, l
+                accepted = requirement.accepts_groups(
+                    child, 2 * n_cand, encoded, rows=rows
                 )
-                good = diverse[0::2] & diverse[1::2]
+                good = accepted[0::2] & accepted[1::2]
                 cand_ids = np.flatnonzero(candidate)
                 chosen[cand_ids[good]] = dim_r[cand_ids[good]]
                 undecided[cand_ids[good]] = False
@@ -417,6 +443,39 @@ def _partition(
         cuts={d.name: int(c) for d, c in zip(dims, cuts)},
         rounds=rounds,
     )
+
+
+def _check_whole_table(
+    table: pd.DataFrame, requirement: Requirement, encoded: dict[str, Any]
+) -> None:
+    """Raise unless every model accepts the whole table as one partition."""
+    for model in requirement.models:
+        attribute = model.sensitive_attribute
+        if not model.uses_sensitive_attribute or attribute is None:
+            continue
+        present = int(table[attribute].nunique(dropna=False))
+        if present < model.minimal_distinct_values:
+            raise InfeasibleConstraintError(
+                f"mondrian: l={model.minimal_distinct_values} ({model}) exceeds the "
+                f"{present} distinct values of {attribute!r} in the whole table"
+            )
+    whole = np.zeros(len(table), dtype=np.int64)
+    refused = [
+        str(model)
+        for model in requirement.models
+        if not Requirement(requirement.quasi_identifiers, (model,)).accepts_groups(
+            whole, 1, encoded
+        )[0]
+    ]
+    if refused:
+        why = (
+            "no partition of it can (the models are monotone under merging)"
+            if requirement.monotonic_under_generalization
+            else "Mondrian needs it as the partition it keeps when no cut is allowed"
+        )
+        raise InfeasibleConstraintError(
+            f"mondrian: the whole table does not satisfy {', '.join(refused)}; {why}"
+        )
 
 
 def _with_missing(summary: str, has_na: bool, has_present: bool) -> str:
@@ -490,8 +549,12 @@ class Mondrian(Anonymizer):
 
     Every record is kept and every quasi-identifier is generalized to the
     summary of the record's partition (see :mod:`ppdm.algorithms.mondrian`
-    for the exact conventions); nothing is suppressed. ``rng`` is not used:
-    the result is a function of the table and the spec only.
+    for the exact conventions); nothing is suppressed. A partition is cut only
+    when every privacy model of ``spec.requirement`` (k-anonymity; distinct,
+    entropy or recursive (c, l)-diversity; t-closeness) accepts both halves,
+    so the released table passes :func:`ppdm.verify.verify_tables`; a table
+    that a model rejects as a whole is infeasible. ``rng`` is not used: the
+    result is a function of the table and the spec only.
 
     Parameters
     ----------
@@ -546,7 +609,7 @@ class Mondrian(Anonymizer):
         self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
     ) -> Release:
         dims = [_encode(table[name], name) for name in spec.quasi_identifiers]
-        partition = _partition(table, dims, spec.k, spec.sensitive_attribute, spec.l)
+        partition = _partition(table, dims, spec.requirement)
         released = table.copy()
         for dim in dims:
             texts, of_partition = _summaries(dim, partition.ids, partition.n_partitions)

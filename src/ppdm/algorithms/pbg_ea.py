@@ -5,8 +5,20 @@ properties (privacy indices such as k, l, S_k, S_l to maximise; losses GLM, CM
 to minimise). The search keeps an archive of non-dominated nodes, at most one
 per box of the index space (box-dominance, Algorithm 1 of the paper), and
 generates candidates with a SPEA2-style evolutionary algorithm (Algorithm 2).
-The release is one node of the archive, chosen by a policy; the whole archive
-is reported as the Pareto front.
+The release is one node of the archive, chosen by a policy among the nodes
+that meet every privacy model of the requirement; the whole archive is
+reported as the Pareto front.
+
+What the release enforces: the search measures nodes on its own indices, but
+the node released must satisfy ``spec.requirement``. A member qualifies when
+its indices reach the requirement's bounds (``k >= minimal_class_size`` and,
+with a sensitive attribute, ``l >= minimal_distinct_values``), which for
+k-anonymity and distinct l-diversity is the whole requirement; for entropy or
+recursive (c, l)-diversity and t-closeness the models then decide the
+qualified members exactly, best first
+(:meth:`ppdm.lattice.GeneralizationLattice.decide`), and the first they accept
+is released. The released table (:func:`ppdm.lattice.generalized_release`)
+suppresses exactly the classes the models reject and passes the verifier.
 
 An optional archive-driven local search (``refine="local"``, the default of
 :class:`PbgEa`) follows the evolutionary phase: it evaluates the untried
@@ -506,7 +518,8 @@ class PbgEa(Anonymizer):
         Box size per objective (one number for all).
     policy : {"min-glm", "min-cm"}, default="min-glm"
         Which archive node to release: the least GLM (or CM) among the nodes
-        with ``k >= spec.k`` and ``l >= spec.l``.
+        that meet the requirement (``k`` and ``l`` at least its bounds and,
+        for models not decided by those bounds, accepted by every model).
     selection : {"union", "archive"}, default="union"
         Tournament pool: population and archive (the paper), or the archive
         only (more archive pressure; see benchmarks/results/pbg_ea.md).
@@ -525,10 +538,11 @@ class PbgEa(Anonymizer):
     Hierarchies come from ``spec.hierarchies``; the suppression budget is
     ``floor(spec.suppression_limit * n_rows)`` rows. The node's indices follow
     the paper (maximal suppression within the budget); the released table
-    suppresses only the classes that violate ``k`` or ``l``, a subset, so its
-    loss is at most the front's value. Suppressed rows have every
-    quasi-identifier ``*`` and form one class when they are at least ``k`` (and
-    ``l``-diverse); otherwise they are dropped.
+    suppresses only the classes some privacy model of ``spec.requirement``
+    rejects. Suppressed rows have every quasi-identifier ``*`` and form one
+    class when every model accepts it; otherwise they are dropped (and the
+    rest is checked again, for t-closeness). The released table passes
+    :func:`ppdm.verify.verify_tables`.
 
     References
     ----------
@@ -626,6 +640,7 @@ class PbgEa(Anonymizer):
             target=spec.target,
             suppression_limit=spec.suppression_limit,
             spread_l="sl" in names,
+            requirement=spec.requirement,
         )
         result = pbg_search(
             lattice,
@@ -640,7 +655,7 @@ class PbgEa(Anonymizer):
             refine=self.refine,
             budget=self.budget,
         )
-        chosen = self._choose(result.archive, spec)
+        chosen = self._choose(result.archive, spec, lattice)
         released, counts = generalized_release(table, spec, hierarchies, chosen.levels)
         attributes = lattice.attributes
         front = []
@@ -665,17 +680,33 @@ class PbgEa(Anonymizer):
         return self._release(released, spec, table, evidence)
 
     def _choose(
-        self, archive: list[NodeMetrics], spec: AnonymizationSpec
+        self,
+        archive: list[NodeMetrics],
+        spec: AnonymizationSpec,
+        lattice: GeneralizationLattice,
     ) -> NodeMetrics:
-        needed_l = spec.l if spec.sensitive_attribute is not None else 0
-        qualified = [m for m in archive if m.k >= spec.k and m.l >= needed_l]
+        """The policy's best archive member that meets every privacy model."""
+        needed_k, needed_l = lattice.requirement_bounds
+        if lattice.sensitive_attribute is None:
+            needed_l = 0
+        qualified = [m for m in archive if m.k >= needed_k and m.l >= needed_l]
         if not qualified:
             best_k = max((m.k for m in archive), default=0)
             best_l = max((m.l for m in archive), default=0)
             raise InfeasibleConstraintError(
                 f"{self.name}: no node of the archive ({len(archive)} nodes) reaches "
-                f"k>={spec.k} and l>={spec.l} within the suppression limit "
+                f"k>={needed_k} and l>={needed_l} within the suppression limit "
                 f"{spec.suppression_limit}; best achieved k={best_k}, l={best_l}"
             )
         loss = "glm" if self.policy == "min-glm" else "cm"
-        return min(qualified, key=lambda m: (m.value(loss), sum(m.levels), m.levels))
+        qualified.sort(key=lambda m: (m.value(loss), sum(m.levels), m.levels))
+        if lattice.decided_by_bounds:
+            return qualified[0]
+        for member in qualified:
+            if lattice.decide(member.levels).feasible:
+                return member
+        raise InfeasibleConstraintError(
+            f"{self.name}: {len(qualified)} node(s) of the archive reach the bounds "
+            f"k>={needed_k} and l>={needed_l}, but none meets {spec.requirement} "
+            f"within the suppression limit {spec.suppression_limit}"
+        )

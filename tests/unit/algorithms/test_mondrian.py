@@ -3,7 +3,10 @@ against a plain recursive implementation written here from the paper."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+from collections import Counter
 
 import numpy as np
 import pandas as pd
@@ -18,7 +21,9 @@ from ppdm.algorithms.mondrian import Mondrian, mondrian_partition
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.measures import distinct_l_diversity, equivalence_classes, k_anonymity
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
+from ppdm.privacy import Requirement
 from ppdm.values import parse_cell
+from ppdm.verify import verify_tables
 
 INTERVALS = ["(-inf, 10)", "[10, 20)", "[20, 30)", "[30, inf)"]
 LEVELS = ["low", "mid", "high"]
@@ -72,8 +77,12 @@ def _reference_width(info: dict, rows: list[int]) -> float:
     return len({info["keys"][r] for r in rows}) / info["domain"]
 
 
-def reference_partition(table, qis, k, sensitive=None, l=1):  # noqa: E741
-    """Leaves (lists of row positions) in depth-first, left-first order."""
+def reference_partition(table, qis, k, sensitive=None, l=1, accept=None):  # noqa: E741
+    """Leaves (lists of row positions) in depth-first, left-first order.
+
+    ``accept(rows)``, when given, decides whether a half may be released
+    (instead of ``l`` distinct values of ``sensitive``).
+    """
     columns = _reference_columns(table, qis)
     sens = (
         ["<NA>" if pd.isna(v) else v for v in table[sensitive].tolist()]
@@ -83,6 +92,8 @@ def reference_partition(table, qis, k, sensitive=None, l=1):  # noqa: E741
     leaves: list[list[int]] = []
 
     def diverse(rows):
+        if accept is not None:
+            return accept(rows)
         return l <= 1 or len({sens[r] for r in rows}) >= l
 
     def recurse(rows):
@@ -468,3 +479,235 @@ def test_registry_and_params():
     algorithm = get_algorithm("mondrian", split="median")
     assert algorithm.get_params() == {"split": "median"}
     assert Mondrian.name == "mondrian" and "\n" not in Mondrian.summary
+
+
+# --------------------------------------------------------------------------
+# Every privacy model, through the requirement
+# --------------------------------------------------------------------------
+def _plain(value: object) -> object:
+    return "<NA>" if pd.isna(value) else value
+
+
+def _emd(values: list, whole: list) -> float:
+    """Earth Mover's Distance (Li et al. 2007), written plainly: ordered when
+    every value of ``whole`` is a number, equal ground distance otherwise."""
+    share, reference_share = Counter(values), Counter(whole)
+    n, total = len(values), len(whole)
+    keys = list(reference_share)
+    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in keys)
+    if numeric and len(keys) > 1:
+        keys.sort()
+        running, distance = 0.0, 0.0
+        for v in keys[:-1]:
+            running += share[v] / n - reference_share[v] / total
+            distance += abs(running)
+        return distance / (len(keys) - 1)
+    return 0.5 * sum(abs(share[v] / n - reference_share[v] / total) for v in keys)
+
+
+def plain_accept(table: pd.DataFrame, requirement):
+    """``accept(rows)`` from the models' definitions, one class at a time."""
+    columns = {
+        a: [_plain(v) for v in table[a].astype(object)]
+        for a in requirement.sensitive_attributes
+    }
+
+    def accept(rows: list[int]) -> bool:
+        for model in requirement.models:
+            if model.name == "k-anonymity":
+                ok = len(rows) >= model.k
+            else:
+                values = [columns[model.attribute][r] for r in rows]
+                counts = sorted(Counter(values).values(), reverse=True)
+                n = len(values)
+                if model.name == "distinct-l-diversity":
+                    ok = len(counts) >= model.l
+                elif model.name == "entropy-l-diversity":
+                    entropy = -sum(c / n * math.log(c / n) for c in counts)
+                    ok = math.exp(entropy) >= model.l - 1e-9
+                elif model.name == "recursive-cl-diversity":
+                    tail = sum(counts[model.l - 1 :])
+                    ok = len(counts) >= model.l and counts[0] < model.c * tail
+                else:
+                    ok = _emd(values, columns[model.attribute]) <= model.t + 1e-9
+            if not ok:
+                return False
+        return True
+
+    return accept
+
+
+#: Sensitive attribute and shorthand arguments of requirements no bound decides.
+MODELS = {
+    "entropy": ("disease", dict(l=1.7, l_variant="entropy")),
+    "entropy 2": ("disease", dict(l=2, l_variant="entropy")),
+    "recursive": ("disease", dict(l=2, l_variant="recursive", c=3.0)),
+    "t-closeness": ("disease", dict(t=0.25)),
+    "ordered t": ("weight", dict(t=0.2)),
+    "entropy and t": ("disease", dict(l=1.5, l_variant="entropy", t=0.35)),
+}
+
+
+def _model_spec(qis, k, name) -> AnonymizationSpec:
+    sensitive, arguments = MODELS[name]
+    return AnonymizationSpec.of(tuple(qis), sensitive, "class", k=k, **arguments)
+
+
+@SETTINGS
+@given(tables(), st.sampled_from(sorted(MODELS)))
+def test_every_model_partition_equals_the_reference_and_passes_the_verifier(case, name):
+    table, qis, k, _ = case
+    spec = _model_spec(qis, k, name)
+    requirement = spec.requirement
+    accept = plain_accept(table, requirement)
+    if table["disease"].nunique(dropna=False) < requirement.minimal_distinct_values:
+        with pytest.raises(InfeasibleConstraintError):
+            Mondrian().anonymize(table, spec, np.random.default_rng(0))
+        return
+    if not accept(list(range(len(table)))):
+        # Every model is monotone under merging: a rejected whole table has no
+        # acceptable partition.
+        with pytest.raises(InfeasibleConstraintError, match="whole table"):
+            Mondrian().anonymize(table, spec, np.random.default_rng(0))
+        return
+    release = Mondrian().anonymize(table, spec, np.random.default_rng(0))
+    certificate = verify_tables({"release": release.table}, requirement)
+    assert certificate.passed, certificate.summary()
+    got = mondrian_partition(table, qis, requirement=requirement)
+    size = requirement.minimal_class_size
+    assert _leaves_of(got.ids) == reference_partition(table, qis, size, accept=accept)
+    assert release.evidence["n_partitions"] == got.n_partitions
+    pd.testing.assert_frame_equal(
+        release.table.drop(columns=qis), table.drop(columns=qis)
+    )
+
+
+@pytest.mark.parametrize(
+    "sensitive, arguments",
+    [
+        ("savings", dict(l=2, l_variant="entropy")),
+        ("savings", dict(l=3, l_variant="recursive", c=4.0)),
+        ("savings", dict(t=0.15)),
+        ("installment-rate", dict(t=0.1)),
+    ],
+    ids=["entropy", "recursive", "t-closeness", "ordered-t"],
+)
+def test_german_models_equal_the_reference_and_pass_the_verifier(sensitive, arguments):
+    german = datasets.load("german")
+    qis = ["age", "personal-status-sex", "job", "housing", "duration", "purpose"]
+    spec = AnonymizationSpec.of(tuple(qis), sensitive, "credit", k=5, **arguments)
+    release = Mondrian().anonymize(german, spec, np.random.default_rng(0))
+    certificate = verify_tables({"release": release.table}, spec.requirement)
+    assert certificate.passed, certificate.summary()
+    got = mondrian_partition(german, qis, requirement=spec.requirement)
+    accept = plain_accept(german, spec.requirement)
+    assert _leaves_of(got.ids) == reference_partition(german, qis, 5, accept=accept)
+    # The models cut less than k alone does, never more.
+    plain = mondrian_partition(german, qis, 5)
+    assert 1 < got.n_partitions <= plain.n_partitions
+
+
+def test_adult_sample_entropy_equals_the_reference():
+    adult = datasets.load("adult").iloc[:2500].reset_index(drop=True)
+    qis = ["age", "workclass", "education", "marital-status", "race", "sex",
+           "native-country"]  # fmt: skip
+    requirement = Requirement.of(
+        tuple(qis), "occupation", k=5, l=3, l_variant="entropy"
+    )
+    got = mondrian_partition(adult, qis, requirement=requirement)
+    accept = plain_accept(adult, requirement)
+    assert _leaves_of(got.ids) == reference_partition(adult, qis, 5, accept=accept)
+
+
+def test_t_closeness_keeps_a_parent_whose_halves_are_too_far():
+    # x = 1..8 with disease a for x <= 4 and b above: the root cut at x = 4
+    # leaves halves {a} and {b}, each at EMD 1/2 of the table (a 1/2, b 1/2).
+    table = pd.DataFrame({
+        "x": range(1, 9),
+        "disease": ["a"] * 4 + ["b"] * 4,
+        "class": ["y"] * 8,
+    })  # fmt: skip
+    strict = AnonymizationSpec.of(("x",), "disease", "class", k=2, t=0.2)
+    out = Mondrian().anonymize(table, strict, np.random.default_rng(0))
+    assert out.evidence["n_partitions"] == 1  # the root always passes t
+    assert out.table["x"].tolist() == ["[1, 8]"] * 8
+    # At t = 0.5 the halves pass, and so do their halves {1,2}, {3,4}, ...
+    loose = AnonymizationSpec.of(("x",), "disease", "class", k=2, t=0.5)
+    out = Mondrian().anonymize(table, loose, np.random.default_rng(0))
+    assert out.evidence["n_partitions"] == 4
+    assert (
+        out.table["x"].tolist()
+        == ["[1, 2]"] * 2 + ["[3, 4]"] * 2 + ["[5, 6]"] * 2 + ["[7, 8]"] * 2
+    )
+    assert verify_tables({"release": out.table}, loose.requirement).passed
+
+
+def test_a_whole_table_below_entropy_l_is_infeasible():
+    # exp(H) of {a x 6, b x 2} is 1.75 < 2, though it has 2 distinct values.
+    # Distinct 2-diversity cuts it once: {a, a, b, a} | {a, b, a, a}; each
+    # half's median cut leaves {a, a} on one side.
+    table = pd.DataFrame({
+        "x": range(8), "disease": list("aabaabaa"), "class": ["y"] * 8
+    })  # fmt: skip
+    spec = AnonymizationSpec.of(
+        ("x",), "disease", "class", k=2, l=2, l_variant="entropy"
+    )
+    with pytest.raises(InfeasibleConstraintError, match="entropy 2-diversity"):
+        Mondrian().anonymize(table, spec, np.random.default_rng(0))
+    distinct = AnonymizationSpec.of(("x",), "disease", "class", k=2, l=2)
+    assert (
+        Mondrian()
+        .anonymize(table, distinct, np.random.default_rng(0))
+        .evidence["n_partitions"]
+        == 2
+    )
+
+
+def test_partition_takes_a_requirement_and_refuses_two():
+    table = datasets.load("german")
+    qis = ["age", "job", "housing"]
+    requirement = Requirement.of(tuple(qis), "savings", k=4, l=2)
+    by_requirement = mondrian_partition(table, qis, requirement=requirement)
+    by_shorthand = mondrian_partition(table, qis, 4, sensitive_attribute="savings", l=2)
+    assert (by_requirement.ids == by_shorthand.ids).all()
+    # k still bounds the size along with the requirement.
+    larger = mondrian_partition(table, qis, 30, requirement=requirement)
+    assert np.bincount(larger.ids).min() >= 30
+    with pytest.raises(InvalidParameterError, match="through the requirement"):
+        mondrian_partition(table, qis, 4, l=2, requirement=requirement)
+
+
+#: (k, l) -> sha256 of the German release CSV and of the partition ids,
+#: recorded at commit 5be4cb5 (before the algorithm asked the models).
+RECORDED = {
+    (5, 1): (
+        "64ed0d49bef42d5873ae92c171455a7dc1e20e65ae90a37bca0285180291d9e1",
+        "46c098f1c4069c4cbbc5e140f682dfc9641d060f6792db7468ecc99e3c5fc16c",
+    ),
+    (5, 2): (
+        "4078b2c897c1b631a5d5faf1c0f2c5929a5a6d0a52e717afc957b3629484814a",
+        "c69bff30f1440af75ed6b0e8922be549fa55ae5da44bbe010b47e8a89bd99182",
+    ),
+    (3, 3): (
+        "2c94d3a3e1d871a47d72d7869702990dc0b2dc4e4659419542931d2f877148ee",
+        "c52e952070173d2f4d77b2d7404e34eaf5814124565244f216889c863ad21b81",
+    ),
+    (10, 2): (
+        "a77f0a92eecba583a330a782841b01c3e8d44c0269ceacdaca02639512f2f2a9",
+        "1a817e46bb8b531270a144afcf2aec4329f1bac7e9c9a7397ad87ba1d3752d57",
+    ),
+}
+
+
+@pytest.mark.parametrize("k, l", sorted(RECORDED))
+def test_bounds_release_is_the_one_recorded_before_the_models(k, l):  # noqa: E741
+    german = datasets.load("german")
+    qis = ["age", "personal-status-sex", "job", "housing", "duration", "purpose"]
+    sensitive = "savings" if l > 1 else None
+    spec = AnonymizationSpec.of(tuple(qis), sensitive, "credit", k=k, l=l)
+    release = Mondrian().anonymize(german, spec, np.random.default_rng(0))
+    ids = mondrian_partition(german, qis, k, sensitive_attribute="savings", l=l).ids
+    assert (
+        hashlib.sha256(release.table.to_csv().encode()).hexdigest(),
+        hashlib.sha256(ids.tobytes()).hexdigest(),
+    ) == RECORDED[(k, l)]
