@@ -58,7 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     audit_verify.add_argument("--out", type=Path, default=Path("releases"))
 
-    commands.add_parser("algorithms", help="list the registered algorithms")
+    commands.add_parser(
+        "algorithms",
+        help="list the registered algorithms and what each supports, needs and "
+        "releases",
+    )
 
     export = commands.add_parser(
         "export-sqlite", help="write an embedded dataset into a SQLite database"
@@ -70,6 +74,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
+    # The configuration is checked (keys, ranges, the algorithm's capabilities,
+    # hierarchies, schema) before Prefect is imported: a bad one fails at once.
     from ppdm.config import default_config, load_config
 
     if args.config is not None:
@@ -88,6 +94,9 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         output_dir=args.out,
     )
+    from schemas import get_schema
+
+    get_schema(config.schema)
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     from flows.release import release
@@ -122,12 +131,91 @@ def _audit_verify(args: argparse.Namespace) -> int:
     return 1
 
 
+_NUMERIC_INPUT = {
+    "binned": "binned (the discretize step bins numeric quasi-identifiers)",
+    "raw": "raw values (not discretized)",
+    "either": "binned or raw",
+}
+_RELEASES = {
+    "table": "one table",
+    "projections": "several projections, each with the target",
+    "columns": "one table on a subset of the columns",
+}
+
+
+def _allowed(constraint: object) -> str:
+    if constraint is None:
+        return "None"
+    if isinstance(constraint, tuple):
+        return " or ".join(_allowed(c) for c in constraint)
+    describe = getattr(constraint, "describe", None)
+    return describe() if callable(describe) else repr(constraint)
+
+
+def _parameter_lines(cls: type) -> list[str]:
+    import inspect
+
+    signature = inspect.signature(cls.__init__)
+    constraints = getattr(cls, "_parameter_constraints", {})
+    lines = []
+    for name in cls.capabilities()["parameters"]:
+        default = signature.parameters[name].default
+        line = f"{name} = {default!r}"
+        if name in constraints:
+            line += f"  ({_allowed(constraints[name])})"
+        lines.append(line)
+    return lines or ["(none)"]
+
+
+def _describe_algorithm(name: str, cls: type) -> list[str]:
+    import textwrap
+
+    caps = cls.capabilities()
+    rows = [
+        ("privacy models", [", ".join(caps["models"])]),
+        ("needs a target", ["yes" if caps["needs_target"] else "no"]),
+        (
+            "hierarchies",
+            [
+                "yes: generalizes along the dataset's hierarchy files"
+                if caps["uses_hierarchies"]
+                else "no"
+            ],
+        ),
+        (
+            "numeric input",
+            [_NUMERIC_INPUT.get(caps["numeric_input"], caps["numeric_input"])],
+        ),
+        ("releases", [_RELEASES.get(caps["releases"], caps["releases"])]),
+        ("parameters", _parameter_lines(cls)),
+    ]
+    lines = [name]
+    lines += textwrap.wrap(
+        cls.summary, width=88, initial_indent="  ", subsequent_indent="  "
+    )
+    width = max(len(label) for label, _ in rows)
+    indent = " " * (width + 4)
+    for label, values in rows:
+        for i, value in enumerate(values):
+            first = f"  {label if i == 0 else '':<{width}}  "
+            lines += textwrap.wrap(
+                value,
+                width=88,
+                initial_indent=first,
+                subsequent_indent=indent,
+                break_on_hyphens=False,
+            )
+    return lines
+
+
 def _algorithms(_: argparse.Namespace) -> int:
     from ppdm.algorithms import ALGORITHMS
 
-    width = max(map(len, ALGORITHMS), default=0)
-    for name, cls in sorted(ALGORITHMS.items()):
-        print(f"{name:<{width}}  {cls.summary}")
+    blocks = [
+        "\n".join(_describe_algorithm(name, cls))
+        for name, cls in sorted(ALGORITHMS.items())
+    ]
+    print("\n\n".join(blocks))
     return 0
 
 

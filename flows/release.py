@@ -1,9 +1,15 @@
+"""The release flow: the core's one order of steps, each step run as its Prefect task."""
+
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from prefect import flow
 
-from ppdm.config import ReleaseConfig, default_config
-from ppdm.pipeline import candidate_refs, publication_refs
+from ppdm.config import ReleaseConfig
+from ppdm.pipeline import run_steps
+from schemas import get_schema
 from tasks.anonymize import anonymize
 from tasks.discretize import discretize
 from tasks.ingest import ingest
@@ -12,28 +18,26 @@ from tasks.report import utility_report
 from tasks.validate import validate
 from tasks.verify import verify
 
+#: The Prefect task of each step of :data:`ppdm.pipeline.STEPS`; each task is a
+#: thin wrapper of the step function :func:`ppdm.pipeline.run_steps` names.
+TASKS = {
+    "ingest": ingest,
+    "validate": validate,
+    "discretize": discretize,
+    "anonymize": anonymize,
+    "verify": verify,
+    "utility-report": utility_report,
+    "publish": publish,
+}
+
+
+def run_task(name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    """Run step ``name`` as its Prefect task (retries, cache policy, UI artifacts)."""
+    return TASKS[name](*args)
+
 
 @flow(name="release", log_prints=True)
 def release(config: ReleaseConfig) -> str:
     """Release: ingest -> validate -> discretize -> anonymize -> verify -> report -> publish."""
-    ingested = ingest(config)
-    source_sha = ingested.summary["source_sha256"]
-    validated = validate(config, ingested.refs["raw"])
-    binned = discretize(config, validated.refs["clean"])
-    candidate = anonymize(config, binned.refs["discretized"])
-    tables = candidate_refs(candidate)
-    verified = verify(config, tables, validated.refs["clean"], source_sha)
-    reported = utility_report(
-        config,
-        validated.refs["clean"],
-        binned.refs["cut_points"],
-        tables,
-        candidate.refs["evidence"],
-        verified.refs["certificate"],
-    )
-    refs = publication_refs(validated, binned, candidate, verified, reported)
-    return publish(config, source_sha, refs)
-
-
-if __name__ == "__main__":
-    release(default_config("adult"))
+    schema, suite = get_schema(config.schema)
+    return str(run_steps(config, schema, suite, run_step=run_task))

@@ -1,45 +1,68 @@
-"""Prefect UI glue shared by the tasks: artifact keys and summaries."""
+"""Prefect glue shared by the tasks: cache policies, artifact keys and summaries."""
 
 from __future__ import annotations
 
+import inspect
 import re
+import sys
 from typing import Any
 
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import INPUTS, TASK_SOURCE, CacheKeyFnPolicy
+from prefect.utilities.hashing import hash_objects
 
-from ppdm.config import ReleaseConfig
-from ppdm.pipeline import store_for
-
-__all__ = ["artifact_key", "table_artifact", "markdown_artifact", "STEP_CACHE"]
+__all__ = [
+    "STEP_CACHE",
+    "VALIDATE_CACHE",
+    "artifact_key",
+    "markdown_artifact",
+    "table_artifact",
+]
 
 
 def _store_generation(context: Any, parameters: dict[str, Any]) -> str:
-    return store_for(parameters["config"]).generation()
+    return parameters["store"].generation()
 
 
-#: Deterministic steps are cached on their inputs (content-addressed references
-#: and the config), their source, and the artifact store's generation: a store
-#: that was deleted and made anew invalidates every reference into the old one.
-STEP_CACHE = INPUTS + TASK_SOURCE + CacheKeyFnPolicy(cache_key_fn=_store_generation)
+def _schema_identity(context: Any, parameters: dict[str, Any]) -> str | None:
+    schema = parameters["schema"]
+    try:
+        source = inspect.getsource(sys.modules[schema.__module__])
+    except (KeyError, OSError, TypeError):  # defined interactively: no source
+        source = ""
+    return hash_objects(schema.__module__, schema.__qualname__, source)
 
 
-def artifact_key(config: ReleaseConfig, step: str) -> str:
+#: Deterministic steps are cached on their settings (the slice of the config
+#: they read), the content-addressed references of their inputs, their source,
+#: and the artifact store's generation. The store itself is not hashed, only its
+#: generation: a store that was deleted and made anew invalidates every
+#: reference into the old one.
+STEP_CACHE = (
+    (INPUTS - "store") + TASK_SOURCE + CacheKeyFnPolicy(cache_key_fn=_store_generation)
+)
+
+#: The validation step also keys on its pandera model's module source (a class
+#: is not hashed by value) and on the expectation suite's content (an input).
+VALIDATE_CACHE = (STEP_CACHE - "schema") + CacheKeyFnPolicy(
+    cache_key_fn=_schema_identity
+)
+
+
+def artifact_key(dataset: str, step: str) -> str:
     """Prefect artifact keys allow lowercase letters, digits and dashes only."""
-    return re.sub(r"[^a-z0-9-]+", "-", f"{config.dataset}-{step}".lower()).strip("-")
+    return re.sub(r"[^a-z0-9-]+", "-", f"{dataset}-{step}".lower()).strip("-")
 
 
 def table_artifact(
-    config: ReleaseConfig, step: str, rows: list[dict[str, Any]], description: str
+    dataset: str, step: str, rows: list[dict[str, Any]], description: str
 ) -> None:
     create_table_artifact(
-        key=artifact_key(config, step), table=rows, description=description
+        key=artifact_key(dataset, step), table=rows, description=description
     )
 
 
-def markdown_artifact(
-    config: ReleaseConfig, step: str, markdown: str, description: str
-) -> None:
+def markdown_artifact(dataset: str, step: str, markdown: str, description: str) -> None:
     create_markdown_artifact(
-        key=artifact_key(config, step), markdown=markdown, description=description
+        key=artifact_key(dataset, step), markdown=markdown, description=description
     )

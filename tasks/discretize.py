@@ -2,19 +2,20 @@ from __future__ import annotations
 
 from prefect import task
 
-from ppdm.artifacts import ArtifactRef
-from ppdm.config import ReleaseConfig
-from ppdm.pipeline import StepOutput, discretize_step
+from ppdm.artifacts import ArtifactRef, ArtifactStore
+from ppdm.pipeline import DiscretizeSettings, StepOutput, discretize_step
 from tasks._ui import STEP_CACHE, table_artifact
 
 
 @task(name="discretize", cache_policy=STEP_CACHE)
-def discretize(config: ReleaseConfig, clean: ArtifactRef) -> StepOutput:
+def discretize(
+    settings: DiscretizeSettings, store: ArtifactStore, clean: ArtifactRef
+) -> StepOutput:
     """Discretize: numeric quasi-identifiers to intervals; cut points artifact."""
-    output = discretize_step(config, clean)
+    output = discretize_step(settings, store, clean)
     cuts = output.summary["cut_points"]
     table_artifact(
-        config,
+        settings.dataset,
         "discretize",
         [
             {

@@ -3,17 +3,17 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from ppdm.config import ReleaseConfig
-from ppdm.pipeline import StepOutput, ingest_step
+from ppdm.artifacts import ArtifactStore
+from ppdm.pipeline import IngestSettings, StepOutput, ingest_step
 from tasks._ui import table_artifact
 
 
 @task(name="ingest", retries=3, retry_delay_seconds=[1, 2, 4], cache_policy=NO_CACHE)
-def ingest(config: ReleaseConfig) -> StepOutput:
+def ingest(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
     """Ingest: read the source (embedded, CSV, Parquet or SQL) into a raw Parquet snapshot."""
-    output = ingest_step(config)
+    output = ingest_step(settings, store)
     table_artifact(
-        config,
+        settings.dataset,
         "ingest",
         [
             {

@@ -7,24 +7,23 @@ from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
 from ppdm.artifacts import ArtifactRef
-from ppdm.config import ReleaseConfig
-from ppdm.pipeline import publish_step
+from ppdm.pipeline import PublishSettings, publish_step
 from tasks._ui import markdown_artifact
 
 
 @task(name="publish", retries=3, retry_delay_seconds=[1, 2, 4], cache_policy=NO_CACHE)
 def publish(
-    config: ReleaseConfig, source_sha256: str, refs: Mapping[str, ArtifactRef]
+    settings: PublishSettings, source_sha256: str, refs: Mapping[str, ArtifactRef]
 ) -> str:
     """Publish: atomic, content-addressed release directory + audit-log entry."""
     release_dir = publish_step(
-        config,
-        source_sha256=source_sha256,
-        refs=refs,
+        settings,
+        source_sha256,
+        refs,
         flow_run_id=str(flow_run.id) if flow_run.id else None,
     )
     markdown_artifact(
-        config,
+        settings.dataset,
         "publish",
         f"Release published: `{release_dir}`",
         "Published release directory",

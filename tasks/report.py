@@ -4,16 +4,15 @@ from collections.abc import Mapping
 
 from prefect import task
 
-from ppdm.artifacts import ArtifactRef
-from ppdm.config import ReleaseConfig
-from ppdm.pipeline import StepOutput, utility_step
+from ppdm.artifacts import ArtifactRef, ArtifactStore
+from ppdm.pipeline import StepOutput, UtilitySettings, utility_step
 from tasks._ui import STEP_CACHE, markdown_artifact
-from tasks.anonymize import dataset_hierarchies
 
 
 @task(name="utility-report", cache_policy=STEP_CACHE)
 def utility_report(
-    config: ReleaseConfig,
+    settings: UtilitySettings,
+    store: ArtifactStore,
     clean: ArtifactRef,
     cut_points: ArtifactRef,
     candidate: Mapping[str, ArtifactRef],
@@ -22,16 +21,10 @@ def utility_report(
 ) -> StepOutput:
     """Utility report: accuracy, information loss, risk; utility.json + report.html."""
     output = utility_step(
-        config,
-        clean,
-        cut_points,
-        candidate,
-        evidence,
-        certificate,
-        dataset_hierarchies(config),
+        settings, store, clean, cut_points, candidate, evidence, certificate
     )
     markdown_artifact(
-        config,
+        settings.dataset,
         "utility-report",
         _markdown(output.summary),
         "Accuracy before/after and information loss",

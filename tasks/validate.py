@@ -3,24 +3,27 @@ from __future__ import annotations
 import pandas as pd
 from prefect import task
 
-from ppdm.artifacts import ArtifactRef
-from ppdm.config import ReleaseConfig
-from ppdm.pipeline import StepOutput, validate_step
-from schemas import get_schema
-from tasks._ui import STEP_CACHE, table_artifact
+from ppdm.artifacts import ArtifactRef, ArtifactStore
+from ppdm.pipeline import StepOutput, ValidateSettings, validate_step
+from tasks._ui import VALIDATE_CACHE, table_artifact
 
 SHOWN_REJECTIONS = 50
 
 
-@task(name="validate", cache_policy=STEP_CACHE)
-def validate(config: ReleaseConfig, raw: ArtifactRef) -> StepOutput:
+@task(name="validate", cache_policy=VALIDATE_CACHE)
+def validate(
+    settings: ValidateSettings,
+    store: ArtifactStore,
+    raw: ArtifactRef,
+    schema: type,
+    suite: dict,
+) -> StepOutput:
     """Validate: pandera schema + Great Expectations suite; rejected rows to quarantine."""
-    schema, suite = get_schema(config.schema)
-    output = validate_step(config, raw, schema, suite)
+    output = validate_step(settings, store, raw, schema, suite)
     report = output.summary
     quarantine = output.refs["quarantine"]
     table_artifact(
-        config,
+        settings.dataset,
         "validate",
         [
             {
@@ -39,7 +42,7 @@ def validate(config: ReleaseConfig, raw: ArtifactRef) -> StepOutput:
             quarantine.path, dtype=str, keep_default_na=False, nrows=SHOWN_REJECTIONS
         )
         table_artifact(
-            config,
+            settings.dataset,
             "quarantine",
             rejected[["_source_row", "_reasons"]].to_dict("records"),
             f"First {SHOWN_REJECTIONS} quarantined rows and their reasons "

@@ -1,30 +1,28 @@
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from ppdm.artifacts import ArtifactRef
-from ppdm.config import ReleaseConfig
-from ppdm.pipeline import StepOutput, verify_step
+from ppdm.artifacts import ArtifactRef, ArtifactStore
+from ppdm.pipeline import StepOutput, VerifySettings, verify_step
 from tasks._ui import markdown_artifact
-from tasks.anonymize import dataset_hierarchies
 
 
 @task(name="verify", cache_policy=NO_CACHE)
 def verify(
-    config: ReleaseConfig,
+    settings: VerifySettings,
+    store: ArtifactStore,
     candidate: Mapping[str, ArtifactRef],
     original: ArtifactRef,
     source_sha256: str,
 ) -> StepOutput:
     """Verify: independent check of the candidate files; the certificate artifact."""
-    output = verify_step(
-        config, candidate, original, source_sha256, dataset_hierarchies(config)
-    )
+    output = verify_step(settings, store, candidate, original, source_sha256)
     markdown_artifact(
-        config,
+        settings.dataset,
         "verify",
         "```json\n" + _short(output.summary) + "\n```",
         "Verification certificate (passed)",
@@ -33,8 +31,6 @@ def verify(
 
 
 def _short(certificate: dict) -> str:
-    import json
-
     keep = {
         "passed": certificate["passed"],
         "requirement": certificate["requirement"],

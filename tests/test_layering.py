@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "ppdm"
@@ -35,3 +36,35 @@ def test_tasks_stay_thin():
     tasks = Path(__file__).resolve().parent.parent / "tasks"
     for path in tasks.glob("*.py"):
         assert "ppdm.algorithms." not in path.read_text(), path
+
+
+def test_tasks_find_no_files_of_their_own():
+    """Hierarchies, schemas and configs reach a task as arguments, never by path."""
+    tasks = Path(__file__).resolve().parent.parent / "tasks"
+    for path in tasks.glob("*.py"):
+        text = path.read_text()
+        assert "__file__" not in text and "hierarchies" not in text, path
+        assert "from schemas" not in text and "get_schema" not in text, path
+
+
+def test_the_flow_runs_the_core_order_of_steps():
+    flow = (Path(__file__).resolve().parent.parent / "flows" / "release.py").read_text()
+    assert "run_steps(" in flow
+    # No step function is called here, in another order.
+    steps = "ingest|validate|discretize|anonymize|verify|utility|publish"
+    assert not re.search(rf"\b({steps})_step\b", flow)
+
+
+def test_a_wheel_carries_the_data_files_inside_the_package():
+    import tomllib
+
+    root = Path(__file__).resolve().parent.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["force-include"] == {
+        "hierarchies": "ppdm/_data/hierarchies",
+        "configs": "ppdm/_data/configs",
+    }
+    for source in wheel["force-include"]:
+        assert (root / source).is_dir()
+    assert "src/ppdm" in wheel["packages"]

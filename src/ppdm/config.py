@@ -20,8 +20,9 @@ from pydantic import (
     model_validator,
 )
 
+from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
-from ppdm.exceptions import InvalidParameterError
+from ppdm.exceptions import InvalidParameterError, UnknownDatasetError
 from ppdm.privacy import Requirement, model_from_description
 
 __all__ = [
@@ -35,7 +36,12 @@ __all__ = [
     "load_config",
     "parse_config",
     "default_config",
+    "STORE_DIR",
 ]
+
+
+#: The artifact store's directory under ``output_dir`` when ``work_dir`` is not set.
+STORE_DIR = ".artifacts"
 
 
 class ConfigError(InvalidParameterError):
@@ -132,8 +138,18 @@ class ReleaseConfig(_Strict):
     validation: ValidationLimits = ValidationLimits()
     verification: VerificationConfig = VerificationConfig()
     utility: UtilityConfig = UtilityConfig()
+    hierarchies: str | None = Field(
+        None,
+        description="directory of the dataset's generalization hierarchies, one "
+        "file per attribute; default: the hierarchies shipped for the dataset",
+    )
     seed: int = Field(0, ge=0, le=2**32 - 1)
     output_dir: str = "releases"
+    work_dir: str | None = Field(
+        None,
+        description="artifact store of the intermediate artifacts; default: "
+        "<output_dir>/.artifacts",
+    )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
@@ -162,10 +178,35 @@ class ReleaseConfig(_Strict):
             )
             algorithm = get_algorithm(self.algorithm, **self.params)
             algorithm.check_params()
-            type(algorithm).check_requirement(self._requirement, target=self.target)
+            type(algorithm).check_requirement(
+                self._requirement,
+                target=self.target,
+                hierarchy_attributes=self._hierarchy_attributes(type(algorithm)),
+            )
         except InvalidParameterError as err:
             raise ValueError(str(err)) from None
         return self
+
+    def _hierarchy_attributes(self, algorithm: type[Anonymizer]) -> list[str] | None:
+        """Attributes with a hierarchy file, for an algorithm that needs them.
+
+        Only the file names are listed; the files are read by the steps.
+        """
+        directory = self.hierarchy_dir
+        if self.hierarchies is not None and not directory.is_dir():
+            raise InvalidParameterError(
+                f"hierarchies: directory {self.hierarchies!r} not found (a relative "
+                "path is read from the working directory)"
+            )
+        if not algorithm.uses_hierarchies:
+            return None
+        if directory is None:
+            raise InvalidParameterError(
+                f"algorithm {algorithm.name!r} generalizes along hierarchies, and none "
+                f"ship for dataset {self.dataset!r}; name a directory of hierarchy "
+                "files (one <attribute>.csv or .json each) with the key 'hierarchies'"
+            )
+        return list(resources.hierarchy_files(directory))
 
     @property
     def requirement(self) -> Requirement:
@@ -178,7 +219,26 @@ class ReleaseConfig(_Strict):
 
     @property
     def schema(self) -> str:
+        """Name of the validation schema: ``schema``, or the dataset's name."""
         return self.schema_name or self.dataset
+
+    @property
+    def hierarchy_dir(self) -> Path | None:
+        """The generalization hierarchies' directory, or None when there are none.
+
+        The ``hierarchies`` key when given, otherwise the hierarchies that ship
+        for the dataset (:func:`ppdm.resources.hierarchies_dir`).
+        """
+        if self.hierarchies is not None:
+            return Path(self.hierarchies)
+        return resources.hierarchies_dir(self.dataset)
+
+    @property
+    def store_dir(self) -> Path:
+        """The artifact store's directory: ``work_dir`` or ``<output_dir>/.artifacts``."""
+        if self.work_dir is not None:
+            return Path(self.work_dir)
+        return Path(self.output_dir) / STORE_DIR
 
     def with_overrides(self, **overrides: Any) -> ReleaseConfig:
         """A copy with top-level keys replaced (``None`` values are ignored)."""
@@ -289,48 +349,34 @@ def load_config(path: Path | str) -> ReleaseConfig:
 
 
 def default_config(dataset: str = "adult") -> ReleaseConfig:
-    """The documented default release of an embedded dataset."""
-    defaults: dict[str, dict[str, Any]] = {
-        "adult": {
-            "quasi_identifiers": [
-                "age",
-                "workclass",
-                "education",
-                "marital-status",
-                "race",
-                "sex",
-                "native-country",
-            ],
-            "sensitive_attribute": "occupation",
-            "target": "income",
-            "k": 10,
-            "l": 2,
-        },
-        "german": {
-            "quasi_identifiers": [
-                "age",
-                "personal-status-sex",
-                "job",
-                "housing",
-                "foreign-worker",
-                "employment-since",
-            ],
-            "sensitive_attribute": "purpose",
-            "target": "credit",
-            "k": 5,
-            "l": 2,
-        },
-    }
-    if dataset not in defaults:
+    """The documented default release of an embedded dataset.
+
+    It is the shipped configuration ``configs/<dataset>.yaml``
+    (:func:`ppdm.resources.config_file`), the one source of the defaults.
+
+    Raises
+    ------
+    ConfigError
+        No shipped configuration releases ``dataset``; the message lists the
+        datasets that have one.
+    """
+    try:
+        config = load_config(resources.config_file(dataset))
+    except UnknownDatasetError:
+        config = None
+    if config is None or config.dataset != dataset:
         raise ConfigError(
-            f"no default configuration for dataset {dataset!r}; "
-            f"embedded: {', '.join(defaults)}"
+            f"no default configuration for dataset {dataset!r}; defaults ship for: "
+            f"{', '.join(_default_datasets())}"
         )
-    return parse_config(
-        {
-            "dataset": dataset,
-            "source": {"kind": "embedded", "name": dataset},
-            **defaults[dataset],
-        },
-        origin=f"default for {dataset}",
-    )
+    return config
+
+
+def _default_datasets() -> list[str]:
+    """Datasets with a default: shipped ``<name>.yaml`` files releasing ``name``."""
+    names = []
+    for name in resources.config_names():
+        data = yaml.safe_load(resources.config_file(name).read_text(encoding="utf-8"))
+        if isinstance(data, dict) and data.get("dataset") == name:
+            names.append(name)
+    return names

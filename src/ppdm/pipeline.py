@@ -1,29 +1,41 @@
-"""The release steps as plain functions over an artifact store.
+"""The release steps as plain functions over an artifact store, and their one order.
 
-Each function is one step of ``ingest -> validate -> discretize -> anonymize
--> verify -> utility report -> publish``: it reads its inputs by reference,
-calls the core module that does the work, writes its outputs to the
-:class:`~ppdm.artifacts.ArtifactStore` and returns references plus a small
-summary for whoever displays progress. The Prefect tasks in ``tasks/`` wrap
-exactly these functions; :func:`run_release` chains them without Prefect (a
-notebook, a test).
+Each ``*_step`` function is one step of ``ingest -> validate -> discretize ->
+anonymize -> verify -> utility report -> publish``. It receives its own slice
+of the configuration (a small frozen settings object, :class:`IngestSettings`
+... :class:`PublishSettings`, all made by :func:`plan_release`), the
+:class:`~ppdm.artifacts.ArtifactStore` and the references of its inputs; it
+reads them, calls the core module that does the work, writes its outputs to
+the store and returns references plus a small summary for whoever displays
+progress.
+
+:func:`run_steps` is the only place where the steps are put in order. It
+executes each one through a ``run_step(name, fn, *args)`` callable:
+:func:`run_release` calls ``fn(*args)`` in this process (a notebook, a test),
+the Prefect flow (``flows/release.py``) calls the Prefect task named ``name``,
+a thin wrapper of ``fn``. A step sees only what it reads, so a cache keyed on
+its arguments is exact: a new ``utility.test_size`` or ``output_dir`` re-runs
+the utility report (and publication) only, a new algorithm does not re-run
+validation.
 """
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
-from ppdm import audit, ingest, provenance, validation
-from ppdm.algorithms import ALGORITHMS, get_algorithm
+from ppdm import audit, ingest, provenance, resources, validation
+from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
 from ppdm.artifacts import (
     ArtifactRef,
     ArtifactStore,
@@ -33,13 +45,14 @@ from ppdm.artifacts import (
     sha256_file,
     write_atomic,
 )
-from ppdm.config import ReleaseConfig
+from ppdm.config import ReleaseConfig, SourceConfig
 from ppdm.discretize import apply_cut_points, discretize
 from ppdm.exceptions import (
     ArtifactIntegrityError,
     DataValidationError,
     VerificationError,
 )
+from ppdm.hierarchies import Hierarchy, load_hierarchies
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
 from ppdm.privacy import Requirement
 from ppdm.utility.classification import holdout_utility
@@ -48,10 +61,21 @@ from ppdm.utility.report import build_utility, render_report_html
 from ppdm.verify import verify_files
 
 __all__ = [
+    "STEPS",
     "StepOutput",
+    "StepRunner",
+    "HierarchySource",
+    "IngestSettings",
+    "ValidateSettings",
+    "DiscretizeSettings",
+    "AnonymizeSettings",
+    "VerifySettings",
+    "UtilitySettings",
+    "PublishSettings",
+    "ReleasePlan",
+    "plan_release",
     "store_for",
-    "requirement_of",
-    "spec_of",
+    "describe_source",
     "candidate_files",
     "candidate_refs",
     "publication_refs",
@@ -62,10 +86,23 @@ __all__ = [
     "verify_step",
     "utility_step",
     "publish_step",
+    "run_steps",
     "run_release",
 ]
 
-STORE_DIR = ".artifacts"
+#: The steps in the order :func:`run_steps` runs them; also the Prefect task names.
+STEPS = (
+    "ingest",
+    "validate",
+    "discretize",
+    "anonymize",
+    "verify",
+    "utility-report",
+    "publish",
+)
+
+#: ``run_step(name, fn, *args)``: execute step ``name``, whose work is ``fn(*args)``.
+StepRunner = Callable[..., Any]
 
 
 @dataclass(frozen=True)
@@ -76,33 +113,270 @@ class StepOutput:
     summary: dict[str, Any] = field(default_factory=dict)
 
 
+# -- the configuration, sliced per step ---------------------------------------
+def _as_requirement(value: Any) -> Requirement:
+    if isinstance(value, Requirement):
+        return value
+    if isinstance(value, Mapping):
+        return Requirement.from_dict(value)
+    raise TypeError(f"expected a Requirement or its dict form; got {value!r}")
+
+
+#: A :class:`~ppdm.privacy.Requirement` field, serialised as ``to_dict()``.
+RequirementField = Annotated[
+    Requirement,
+    PlainValidator(_as_requirement),
+    PlainSerializer(lambda r: r.to_dict(), return_type=dict),
+]
+
+
+class _Settings(BaseModel):
+    """What one step reads of the configuration (frozen, no other keys)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    dataset: str = Field(description="names the step's records and UI artifacts")
+
+
+class HierarchySource(BaseModel):
+    """Where a release's generalization hierarchies are, and what they hash to.
+
+    Serialised (and so cache-keyed) by content only: the attribute names and
+    the sha256 of the files, not the directory they were read from.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    directory: str = Field(exclude=True)
+    attributes: tuple[str, ...]
+    sha256: str
+
+    @classmethod
+    def of(cls, directory: Path | str) -> HierarchySource:
+        directory = Path(directory).resolve()
+        return cls(
+            directory=str(directory),
+            attributes=tuple(resources.hierarchy_files(directory)),
+            sha256=resources.hierarchy_fingerprint(directory),
+        )
+
+    def load(self) -> dict[str, Hierarchy]:
+        """Read and validate every hierarchy file."""
+        return load_hierarchies(Path(self.directory))
+
+
+def _load(source: HierarchySource | None) -> dict[str, Hierarchy] | None:
+    return source.load() if source is not None else None
+
+
+class IngestSettings(_Settings):
+    """Ingest: the source to snapshot."""
+
+    source: SourceConfig
+
+    @property
+    def description(self) -> str:
+        return describe_source(self.source)
+
+
+class ValidateSettings(_Settings):
+    """Validate: the rejection limit, and the source named in the report."""
+
+    source: str
+    max_rejected_fraction: float
+
+
+class DiscretizeSettings(_Settings):
+    """Discretize: the method the algorithm gets, and only what that method reads.
+
+    ``method`` is ``"none"`` for algorithms that take raw numbers
+    (``numeric_input == "raw"``: they generalize along hierarchies or split
+    numbers themselves). ``columns`` None means every numeric quasi-identifier.
+    """
+
+    method: Literal["mdl", "equal-frequency", "none"]
+    n_bins: int | None = None
+    columns: tuple[str, ...] | None = None
+    quasi_identifiers: tuple[str, ...] = ()
+    target: str | None = None
+
+
+class AnonymizeSettings(_Settings):
+    """Anonymize: the algorithm, its parameters, the requirement and the seed."""
+
+    algorithm: str
+    params: dict[str, Any]
+    requirement: RequirementField
+    target: str | None
+    suppression_limit: float
+    seed: int
+    hierarchies: HierarchySource | None = Field(
+        None, description="given to algorithms that generalize along hierarchies"
+    )
+
+    def build_algorithm(self) -> Anonymizer:
+        return get_algorithm(self.algorithm, **self.params)
+
+    def spec(self, hierarchies: Mapping[str, Any] | None = None) -> AnonymizationSpec:
+        return AnonymizationSpec(
+            requirement=self.requirement,
+            target=self.target,
+            suppression_limit=self.suppression_limit,
+            hierarchies=hierarchies,
+        )
+
+
+class VerifySettings(_Settings):
+    """Verify: the requirement, the engine, and where a rejection is recorded."""
+
+    algorithm: str
+    requirement: RequirementField
+    engine: Literal["auto", "pandas", "dask"]
+    size_threshold_mb: float
+    memory_limit: str
+    hierarchies: HierarchySource | None = Field(
+        None, description="read released hierarchy labels as the values they cover"
+    )
+    audit_log: str
+
+
+class UtilitySettings(_Settings):
+    """Utility report: the release it re-makes on the training split, the protocol."""
+
+    anonymize: AnonymizeSettings
+    test_size: float
+    hierarchies: HierarchySource | None = None
+    title: str
+
+
+class PublishSettings(_Settings):
+    """Publish: the whole configuration, for the manifest, and where to publish."""
+
+    output_dir: str
+    algorithm: str
+    params: dict[str, Any]
+    quasi_identifiers: tuple[str, ...]
+    sensitive_attribute: str | None
+    target: str | None
+    requirement: RequirementField
+    suppression_limit: float
+    seed: int
+    source: str
+    config: dict[str, Any]
+    hierarchies: HierarchySource | None = None
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """The artifact store and every step's settings, made from one configuration."""
+
+    store: ArtifactStore
+    ingest: IngestSettings
+    validate: ValidateSettings
+    discretize: DiscretizeSettings
+    anonymize: AnonymizeSettings
+    verify: VerifySettings
+    utility: UtilitySettings
+    publish: PublishSettings
+
+
 def store_for(config: ReleaseConfig) -> ArtifactStore:
-    return ArtifactStore(Path(config.output_dir).resolve() / STORE_DIR)
+    """The artifact store of a configuration (``work_dir`` or ``<output_dir>/.artifacts``)."""
+    return ArtifactStore(config.store_dir.resolve())
 
 
-def requirement_of(config: ReleaseConfig) -> Requirement:
-    return config.requirement
+def _discretize_settings(config: ReleaseConfig) -> DiscretizeSettings:
+    method = config.discretize.method
+    if ALGORITHMS[config.algorithm].numeric_input == "raw":
+        method = "none"  # the algorithm generalizes the raw values itself
+    if method == "none":
+        return DiscretizeSettings(dataset=config.dataset, method="none")
+    columns = config.discretize.columns
+    return DiscretizeSettings(
+        dataset=config.dataset,
+        method=method,
+        n_bins=config.discretize.n_bins if method == "equal-frequency" else None,
+        columns=tuple(columns) if columns is not None else None,
+        quasi_identifiers=tuple(config.quasi_identifiers) if columns is None else (),
+        target=config.target if method == "mdl" else None,
+    )
 
 
-def spec_of(
-    config: ReleaseConfig, hierarchies: Mapping[str, Any] | None = None
-) -> AnonymizationSpec:
-    return AnonymizationSpec(
+def plan_release(config: ReleaseConfig) -> ReleasePlan:
+    """Slice ``config`` into the settings of each step.
+
+    The hierarchy files are fingerprinted here (not parsed): a step that
+    generalizes along them is keyed on their content.
+    """
+    directory = config.hierarchy_dir
+    hierarchies = HierarchySource.of(directory) if directory is not None else None
+    uses_hierarchies = ALGORITHMS[config.algorithm].uses_hierarchies
+    out_dir = Path(config.output_dir).resolve()
+    dataset = config.dataset
+    source = describe_source(config.source)
+    anonymize = AnonymizeSettings(
+        dataset=dataset,
+        algorithm=config.algorithm,
+        params=dict(config.params),
         requirement=config.requirement,
         target=config.target,
         suppression_limit=config.suppression_limit,
-        hierarchies=hierarchies,
+        seed=config.seed,
+        hierarchies=hierarchies if uses_hierarchies else None,
+    )
+    return ReleasePlan(
+        store=store_for(config),
+        ingest=IngestSettings(dataset=dataset, source=config.source),
+        validate=ValidateSettings(
+            dataset=dataset,
+            source=source,
+            max_rejected_fraction=config.validation.max_rejected_fraction,
+        ),
+        discretize=_discretize_settings(config),
+        anonymize=anonymize,
+        verify=VerifySettings(
+            dataset=dataset,
+            algorithm=config.algorithm,
+            requirement=config.requirement,
+            engine=config.verification.engine,
+            size_threshold_mb=config.verification.size_threshold_mb,
+            memory_limit=config.verification.memory_limit,
+            hierarchies=hierarchies,
+            audit_log=str(out_dir / audit.AUDIT_LOG_NAME),
+        ),
+        utility=UtilitySettings(
+            dataset=dataset,
+            anonymize=anonymize,
+            test_size=config.utility.test_size,
+            hierarchies=hierarchies,
+            title=f"{dataset}: {config.algorithm}, k={config.k}, l={config.l}",
+        ),
+        publish=PublishSettings(
+            dataset=dataset,
+            output_dir=str(out_dir),
+            algorithm=config.algorithm,
+            params=dict(config.params),
+            quasi_identifiers=tuple(config.quasi_identifiers),
+            sensitive_attribute=config.sensitive_attribute,
+            target=config.target,
+            requirement=config.requirement,
+            suppression_limit=config.suppression_limit,
+            seed=config.seed,
+            source=source,
+            config=config.model_dump(mode="json", by_alias=True),
+            hierarchies=hierarchies,
+        ),
     )
 
 
 # -- ingest -----------------------------------------------------------------
-def ingest_step(config: ReleaseConfig) -> StepOutput:
+def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
     """Read the source and snapshot it as Parquet; fingerprint the source."""
-    source = config.source
+    source = settings.source
     table = ingest.load_source(
         source.kind, source.path or source.url, query=source.query, embedded=source.name
     )
-    snapshot = store_for(config).put_table(table, kind="raw-snapshot")
+    snapshot = store.put_table(table, kind="raw-snapshot")
     if source.kind in ("csv", "parquet"):
         source_sha = ingest.file_sha256(source.path)
     else:  # embedded data and SQL results: the content is the source
@@ -113,13 +387,13 @@ def ingest_step(config: ReleaseConfig) -> StepOutput:
             "rows": len(table),
             "columns": list(table.columns),
             "source_sha256": source_sha,
-            "source": _describe_source(config),
+            "source": settings.description,
         },
     )
 
 
-def _describe_source(config: ReleaseConfig) -> str:
-    source = config.source
+def describe_source(source: SourceConfig) -> str:
+    """The source as recorded in reports and manifests (no password)."""
     if source.kind == "embedded":
         return f"embedded:{source.name}"
     if source.kind == "sql":
@@ -131,18 +405,21 @@ def _describe_source(config: ReleaseConfig) -> str:
 
 # -- validate ---------------------------------------------------------------
 def validate_step(
-    config: ReleaseConfig, raw: ArtifactRef, schema: type, suite: dict
+    settings: ValidateSettings,
+    store: ArtifactStore,
+    raw: ArtifactRef,
+    schema: type,
+    suite: dict,
 ) -> StepOutput:
     """Validate with pandera and Great Expectations; quarantine rejected rows."""
-    store = store_for(config)
     table = store.read_table(raw)
     try:
         outcome = validation.validate_table(
             table,
             schema,
             suite,
-            max_rejected_fraction=config.validation.max_rejected_fraction,
-            source=_describe_source(config),
+            max_rejected_fraction=settings.max_rejected_fraction,
+            source=settings.source,
         )
     except DataValidationError as err:
         outcome = getattr(err, "outcome", None)
@@ -161,57 +438,47 @@ def validate_step(
 
 
 # -- discretize -------------------------------------------------------------
-def _numeric_qis(config: ReleaseConfig, table: pd.DataFrame) -> list[str]:
-    if config.discretize.columns is not None:
-        return list(config.discretize.columns)
-    return [
-        c
-        for c in config.quasi_identifiers
-        if attribute_kind(table[c]) is AttributeKind.NUMERIC
-    ]
-
-
-def discretize_step(config: ReleaseConfig, clean: ArtifactRef) -> StepOutput:
+def discretize_step(
+    settings: DiscretizeSettings, store: ArtifactStore, clean: ArtifactRef
+) -> StepOutput:
     """Bin numeric quasi-identifiers into intervals; save the cut points."""
-    store = store_for(config)
     table = store.read_table(clean)
-    columns = _numeric_qis(config, table)
-    method = config.discretize.method
-    if ALGORITHMS[config.algorithm].uses_hierarchies:
-        method = "none"  # the hierarchies generalize the raw values themselves
-    if method == "none" or not columns:
+    if settings.columns is not None:
+        columns = list(settings.columns)
+    else:
+        columns = [
+            c
+            for c in settings.quasi_identifiers
+            if attribute_kind(table[c]) is AttributeKind.NUMERIC
+        ]
+    if settings.method == "none" or not columns:
         cut_points: dict[str, list[float]] = {}
         binned = table
     else:
+        extra = {"n_bins": settings.n_bins} if settings.n_bins is not None else {}
         result = discretize(
-            table,
-            columns,
-            table[config.target],
-            method=config.discretize.method,
-            n_bins=config.discretize.n_bins,
+            table, columns, settings.target, method=settings.method, **extra
         )
         binned, cut_points = result.table, result.cut_points
     refs = {
         "discretized": store.put_table(binned, kind="discretized-table"),
         "cut_points": store.put_json(
-            {"method": method, "cut_points": cut_points}, kind="cut-points"
+            {"method": settings.method, "cut_points": cut_points}, kind="cut-points"
         ),
     }
-    return StepOutput(refs, {"method": method, "cut_points": cut_points})
+    return StepOutput(refs, {"method": settings.method, "cut_points": cut_points})
 
 
 # -- anonymize --------------------------------------------------------------
 def anonymize_step(
-    config: ReleaseConfig,
-    discretized: ArtifactRef,
-    hierarchies: Mapping[str, Any] | None = None,
+    settings: AnonymizeSettings, store: ArtifactStore, discretized: ArtifactRef
 ) -> StepOutput:
     """Run the configured algorithm with ``rng = default_rng(seed)``."""
-    store = store_for(config)
     table = store.read_table(discretized)
-    algorithm = get_algorithm(config.algorithm, **config.params)
-    release = algorithm.anonymize(
-        table, spec_of(config, hierarchies), np.random.default_rng(config.seed)
+    release = settings.build_algorithm().anonymize(
+        table,
+        settings.spec(_load(settings.hierarchies)),
+        np.random.default_rng(settings.seed),
     )
     refs = {
         f"table:{name}": store.put_csv(frame, kind="release-candidate")
@@ -229,7 +496,11 @@ def anonymize_step(
     rows_out = {name: len(frame) for name, frame in release.tables.items()}
     return StepOutput(
         refs,
-        {"algorithm": config.algorithm, "records_in": len(table), "rows_out": rows_out},
+        {
+            "algorithm": settings.algorithm,
+            "records_in": len(table),
+            "rows_out": rows_out,
+        },
     )
 
 
@@ -268,39 +539,41 @@ def publication_refs(
 
 # -- verify -----------------------------------------------------------------
 def verify_step(
-    config: ReleaseConfig,
+    settings: VerifySettings,
+    store: ArtifactStore,
     candidate: Mapping[str, ArtifactRef],
     original: ArtifactRef,
     source_sha256: str,
-    hierarchies: Mapping[str, Any] | None = None,
 ) -> StepOutput:
     """Re-check the candidate files independently; fail (and publish nothing) if short."""
-    store = store_for(config)
     for ref in candidate.values():
         ref.verify()
     files = candidate_files(candidate)
+    hierarchies = _load(settings.hierarchies)
     common = {
         "original": store.read_table(original),
         "input_sha256": source_sha256,
         "covers": covers_from_hierarchies(hierarchies) if hierarchies else None,
     }
-    if _out_of_core(config, files):
+    if _out_of_core(settings, files):
         from ppdm.verify_dask import verify_csv_files
 
-        memory_limit = config.verification.memory_limit
         certificate = verify_csv_files(
-            files, requirement_of(config), memory_limit=memory_limit, **common
+            files,
+            settings.requirement,
+            memory_limit=settings.memory_limit,
+            **common,
         )
     else:
-        certificate = verify_files(files, requirement_of(config), **common)
+        certificate = verify_files(files, settings.requirement, **common)
     ref = store.put_json(certificate.to_dict(), kind="certificate")
     if not certificate.passed:
         audit.append_entry(
-            Path(config.output_dir).resolve() / audit.AUDIT_LOG_NAME,
+            settings.audit_log,
             {
                 "event": "release-rejected",
-                "dataset": config.dataset,
-                "algorithm": config.algorithm,
+                "dataset": settings.dataset,
+                "algorithm": settings.algorithm,
                 "reason": certificate.summary(),
                 "certificate_sha256": ref.sha256,
                 "created_at": _now(),
@@ -313,48 +586,49 @@ def verify_step(
     return StepOutput({"certificate": ref}, certificate.to_dict())
 
 
-def _out_of_core(config: ReleaseConfig, files: Mapping[str, Path]) -> bool:
+def _out_of_core(settings: VerifySettings, files: Mapping[str, Path]) -> bool:
     """Verify with Dask when configured, or (auto) when the candidate is large."""
-    engine = config.verification.engine
-    if engine != "auto":
-        return engine == "dask"
+    if settings.engine != "auto":
+        return settings.engine == "dask"
     size = sum(path.stat().st_size for path in files.values())
-    return size > config.verification.size_threshold_mb * 2**20
+    return size > settings.size_threshold_mb * 2**20
 
 
 # -- utility report ---------------------------------------------------------
 def utility_step(
-    config: ReleaseConfig,
+    settings: UtilitySettings,
+    store: ArtifactStore,
     clean: ArtifactRef,
     cut_points: ArtifactRef,
     candidate: Mapping[str, ArtifactRef],
     evidence: ArtifactRef,
     certificate: ArtifactRef,
-    hierarchies: Mapping[str, Any] | None = None,
 ) -> StepOutput:
     """Information loss, hold-out accuracy and risk; utility.json and report.html."""
-    store = store_for(config)
+    hierarchies = _load(settings.hierarchies)
     original = store.read_table(clean)
     cuts = store.read_json(cut_points)["cut_points"]
     released = {
         name: pd.read_csv(path, dtype=str, keep_default_na=False)
         for name, path in candidate_files(candidate).items()
     }
-    spec = spec_of(config, hierarchies)
-    algorithm = get_algorithm(config.algorithm, **config.params)
+    spec = settings.anonymize.spec(hierarchies)
+    algorithm = settings.anonymize.build_algorithm()
 
     def anonymize_training_split(train: pd.DataFrame) -> pd.DataFrame:
         binned = apply_cut_points(train, cuts) if cuts else train
-        release = algorithm.anonymize(binned, spec, np.random.default_rng(config.seed))
+        release = algorithm.anonymize(
+            binned, spec, np.random.default_rng(settings.anonymize.seed)
+        )
         return release.table
 
     covers = covers_from_hierarchies(hierarchies) if hierarchies else None
     holdout = holdout_utility(
         original,
         anonymize_training_split,
-        target=config.target,
-        test_size=config.utility.test_size,
-        seed=config.seed,
+        target=settings.anonymize.target,
+        test_size=settings.test_size,
+        seed=settings.anonymize.seed,
         covers=covers,
     )
     evidence_doc = store.read_json(evidence)
@@ -365,10 +639,7 @@ def utility_step(
     utility = build_utility(
         original, released, spec, holdout, evidence_doc["evidence"], risk=risk
     )
-    html = render_report_html(
-        utility,
-        title=f"{config.dataset}: {config.algorithm}, k={config.k}, l={config.l}",
-    )
+    html = render_report_html(utility, title=settings.title)
     refs = {
         "utility": store.put_json(utility, kind="utility"),
         "report": store.put_bytes(html.encode("utf-8"), kind="report", suffix="html"),
@@ -381,9 +652,13 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
+#: Configuration keys that say where things are, not what is released: left
+#: out of a release's identity, so moving them never makes a second release.
+_LOCATION_KEYS = ("output_dir", "work_dir", "hierarchies")
+
+
 def publish_step(
-    config: ReleaseConfig,
-    *,
+    settings: PublishSettings,
     source_sha256: str,
     refs: Mapping[str, ArtifactRef],
     flow_run_id: str | None = None,
@@ -397,7 +672,7 @@ def publish_step(
     content, so a re-run with the same inputs, config and seed finds its own
     release instead of writing a second copy.
     """
-    out_dir = Path(config.output_dir).resolve()
+    out_dir = Path(settings.output_dir)
     for ref in refs.values():
         ref.verify()
     named = {
@@ -425,29 +700,38 @@ def publish_step(
     ]
     identity = {
         "source_sha256": source_sha256,
-        "config": config.model_dump(mode="json", by_alias=True, exclude={"output_dir"}),
+        "config": {
+            key: value
+            for key, value in settings.config.items()
+            if key not in _LOCATION_KEYS
+        },
         "files": hashes,
     }
     release_id = sha256_bytes(canonical_json(identity))[:16]
-    release_dir = out_dir / config.dataset / release_id
+    release_dir = out_dir / settings.dataset / release_id
     manifest = {
-        "dataset": config.dataset,
+        "dataset": settings.dataset,
         "release_id": release_id,
-        "algorithm": config.algorithm,
-        "params": dict(config.params),
-        "quasi_identifiers": list(config.quasi_identifiers),
-        "sensitive_attribute": config.sensitive_attribute,
-        "target": config.target,
-        "requirement": config.requirement.to_dict(),
-        "suppression_limit": config.suppression_limit,
-        "seed": config.seed,
-        "source": _describe_source(config),
+        "algorithm": settings.algorithm,
+        "params": dict(settings.params),
+        "quasi_identifiers": list(settings.quasi_identifiers),
+        "sensitive_attribute": settings.sensitive_attribute,
+        "target": settings.target,
+        "requirement": settings.requirement.to_dict(),
+        "suppression_limit": settings.suppression_limit,
+        "seed": settings.seed,
+        "source": settings.source,
         "source_sha256": source_sha256,
+        "hierarchies": (
+            settings.hierarchies.model_dump(mode="json")
+            if settings.hierarchies is not None
+            else None
+        ),
         "files": files,
         "artifacts": {
             rel: hashes[rel] for rel in sorted(hashes) if not rel.startswith("data/")
         },
-        "config": config.model_dump(mode="json", by_alias=True),
+        "config": settings.config,
         "code_version": provenance.code_version(),
         "library_versions": provenance.library_versions(),
         "created_at": _now(),
@@ -493,12 +777,12 @@ def publish_step(
         log_path,
         {
             "event": event,
-            "dataset": config.dataset,
+            "dataset": settings.dataset,
             "release_id": release_id,
             "release_dir": str(release_dir.relative_to(out_dir)),
-            "algorithm": config.algorithm,
-            "requirement": config.requirement.describe(),
-            "seed": config.seed,
+            "algorithm": settings.algorithm,
+            "requirement": settings.requirement.describe(),
+            "seed": settings.seed,
             "source_sha256": source_sha256,
             "files": recorded,
             "verified": True,
@@ -511,53 +795,81 @@ def publish_step(
 
 
 def _existing_data_hashes(release_dir: Path) -> dict[str, str]:
-    import json
-
     manifest = json.loads((release_dir / "manifest.json").read_text(encoding="utf-8"))
     return {f["path"]: f["sha256"] for f in manifest["files"]}
 
 
-# -- the whole chain without Prefect ---------------------------------------
-def run_release(
-    config: ReleaseConfig,
-    schema: type,
-    suite: dict,
-    *,
-    hierarchies: Mapping[str, Any] | None = None,
-    on_step: Callable[[str, StepOutput], None] | None = None,
-) -> Path:
-    """Run every step in order in this process and return the release directory."""
+# -- the one order of the steps -----------------------------------------------
+def run_steps(
+    config: ReleaseConfig, schema: type, suite: dict, *, run_step: StepRunner
+) -> Any:
+    """Run every step of a release in order; return what the publish step returns.
 
-    def step(name: str, output: StepOutput) -> StepOutput:
-        if on_step is not None:
-            on_step(name, output)
-        return output
+    Parameters
+    ----------
+    config : ReleaseConfig
+    schema : type
+        The dataset's pandera model (``schemas.get_schema(config.schema)[0]``).
+    suite : dict
+        The dataset's Great Expectations suite.
+    run_step : callable
+        ``run_step(name, fn, *args)`` executes the step ``name`` (one of
+        :data:`STEPS`), whose work is ``fn(*args)``, and returns its result.
 
-    ingested = step("ingest", ingest_step(config))
+    Returns
+    -------
+    Path or str
+        The release directory, as the publish step returned it.
+    """
+    plan = plan_release(config)
+    store = plan.store
+    ingested = run_step("ingest", ingest_step, plan.ingest, store)
     source_sha = ingested.summary["source_sha256"]
-    validated = step(
-        "validate", validate_step(config, ingested.refs["raw"], schema, suite)
+    validated = run_step(
+        "validate",
+        validate_step,
+        plan.validate,
+        store,
+        ingested.refs["raw"],
+        schema,
+        suite,
     )
-    binned = step("discretize", discretize_step(config, validated.refs["clean"]))
-    candidate = step(
-        "anonymize", anonymize_step(config, binned.refs["discretized"], hierarchies)
+    clean = validated.refs["clean"]
+    binned = run_step("discretize", discretize_step, plan.discretize, store, clean)
+    candidate = run_step(
+        "anonymize",
+        anonymize_step,
+        plan.anonymize,
+        store,
+        binned.refs["discretized"],
     )
     tables = candidate_refs(candidate)
-    verified = step(
-        "verify",
-        verify_step(config, tables, validated.refs["clean"], source_sha, hierarchies),
+    verified = run_step(
+        "verify", verify_step, plan.verify, store, tables, clean, source_sha
     )
-    reported = step(
-        "utility",
-        utility_step(
-            config,
-            validated.refs["clean"],
-            binned.refs["cut_points"],
-            tables,
-            candidate.refs["evidence"],
-            verified.refs["certificate"],
-            hierarchies,
-        ),
+    reported = run_step(
+        "utility-report",
+        utility_step,
+        plan.utility,
+        store,
+        clean,
+        binned.refs["cut_points"],
+        tables,
+        candidate.refs["evidence"],
+        verified.refs["certificate"],
     )
     refs = publication_refs(validated, binned, candidate, verified, reported)
-    return publish_step(config, source_sha256=source_sha, refs=refs)
+    return run_step("publish", publish_step, plan.publish, source_sha, refs)
+
+
+def _call(name: str, fn: Callable[..., Any], *args: Any) -> Any:
+    return fn(*args)
+
+
+def run_release(config: ReleaseConfig, schema: type, suite: dict) -> Path:
+    """Run every step in order in this process and return the release directory.
+
+    From a notebook: ``cfg = config.load_config("configs/adult.yaml")``, then
+    ``pipeline.run_release(cfg, *schemas.get_schema(cfg.schema))``.
+    """
+    return Path(run_steps(config, schema, suite, run_step=_call))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -59,6 +60,26 @@ def published(prefect_backend, tmp_path_factory):
     return out, release_dir
 
 
+def _task_states(flow_run_id) -> dict[str, str]:
+    """``{step: state name}`` of a flow run's task runs, read from the Prefect API."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+
+    only_this_run = FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id]))
+    deadline = time.monotonic() + 30  # task run states reach the API as events
+    while True:
+        with get_client(sync_client=True) as client:
+            runs = client.read_task_runs(flow_run_filter=only_this_run)
+        states = {
+            run.name.rsplit("-", 1)[0]: run.state.name
+            for run in runs
+            if run.state is not None and run.state.is_final()
+        }
+        if len(states) == len(pipeline.STEPS) or time.monotonic() > deadline:
+            return states
+        time.sleep(0.5)
+
+
 def test_release_directory_contract(published):
     out, release_dir = published
     manifest = json.loads((release_dir / "manifest.json").read_text())
@@ -90,6 +111,41 @@ def test_audit_entry_records_every_file(published):
     assert f"german/{release_dir.name}/manifest.json" in recorded
     assert main(["audit", "verify", "--out", str(out)]) == 0
     assert main(["verify", str(release_dir)]) == 0
+
+
+def test_a_new_test_size_reuses_the_cached_anonymization(published, tmp_path):
+    """Through the real flow: only the utility report (and publication) re-run."""
+    from flows.release import release
+
+    out, release_dir = published
+    config = default_config("german").with_overrides(
+        k=5,
+        l=2,
+        seed=7,
+        utility={"test_size": 0.25},
+        output_dir=str(tmp_path),  # a new place to publish ...
+        work_dir=str(out / ".artifacts"),  # ... from the first run's store
+    )
+    state = release(config, return_state=True)
+    again = Path(state.result())
+    assert _task_states(state.state_details.flow_run_id) == {
+        "ingest": "Completed",  # I/O: never cached
+        "validate": "Cached",
+        "discretize": "Cached",
+        "anonymize": "Cached",
+        "verify": "Completed",  # the independent check always runs
+        "utility-report": "Completed",
+        "publish": "Completed",
+    }
+    data = sorted(p.name for p in (release_dir / "data").iterdir())
+    assert data == sorted(p.name for p in (again / "data").iterdir())
+    for name in data:
+        first = (release_dir / "data" / name).read_bytes()
+        assert (again / "data" / name).read_bytes() == first
+    # The report did re-run, on the new split.
+    assert (again / "utility.json").read_bytes() != (
+        release_dir / "utility.json"
+    ).read_bytes()
 
 
 def test_same_seed_gives_byte_identical_data_without_prefect(published, tmp_path):
@@ -134,20 +190,29 @@ def test_failed_verification_publishes_nothing(tmp_path):
         k=5, seed=7, output_dir=str(tmp_path)
     )
     schema, suite = get_schema("german")
-    ingested = pipeline.ingest_step(config)
-    validated = pipeline.validate_step(config, ingested.refs["raw"], schema, suite)
-    binned = pipeline.discretize_step(config, validated.refs["clean"])
-    candidate = pipeline.anonymize_step(config, binned.refs["discretized"])
+    plan = pipeline.plan_release(config)
+    store = plan.store
+    ingested = pipeline.ingest_step(plan.ingest, store)
+    validated = pipeline.validate_step(
+        plan.validate, store, ingested.refs["raw"], schema, suite
+    )
+    binned = pipeline.discretize_step(plan.discretize, store, validated.refs["clean"])
+    candidate = pipeline.anonymize_step(
+        plan.anonymize, store, binned.refs["discretized"]
+    )
     tables = pipeline.candidate_refs(candidate)
     # Make one person unique: the candidate no longer meets k = 5.
     path = Path(next(iter(tables.values())).path)
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     table.loc[0, "housing"] = "castle"
-    store = pipeline.store_for(config)
     forged = {"table:release": store.put_csv(table, kind="release-candidate")}
     with pytest.raises(VerificationError, match="nothing was published"):
         pipeline.verify_step(
-            config, forged, validated.refs["clean"], ingested.summary["source_sha256"]
+            plan.verify,
+            store,
+            forged,
+            validated.refs["clean"],
+            ingested.summary["source_sha256"],
         )
     assert not (tmp_path / "german").exists()
     (entry,) = read_entries(tmp_path / "audit.jsonl")
@@ -193,9 +258,10 @@ def test_release_from_a_sqlite_database(tmp_path):
     manifest = json.loads((release_dir / "manifest.json").read_text())
     assert manifest["source"] == f"sql:sqlite:///{database}"
     # The same rows as the embedded route: the same content fingerprint.
-    embedded = pipeline.ingest_step(
+    embedded_plan = pipeline.plan_release(
         default_config("german").with_overrides(output_dir=str(tmp_path / "e"))
     )
+    embedded = pipeline.ingest_step(embedded_plan.ingest, embedded_plan.store)
     assert manifest["source_sha256"] == embedded.summary["source_sha256"]
 
 
@@ -223,24 +289,55 @@ def test_a_deleted_artifact_store_is_rebuilt_not_served_from_cache(
 
 def test_out_of_core_verification_gives_the_same_certificate(tmp_path):
     config = default_config("german").with_overrides(seed=7, output_dir=str(tmp_path))
-    ingested = pipeline.ingest_step(config)
+    plan = pipeline.plan_release(config)
+    store = plan.store
+    ingested = pipeline.ingest_step(plan.ingest, store)
     validated = pipeline.validate_step(
-        config, ingested.refs["raw"], *get_schema("german")
+        plan.validate, store, ingested.refs["raw"], *get_schema("german")
     )
-    binned = pipeline.discretize_step(config, validated.refs["clean"])
-    candidate = pipeline.anonymize_step(config, binned.refs["discretized"])
+    binned = pipeline.discretize_step(plan.discretize, store, validated.refs["clean"])
+    candidate = pipeline.anonymize_step(
+        plan.anonymize, store, binned.refs["discretized"]
+    )
     tables = pipeline.candidate_refs(candidate)
     source = ingested.summary["source_sha256"]
     certificates = {}
     for engine in ("pandas", "dask"):
-        chosen = config.model_copy(
-            update={
-                "verification": config.verification.model_copy(
-                    update={"engine": engine}
-                )
-            }
+        chosen = plan.verify.model_copy(update={"engine": engine})
+        output = pipeline.verify_step(
+            chosen, store, tables, validated.refs["clean"], source
         )
-        output = pipeline.verify_step(chosen, tables, validated.refs["clean"], source)
         certificates[engine] = output.summary
     assert certificates["dask"] == certificates["pandas"]
     assert certificates["dask"]["passed"] is True
+
+
+def test_readme_notebook_example_releases_pbg_ea(tmp_path, monkeypatch):
+    """The README's three lines for pbg-ea: the config finds the hierarchies."""
+    from ppdm import config, resources
+    from ppdm.hierarchies import load_hierarchies
+
+    monkeypatch.chdir(tmp_path)  # nothing is found through the working directory
+    cfg = config.load_config(resources.config_file("adult-pbg-ea"))
+    release_dir = pipeline.run_release(cfg, *get_schema(cfg.schema))
+    assert release_dir.parent == tmp_path / "releases" / "adult"
+    manifest = json.loads((release_dir / "manifest.json").read_text())
+    shipped = resources.hierarchies_dir("adult")
+    assert manifest["algorithm"] == "pbg-ea"
+    assert manifest["hierarchies"]["sha256"] == resources.hierarchy_fingerprint(shipped)
+    (data_file,) = manifest["files"]
+    table = pd.read_csv(
+        release_dir / data_file["path"], dtype=str, keep_default_na=False
+    )
+    qi = cfg.quasi_identifiers
+    assert k_anonymity(table, qi) >= 10
+    assert distinct_l_diversity(table, qi, "occupation") >= 2
+    # Every released QI value is a label of the attribute's hierarchy.
+    hierarchies = load_hierarchies(shipped)
+    for attribute in qi:
+        labels = set().union(*map(set, hierarchies[attribute].labels))
+        assert set(table[attribute]) <= labels, attribute
+    generalized = [
+        a for a in qi if set(table[a]) - set(hierarchies[a].labels[0]) - {""}
+    ]
+    assert generalized  # the hierarchies were used, not just passed

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 import yaml
 
+from ppdm import resources
 from ppdm.config import ConfigError, default_config, load_config, parse_config
+from ppdm.exceptions import UnknownDatasetError
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _with(**changes):
@@ -22,12 +27,54 @@ def test_shipped_example_configs_are_valid(name):
     assert config.quasi_identifiers and config.target
 
 
-def test_documented_example_equals_the_cli_default():
-    assert load_config(ROOT / "configs" / "adult.yaml") == default_config("adult")
+@pytest.mark.parametrize("dataset", ["adult", "german"])
+def test_the_default_is_the_shipped_yaml_file(dataset):
+    assert resources.config_file(dataset) == ROOT / "configs" / f"{dataset}.yaml"
+    assert default_config(dataset) == load_config(ROOT / "configs" / f"{dataset}.yaml")
 
 
-def test_defaults_are_documented_values():
+def _readme_defaults() -> dict:
+    """The defaults as the README's "Defaults of `ppdm run`" section states them."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Defaults of `ppdm run`", 1)[1].split("```", 1)[0]
+    text = " ".join(section.split())
+
+    def one(pattern: str) -> str:
+        (found,) = re.findall(pattern, text)
+        return found
+
+    return {
+        "config": one(r"with `configs/([\w-]+)\.yaml`'s settings"),
+        "quasi_identifiers": one(r"settings: quasi-identifiers ([^;]+);").split(", "),
+        "sensitive_attribute": one(r"sensitive attribute ([\w-]+);"),
+        "target": one(r"target ([\w-]+);"),
+        "k": int(one(r"\bk = (\d+)")),
+        "l_variant": one(r"(\w+) l = \d+"),
+        "l": int(one(r"\w+ l = (\d+)")),
+        "discretize": one(r"discretized with supervised (MDL)").lower(),
+        "algorithm": one(r"algorithm (\w+);").lower(),
+        "seed": int(one(r"seed (\d+);")),
+        "output_dir": one(r"output under `([\w.-]+)/`"),
+    }
+
+
+def test_readme_documented_defaults():
+    documented = _readme_defaults()
+    assert documented["config"] == "adult"
     config = default_config("adult")
+    assert {
+        "quasi_identifiers": config.quasi_identifiers,
+        "sensitive_attribute": config.sensitive_attribute,
+        "target": config.target,
+        "k": config.k,
+        "l_variant": config.l_variant,
+        "l": config.l,
+        "discretize": config.discretize.method,
+        "algorithm": config.algorithm,
+        "seed": config.seed,
+        "output_dir": config.output_dir,
+    } == {key: value for key, value in documented.items() if key != "config"}
+    # The same values, stated here as known answers.
     assert (config.k, config.l, config.algorithm, config.target) == (
         10,
         2,
@@ -35,6 +82,100 @@ def test_defaults_are_documented_values():
         "income",
     )
     assert config.schema == "adult"
+    assert config.source.kind == "embedded" and config.source.name == "adult"
+
+
+def test_an_unknown_default_lists_the_shipped_ones():
+    with pytest.raises(ConfigError, match="defaults ship for: adult, german$"):
+        default_config("census")
+    # A shipped example releasing another dataset is no dataset's default.
+    assert load_config(resources.config_file("adult-pbg-ea")).dataset == "adult"
+    with pytest.raises(ConfigError, match="'adult-pbg-ea'"):
+        default_config("adult-pbg-ea")
+
+
+PBG = {"algorithm": "pbg-ea", "params": {}}
+
+
+def test_a_hierarchy_algorithm_needs_a_hierarchy_for_every_qi():
+    qis = ["age", "relationship", "sex", "occupation"]
+    with pytest.raises(ConfigError) as err:
+        parse_config(
+            _with(**PBG, quasi_identifiers=qis, sensitive_attribute="income",
+                  target="education"),
+            origin="bad.yaml",
+        )  # fmt: skip
+    message = str(err.value)
+    assert "quasi-identifier(s) ['relationship', 'occupation'] have none" in message
+    assert "hierarchies exist for: age, education, income" in message
+    # Mondrian does not generalize along hierarchies: the same QIs are fine.
+    parse_config(
+        _with(quasi_identifiers=qis, sensitive_attribute="income", target="education")
+    )
+
+
+def test_the_shipped_hierarchies_are_found_without_a_key(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    config = load_config(ROOT / "configs" / "adult-pbg-ea.yaml")
+    assert config.hierarchies is None
+    assert config.hierarchy_dir == ROOT / "hierarchies" / "adult"
+
+
+def test_a_hierarchy_directory_from_the_config(tmp_path):
+    own = tmp_path / "mine"
+    own.mkdir()
+    for name in ("age.json", "sex.csv"):
+        (own / name).write_bytes((ROOT / "hierarchies" / "adult" / name).read_bytes())
+    (own / "notes.txt").write_text("not a hierarchy")
+    base = {**PBG, "quasi_identifiers": ["age", "sex", "race"], "hierarchies": str(own)}
+    with pytest.raises(ConfigError, match=r"\['race'\] have none; hierarchies exist "
+                       r"for: age, sex$"):  # fmt: skip
+        parse_config(_with(**base))
+    # Names are listed, files are not parsed at load: a broken file still loads.
+    (own / "race.csv").write_text("White;*;extra-level\nBlack\n")
+    config = parse_config(_with(**base))
+    assert config.hierarchy_dir == own
+
+
+def test_a_missing_hierarchy_directory_is_named(tmp_path):
+    absent = tmp_path / "nowhere"
+    with pytest.raises(ConfigError, match=f"hierarchies: directory '{absent}'"):
+        parse_config(_with(hierarchies=str(absent)))
+
+
+def test_no_shipped_hierarchies_for_the_dataset(tmp_path):
+    data = _with(**PBG, dataset="census")
+    data["source"] = {"kind": "csv", "path": str(tmp_path / "census.csv")}
+    with pytest.raises(ConfigError, match="none ship for dataset 'census'; name a"):
+        parse_config(data)
+
+
+def test_packaged_data_comes_first_then_the_checkout(tmp_path):
+    packaged, checkout = tmp_path / "pkg", tmp_path / "repo"
+    (checkout / "hierarchies").mkdir(parents=True)
+    roots = (packaged, checkout)
+    assert resources.data_dir("hierarchies", roots=roots) == checkout / "hierarchies"
+    (packaged / "hierarchies").mkdir(parents=True)
+    assert resources.data_dir("hierarchies", roots=roots) == packaged / "hierarchies"
+    with pytest.raises(UnknownDatasetError, match="no shipped configs directory"):
+        resources.data_dir("configs", roots=roots)
+    # In this checkout (an editable install) the repository folders are used.
+    assert resources.data_dir("configs") == ROOT / "configs"
+    assert resources.hierarchies_dir("german") == ROOT / "hierarchies" / "german"
+    assert resources.hierarchies_dir("census") is None
+
+
+def test_the_hierarchy_fingerprint_follows_names_and_bytes(tmp_path):
+    one, two = tmp_path / "one", tmp_path / "two"
+    for directory in (one, two):
+        directory.mkdir()
+        (directory / "sex.csv").write_text("Female;*\nMale;*\n")
+    assert resources.hierarchy_fingerprint(one) == resources.hierarchy_fingerprint(two)
+    (two / "sex.csv").write_text("Female;*\nMale;*\nOther;*\n")
+    assert resources.hierarchy_fingerprint(one) != resources.hierarchy_fingerprint(two)
+    (two / "sex.csv").rename(two / "gender.csv")
+    (two / "gender.csv").write_text("Female;*\nMale;*\n")
+    assert resources.hierarchy_fingerprint(one) != resources.hierarchy_fingerprint(two)
 
 
 @pytest.mark.parametrize(
@@ -57,6 +198,7 @@ def test_defaults_are_documented_values():
         ({"l_variant": "recursive"}, "l_variant 'recursive' needs c"),
         ({"verification": {"engine": "spark"}}, "'auto', 'pandas', 'dask'"),
         ({"verification": {"memory_limit": "lots"}}, "verification.memory_limit"),
+        ({"work_dir": 3}, "work_dir = 3 is not allowed"),
     ],
 )
 def test_bad_configs_name_the_key_and_the_allowed_range(changes, expected):

@@ -1,0 +1,173 @@
+"""Each step reads only its slice of the configuration, so its cache key is exact.
+
+In-process: the slices themselves, and the cache keys the tasks' policies make of
+them (no flow run). The end-to-end proof on Prefect is in test_release_flow.py.
+"""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from flows.release import TASKS
+from ppdm import pipeline
+from ppdm.artifacts import ArtifactRef
+from ppdm.config import default_config
+from schemas import get_schema
+from tasks._ui import STEP_CACHE, VALIDATE_CACHE
+
+#: ReleasePlan attribute of each step name.
+FIELDS = {name: name.split("-")[0] for name in pipeline.STEPS}
+
+
+def _base(tmp_path):
+    return default_config("german").with_overrides(
+        output_dir=str(tmp_path / "out"), work_dir=str(tmp_path / "store")
+    )
+
+
+def _changed_steps(before, after) -> set[str]:
+    one, two = pipeline.plan_release(before), pipeline.plan_release(after)
+    return {
+        name
+        for name, attribute in FIELDS.items()
+        if getattr(one, attribute) != getattr(two, attribute)
+    }
+
+
+# Every change re-makes the publication (the manifest records the whole config).
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"utility": {"test_size": 0.25}}, {"utility-report"}),
+        ({"output_dir": "elsewhere"}, {"verify"}),  # where a rejection is logged
+        ({"work_dir": "another-store"}, set()),
+        ({"seed": 3}, {"anonymize", "utility-report"}),
+        ({"k": 7}, {"anonymize", "verify", "utility-report"}),
+        ({"suppression_limit": 0.05}, {"anonymize", "utility-report"}),
+        ({"algorithm": "kactus"}, {"anonymize", "verify", "utility-report"}),
+        (
+            {"algorithm": "lattice-optimal"},  # raw numbers: nothing is binned
+            {"discretize", "anonymize", "verify", "utility-report"},
+        ),
+        ({"validation": {"max_rejected_fraction": 0.1}}, {"validate"}),
+        ({"discretize": {"n_bins": 8}}, set()),  # MDL reads no n_bins
+        ({"discretize": {"method": "equal-frequency"}}, {"discretize"}),
+        ({"verification": {"engine": "dask"}}, {"verify"}),
+        (
+            {"source": {"kind": "csv", "path": "german.csv"}},
+            {"ingest", "validate"},
+        ),
+    ],
+)
+def test_a_change_reaches_exactly_the_steps_that_read_it(tmp_path, change, expected):
+    before = _base(tmp_path)
+    after = before.with_overrides(**change)
+    assert _changed_steps(before, after) == expected | {"publish"}
+
+
+def test_slices_carry_the_config_values(tmp_path):
+    config = _base(tmp_path).with_overrides(algorithm="lattice-optimal", seed=11)
+    plan = pipeline.plan_release(config)
+    assert plan.anonymize.requirement is config.requirement  # built once
+    assert (plan.anonymize.seed, plan.anonymize.algorithm) == (11, "lattice-optimal")
+    assert plan.discretize.method == "none"
+    assert plan.anonymize.hierarchies.attributes == tuple(
+        sorted(p.stem for p in config.hierarchy_dir.iterdir())
+    )
+    assert plan.store.root == (tmp_path / "store").resolve()
+    assert plan.verify.audit_log == str((tmp_path / "out" / "audit.jsonl").resolve())
+    # The config's own default store lives under output_dir.
+    plain = default_config("german").with_overrides(output_dir=str(tmp_path / "o"))
+    assert pipeline.store_for(plain).root == (tmp_path / "o" / ".artifacts").resolve()
+
+
+def test_mondrian_gets_no_hierarchies_but_the_verifier_does(tmp_path):
+    plan = pipeline.plan_release(_base(tmp_path))
+    assert plan.anonymize.hierarchies is None
+    assert plan.verify.hierarchies is not None
+    assert plan.utility.hierarchies == plan.verify.hierarchies
+
+
+def test_hierarchies_are_keyed_by_content_not_place(tmp_path):
+    shipped = default_config("german").hierarchy_dir
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for path in shipped.iterdir():
+        (copy / path.name).write_bytes(path.read_bytes())
+    here = pipeline.HierarchySource.of(shipped)
+    there = pipeline.HierarchySource.of(copy)
+    assert here.directory != there.directory
+    assert here.model_dump() == there.model_dump()  # what a cache key hashes
+    (copy / "job.csv").write_bytes((copy / "job.csv").read_bytes() + b"\n")
+    assert pipeline.HierarchySource.of(copy).sha256 != here.sha256
+
+
+def _anonymize_key(config, discretized: ArtifactRef) -> str:
+    plan = pipeline.plan_release(config)
+    return STEP_CACHE.compute_key(
+        task_ctx=SimpleNamespace(task=TASKS["anonymize"]),
+        inputs={
+            "settings": plan.anonymize,
+            "store": plan.store,
+            "discretized": discretized,
+        },
+        flow_parameters={},
+    )
+
+
+def test_the_anonymize_cache_key_ignores_what_anonymize_does_not_read(tmp_path):
+    ref = ArtifactRef(str(tmp_path / "store" / "ab" / "ab.parquet"), "ab", "x", 3)
+    base = _base(tmp_path)
+    key = _anonymize_key(base, ref)
+    unrelated = base.with_overrides(
+        utility={"test_size": 0.2}, output_dir=str(tmp_path / "elsewhere")
+    )
+    assert _anonymize_key(unrelated, ref) == key
+    assert _anonymize_key(base.with_overrides(seed=1), ref) != key
+    assert _anonymize_key(base.with_overrides(algorithm="kactus"), ref) != key
+    other = ArtifactRef(ref.path, "cd", "x", 3)
+    assert _anonymize_key(base, other) != key
+    # A new store (here: another work_dir) is a new generation: recompute.
+    moved = base.with_overrides(work_dir=str(tmp_path / "fresh"))
+    assert _anonymize_key(moved, ref) != key
+
+
+def test_the_validate_cache_key_follows_schema_and_suite_not_the_algorithm(tmp_path):
+    schema, suite = get_schema("german")
+    ref = ArtifactRef(str(tmp_path / "raw.parquet"), "ef", "raw-snapshot", 3)
+
+    def key(config, suite):
+        plan = pipeline.plan_release(config)
+        return VALIDATE_CACHE.compute_key(
+            task_ctx=SimpleNamespace(task=TASKS["validate"]),
+            inputs={
+                "settings": plan.validate,
+                "store": plan.store,
+                "raw": ref,
+                "schema": schema,
+                "suite": suite,
+            },
+            flow_parameters={},
+        )
+
+    base = _base(tmp_path)
+    assert key(base.with_overrides(algorithm="kactus", k=3), suite) == key(base, suite)
+    edited = {**suite, "expectations": suite["expectations"][1:]}
+    assert key(base, edited) != key(base, suite)
+
+
+def test_the_flow_has_one_task_per_core_step_with_its_retries_and_cache():
+    assert tuple(TASKS) == pipeline.STEPS
+    assert {name: task.name for name, task in TASKS.items()} == {
+        name: name for name in pipeline.STEPS
+    }
+    io_steps = {"ingest", "publish"}
+    assert {name for name, task in TASKS.items() if task.retries} == io_steps
+    cached = {
+        name
+        for name, task in TASKS.items()
+        if type(task.cache_policy).__name__ != "_None"
+    }
+    assert cached == {"validate", "discretize", "anonymize", "utility-report"}
