@@ -204,3 +204,13 @@ def test_requirement_round_trip_models_and_validation():
         Requirement.from_dict({**req.to_dict(), "when": "now"})
     with pytest.raises(InvalidParameterError, match="no released tables"):
         verify_tables({}, req)
+
+
+def test_distinct_value_bounds_are_per_sensitive_attribute():
+    req = Requirement(
+        QI,
+        (KAnonymity(2), DistinctLDiversity("a", 3), TCloseness("b", 0.5)),
+    )
+    assert req.minimal_distinct_values_of("a") == 3
+    assert req.minimal_distinct_values_of("b") == 1
+    assert req.minimal_distinct_values == 3

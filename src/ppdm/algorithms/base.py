@@ -231,8 +231,9 @@ def validate_spec(table: pd.DataFrame, spec: AnonymizationSpec) -> None:
         )
     for attribute in requirement.sensitive_attributes:
         present = table[attribute].nunique(dropna=False)
-        if requirement.minimal_distinct_values > present:
+        needed = requirement.minimal_distinct_values_of(attribute)
+        if needed > present:
             raise InfeasibleConstraintError(
-                f"{requirement} needs {requirement.minimal_distinct_values} distinct "
-                f"values of {attribute!r} per class; the table has {present}"
+                f"{requirement} needs {needed} distinct values of {attribute!r} per "
+                f"class; the table has {present}"
             )

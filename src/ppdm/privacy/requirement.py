@@ -302,6 +302,17 @@ class Requirement:
         """Fewest distinct sensitive values (of any sensitive attribute) a class needs."""
         return max(m.minimal_distinct_values for m in self.models)
 
+    def minimal_distinct_values_of(self, attribute: str) -> int:
+        """Fewest distinct values of ``attribute`` a class needs (its models' bound)."""
+        return max(
+            (
+                m.minimal_distinct_values
+                for m in self.models
+                if m.uses_sensitive_attribute and m.sensitive_attribute == attribute
+            ),
+            default=1,
+        )
+
     @property
     def l(self) -> int:  # noqa: E743 - the literature's name
         """Alias of :attr:`minimal_distinct_values` (distinct l)."""
