@@ -14,15 +14,12 @@ def utility_report(
     settings: UtilitySettings,
     store: ArtifactStore,
     clean: ArtifactRef,
-    cut_points: ArtifactRef,
     candidate: Mapping[str, ArtifactRef],
     evidence: ArtifactRef,
     certificate: ArtifactRef,
 ) -> StepOutput:
     """Utility report: accuracy, information loss, risk; utility.json + report.html."""
-    output = utility_step(
-        settings, store, clean, cut_points, candidate, evidence, certificate
-    )
+    output = utility_step(settings, store, clean, candidate, evidence, certificate)
     markdown_artifact(
         settings.dataset,
         "utility-report",

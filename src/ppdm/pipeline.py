@@ -46,7 +46,7 @@ from ppdm.artifacts import (
     write_atomic,
 )
 from ppdm.config import ReleaseConfig, SourceConfig
-from ppdm.discretize import apply_cut_points, discretize
+from ppdm.discretize import discretize
 from ppdm.exceptions import (
     ArtifactIntegrityError,
     DataValidationError,
@@ -55,9 +55,8 @@ from ppdm.exceptions import (
 from ppdm.hierarchies import Hierarchy, load_hierarchies
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
 from ppdm.privacy import Requirement
-from ppdm.utility.classification import holdout_utility
 from ppdm.utility.loss import covers_from_hierarchies
-from ppdm.utility.report import build_utility, render_report_html
+from ppdm.utility.report import utility_report
 from ppdm.verify import verify_files
 
 __all__ = [
@@ -244,6 +243,7 @@ class UtilitySettings(_Settings):
     """Utility report: the release it re-makes on the training split, the protocol."""
 
     anonymize: AnonymizeSettings
+    discretize: DiscretizeSettings
     test_size: float
     hierarchies: HierarchySource | None = None
     title: str
@@ -347,6 +347,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         utility=UtilitySettings(
             dataset=dataset,
             anonymize=anonymize,
+            discretize=_discretize_settings(config),
             test_size=config.utility.test_size,
             hierarchies=hierarchies,
             title=f"{dataset}: {config.algorithm}, k={config.k}, l={config.l}",
@@ -599,47 +600,36 @@ def utility_step(
     settings: UtilitySettings,
     store: ArtifactStore,
     clean: ArtifactRef,
-    cut_points: ArtifactRef,
     candidate: Mapping[str, ArtifactRef],
     evidence: ArtifactRef,
     certificate: ArtifactRef,
 ) -> StepOutput:
-    """Information loss, hold-out accuracy and risk; utility.json and report.html."""
+    """Information loss, hold-out accuracy and risk; utility.json and report.html.
+
+    The hold-out protocol re-makes the release on the training split, with the
+    discretization fitted on that split only (no test row shapes a cut point).
+    """
     hierarchies = _load(settings.hierarchies)
-    original = store.read_table(clean)
-    cuts = store.read_json(cut_points)["cut_points"]
     released = {
         name: pd.read_csv(path, dtype=str, keep_default_na=False)
         for name, path in candidate_files(candidate).items()
     }
-    spec = settings.anonymize.spec(hierarchies)
-    algorithm = settings.anonymize.build_algorithm()
-
-    def anonymize_training_split(train: pd.DataFrame) -> pd.DataFrame:
-        binned = apply_cut_points(train, cuts) if cuts else train
-        release = algorithm.anonymize(
-            binned, spec, np.random.default_rng(settings.anonymize.seed)
-        )
-        return release.table
-
-    covers = covers_from_hierarchies(hierarchies) if hierarchies else None
-    holdout = holdout_utility(
-        original,
-        anonymize_training_split,
-        target=settings.anonymize.target,
-        test_size=settings.test_size,
-        seed=settings.anonymize.seed,
-        covers=covers,
-    )
-    evidence_doc = store.read_json(evidence)
     risk = {
         name: table["risk"]
         for name, table in store.read_json(certificate)["tables"].items()
     }
-    utility = build_utility(
-        original, released, spec, holdout, evidence_doc["evidence"], risk=risk
+    utility, html = utility_report(
+        store.read_table(clean),
+        released,
+        algorithm=settings.anonymize.build_algorithm(),
+        spec=settings.anonymize.spec(hierarchies),
+        discretize_settings=settings.discretize,
+        test_size=settings.test_size,
+        seed=settings.anonymize.seed,
+        evidence=store.read_json(evidence)["evidence"],
+        risk=risk,
+        title=settings.title,
     )
-    html = render_report_html(utility, title=settings.title)
     refs = {
         "utility": store.put_json(utility, kind="utility"),
         "report": store.put_bytes(html.encode("utf-8"), kind="report", suffix="html"),
@@ -853,7 +843,6 @@ def run_steps(
         plan.utility,
         store,
         clean,
-        binned.refs["cut_points"],
         tables,
         candidate.refs["evidence"],
         verified.refs["certificate"],
