@@ -33,7 +33,6 @@ __all__ = [
 ]
 
 
-
 class AttributeKind(StrEnum):
     """How an attribute's values may be compared and generalized."""
 
