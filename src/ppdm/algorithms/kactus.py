@@ -563,9 +563,14 @@ class _ModelPruning:
 
         need_values = len(self.need_weight)
         merged_counts = np.bincount(self.need_codes[merged], minlength=need_values)
-        distinct = min(len(np.unique(codes[merged])) for codes in self.codes)
+        # each missing value of an attribute needs one more record
+        short = max(
+            self.requirement.minimal_distinct_values_of(attribute)
+            - len(np.unique(encoded.codes[merged]))
+            for attribute, encoded in self.encoded.items()
+        )
         required = max(m - len(merged), 0)
-        smallest = max(required, self.requirement.minimal_distinct_values - distinct, 1)
+        smallest = max(required, short, 1)
         active = np.ones(len(donors), dtype=bool)
         while True:
             pool = pool_all[active[donor[pool_all]]]

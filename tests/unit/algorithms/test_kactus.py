@@ -20,7 +20,7 @@ from ppdm.algorithms.kactus import Kactus, _ModelPruning, anonymize_tree
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.measures import k_anonymity
 from ppdm.model import AnonymizationSpec
-from ppdm.privacy import Requirement
+from ppdm.privacy import DistinctLDiversity, Requirement, TCloseness
 from ppdm.trees import Equals, Interval, PredicateTree, TreeNode
 from ppdm.verify import verify_files, verify_tables
 
@@ -552,6 +552,26 @@ def test_german_release_meets_every_model(german, models, params):
     others = [c for c in german.columns if c not in GERMAN_QI]
     pd.testing.assert_frame_equal(out[others], german.loc[out.index, others])
     assert list(out.index) == list(german.index)
+
+
+@pytest.mark.parametrize("lending", ["random", "greedy"])
+def test_models_of_several_sensitive_attributes_hold_together(german, lending):
+    requirement = Requirement.of(
+        GERMAN_QI,
+        "purpose",
+        k=4,
+        l=2.0,
+        l_variant="entropy",
+        extra=[DistinctLDiversity("property", 3), TCloseness("telephone", 0.15)],
+    )
+    spec = AnonymizationSpec(requirement, "credit")
+    release = Kactus(pruning_confidence=None, lending=lending).anonymize(
+        german, spec, np.random.default_rng(2)
+    )
+    certificate = verify_tables({"release": release.table}, requirement)
+    assert certificate.passed, certificate.summary()
+    assert len(release.table) == len(german)
+    assert release.evidence["groups"] > 10
 
 
 def test_german_unpruned_tree_lends_for_diversity_and_keeps_more_than_one_class(
