@@ -48,8 +48,6 @@ from ppdm.privacy import Requirement
 from ppdm.progress import report
 from ppdm.trees.base import Interval as TreeInterval
 from ppdm.trees.base import PredicateTree, TreeNode, constraint_kinds
-from ppdm.trees.c45 import C45
-from ppdm.trees.sklearn_adapter import SklearnInducer
 from ppdm.values import format_interval, format_number, format_set
 
 __all__ = ["Kactus", "KactusResult", "anonymize_tree", "path_interval"]
@@ -1048,6 +1046,11 @@ class Kactus(Anonymizer):
         MinObj (``min_samples_leaf``) is the requirement's smallest acceptable
         class (k for k-anonymity alone, ``max(k, ceil(l))`` with l-diversity).
         """
+        # The inducers load scipy and scikit-learn; a configuration check that
+        # only builds the algorithm must not pay for them.
+        from ppdm.trees.c45 import C45
+        from ppdm.trees.sklearn_adapter import SklearnInducer
+
         X = table[list(spec.quasi_identifiers)]
         y = table[spec.target]
         smallest = spec.requirement.minimal_class_size

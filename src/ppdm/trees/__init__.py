@@ -16,8 +16,24 @@ from ppdm.trees.base import (
     ValueSet,
     constraint_kinds,
 )
-from ppdm.trees.c45 import C45
-from ppdm.trees.sklearn_adapter import SklearnInducer, encode, tree_from_sklearn
+
+#: Inducers load scipy and scikit-learn, which the configuration check and the
+#: command line must not pay for: they are imported on first use.
+_LAZY = {
+    "C45": "ppdm.trees.c45",
+    "SklearnInducer": "ppdm.trees.sklearn_adapter",
+    "encode": "ppdm.trees.sklearn_adapter",
+    "tree_from_sklearn": "ppdm.trees.sklearn_adapter",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "C45",
