@@ -13,7 +13,15 @@ import os
 import sys
 from pathlib import Path
 
-from ppdm.exceptions import AnonymizationError
+from flows import serve
+from ppdm.exceptions import AnonymizationError, StorageError
+
+#: Exit codes, documented in the README: 0 done; 1 the release or the check
+#: failed (verification, validation, an infeasible requirement, a broken audit
+#: log); 2 the configuration or the command line is wrong; 3 the audit log is
+#: intact but this call recorded a recovery; 4 the file system refused
+#: (full disk, read-only, no permission).
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_RECOVERED, EXIT_STORAGE = 0, 1, 2, 3, 4
 
 # Offline by default: no telemetry, a generous start-up time for a fresh database.
 _PREFECT_DEFAULTS = {
@@ -70,6 +78,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("dataset", help="embedded dataset: adult, german")
     export.add_argument("database", type=Path, help="SQLite file to create or update")
     export.add_argument("--table", help="table name (default: the dataset name)")
+    serve.add_parser(commands)
     return parser
 
 
@@ -101,7 +110,14 @@ def _run(args: argparse.Namespace) -> int:
         os.environ.setdefault(key, value)
     from flows.release import release
 
-    release_dir = release(config)
+    if os.environ.get("PREFECT_API_URL"):
+        release_dir = release(config)
+    else:
+        # Not Prefect's own ephemeral server: that one outlives a killed run.
+        from flows.api_server import temporary_api
+
+        with temporary_api():
+            release_dir = release(config)
     print(release_dir)
     return 0
 
@@ -119,16 +135,23 @@ def _audit_verify(args: argparse.Namespace) -> int:
     from ppdm.audit import verify_audit_log
 
     report = verify_audit_log(args.out)
+    for recovery in report.recoveries:
+        print(f"recovered: {recovery}")
     if report.ok:
         print(
             f"audit log OK: {report.entries} entries, {report.files_checked} file "
             f"hashes checked in {args.out}"
+            + (
+                f"; {report.recovered_now} recovery recorded by this check"
+                if report.recovered_now
+                else ""
+            )
         )
-        return 0
+        return EXIT_RECOVERED if report.recovered_now else EXIT_OK
     print(f"audit log BROKEN: {report.broken}", file=sys.stderr)
     for problem in report.problems[1:]:
         print(f"  also: {problem}", file=sys.stderr)
-    return 1
+    return EXIT_FAILED
 
 
 _NUMERIC_INPUT = {
@@ -238,12 +261,16 @@ def main(argv: list[str] | None = None) -> int:
         "algorithms": _algorithms,
         "audit": _audit_verify,
         "export-sqlite": _export_sqlite,
+        "serve": serve.run,
     }
     try:
         return handlers[args.command](args)
+    except StorageError as err:
+        print(f"ppdm {args.command}: {err}", file=sys.stderr)
+        return EXIT_STORAGE
     except AnonymizationError as err:
         print(f"ppdm {args.command}: {err}", file=sys.stderr)
-        return 2 if "config" in type(err).__name__.lower() else 1
+        return EXIT_USAGE if "config" in type(err).__name__.lower() else EXIT_FAILED
     except json.JSONDecodeError as err:
         print(f"ppdm {args.command}: unreadable JSON: {err}", file=sys.stderr)
         return 1

@@ -66,3 +66,15 @@ def markdown_artifact(dataset: str, step: str, markdown: str, description: str) 
     create_markdown_artifact(
         key=artifact_key(dataset, step), markdown=markdown, description=description
     )
+
+
+def transient_only(task: Any, task_run: Any, state: Any) -> bool:
+    """Retry an I/O step only on transient failures (``ppdm.exceptions.is_retryable``).
+
+    A full disk, a read-only directory or bad input fails the same way on
+    every attempt: it is reported once instead of three times.
+    """
+    from ppdm.exceptions import is_retryable
+
+    exc = state.result(raise_on_failure=False)
+    return isinstance(exc, BaseException) and is_retryable(exc)

@@ -5,10 +5,16 @@ from prefect.cache_policies import NO_CACHE
 
 from ppdm.artifacts import ArtifactStore
 from ppdm.pipeline import IngestSettings, StepOutput, ingest_step
-from tasks._ui import table_artifact
+from tasks._ui import table_artifact, transient_only
 
 
-@task(name="ingest", retries=3, retry_delay_seconds=[1, 2, 4], cache_policy=NO_CACHE)
+@task(
+    name="ingest",
+    retries=3,
+    retry_delay_seconds=[1, 2, 4],
+    retry_condition_fn=transient_only,
+    cache_policy=NO_CACHE,
+)
 def ingest(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
     """Ingest: read the source (embedded, CSV, Parquet or SQL) into a raw Parquet snapshot."""
     output = ingest_step(settings, store)

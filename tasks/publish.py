@@ -8,10 +8,16 @@ from prefect.runtime import flow_run
 
 from ppdm.artifacts import ArtifactRef
 from ppdm.pipeline import PublishSettings, publish_step
-from tasks._ui import markdown_artifact
+from tasks._ui import markdown_artifact, transient_only
 
 
-@task(name="publish", retries=3, retry_delay_seconds=[1, 2, 4], cache_policy=NO_CACHE)
+@task(
+    name="publish",
+    retries=3,
+    retry_delay_seconds=[1, 2, 4],
+    retry_condition_fn=transient_only,
+    cache_policy=NO_CACHE,
+)
 def publish(
     settings: PublishSettings, source_sha256: str, refs: Mapping[str, ArtifactRef]
 ) -> str:

@@ -154,14 +154,28 @@ def storage_error(err: OSError, action: str = "write") -> StorageError | None:
 def is_retryable(exc: BaseException) -> bool:
     """Whether retrying a step could mend ``exc``: transient I/O only.
 
-    The project's own errors are deterministic (bad input, an infeasible
-    requirement, a failed verification), and so are the file-system failures
-    of :class:`StorageError`.
+    Transient: a dropped or refused connection, a time-out, a database that is
+    not answering, an I/O error without a deterministic cause, found on the
+    exception or on what caused it. Not transient: the project's own errors
+    (bad input, an infeasible requirement, a failed verification) unless a
+    transient error caused them, a missing file, and the file-system failures
+    of :class:`StorageError` (full disk, read-only, no permission).
     """
-    if isinstance(exc, AnonymizationError):
-        return False
-    if isinstance(exc, OSError):
-        return exc.errno not in _DETERMINISTIC_ERRNOS
+    for error in (exc, exc.__cause__, exc.__context__):
+        if error is None:
+            continue
+        if isinstance(error, ConnectionError | TimeoutError):
+            return True
+        if type(error).__name__ == "OperationalError":  # a database not answering
+            return True
+        if (
+            isinstance(error, OSError)
+            and not isinstance(error, AnonymizationError)
+            and error.errno is not None
+            and error.errno not in _DETERMINISTIC_ERRNOS
+            and error.errno != errno.ENOENT
+        ):
+            return True
     return False
 
 
