@@ -37,9 +37,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ppdm import datasets
 from ppdm.algorithms.kactus import anonymize_tree
-from ppdm.measures import k_anonymity
+from ppdm.prepare import datasets
+from ppdm.privacy.measures import k_anonymity
 from ppdm.trees import C45, PredicateTree, TreeNode
 
 QI = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex"]

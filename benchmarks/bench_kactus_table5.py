@@ -18,10 +18,10 @@ held-out half untouched. The paper reports that kACTUS is 7.84 points more
 accurate on average and marks with "+" the cells where kACTUS is significantly
 better by the combined 5 x 2 cv F-test at 95 % confidence (58 of 72; none
 worse). Here the same design runs through
-:func:`ppdm.utility.experiment.run_experiment` with the project's
+:func:`ppdm.experiments.accuracy.run_experiment` with the project's
 decision_tree (for C4.5), naive_bayes and logistic_regression; PART is not
 run (its paper values are transcribed for the 7.84 check only). Significance
-is :func:`ppdm.utility.significance.combined_5x2cv_f_test` on the paired
+is :func:`ppdm.experiments.significance.combined_5x2cv_f_test` on the paired
 per-fold accuracies (same seed, so the same folds for both algorithms).
 
 Preprocessing (``--discretize``, default ``kactus=mdl,mondrian=none``): kACTUS
@@ -67,18 +67,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ppdm import datasets
-from ppdm.discretize import METHODS
 from ppdm.exceptions import InvalidParameterError, PPDMWarning
-from ppdm.utility.classification import MODELS, summarize_cv
-from ppdm.utility.experiment import ExperimentResult, run_experiment
-from ppdm.utility.report import figure_png, new_figure, plot_style
-from ppdm.utility.significance import (
+from ppdm.experiments.accuracy import ExperimentResult, run_experiment
+from ppdm.experiments.significance import (
     FOLDS,
     REPEATS,
     combined_5x2cv_f_test,
     paired_differences,
 )
+from ppdm.prepare import datasets
+from ppdm.prepare.discretize import METHODS
+from ppdm.utility import MODELS, summarize_cv
+from ppdm.utility.report import figure_png, new_figure, plot_style
 
 TARGET = "income"
 QI_SETS = {

@@ -13,7 +13,7 @@ the quasi-identifiers) is timed ``--repeats`` times around
 every generalized cell) and around the partitioning alone; medians are
 reported. Loading the data is not timed. Every release is checked with the
 independent verifier (:func:`ppdm.verify.verify_tables`) against its
-requirement, and its k and distinct l measured with :mod:`ppdm.measures`.
+requirement, and its k and distinct l measured with :mod:`ppdm.privacy.measures`.
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ppdm import datasets
 from ppdm.algorithms.mondrian import Mondrian, mondrian_partition
-from ppdm.measures import distinct_l_diversity, k_anonymity
 from ppdm.model import AnonymizationSpec
+from ppdm.prepare import datasets
+from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.verify import verify_tables
 
 QUASI_IDENTIFIERS = [
@@ -152,7 +152,7 @@ def main() -> int:
   numpy {np.__version__}, pandas {pd.__version__} ({sys.platform})
 - Load (`/proc/loadavg`) before / after: `{load_before}` / `{load_after}`
   (the 2 cores are shared with other engineers: treat timings as +-40%)
-- Data: `ppdm.datasets.load("adult")`, 48,842 rows (train + test), missing
+- Data: `ppdm.prepare.datasets.load("adult")`, 48,842 rows (train + test), missing
   values kept as NA; loading is not timed.
 - Quasi-identifiers: {", ".join(QUASI_IDENTIFIERS)}; with a sensitive
   attribute ({SENSITIVE}: l-diversity, t-closeness) it is removed from the
@@ -163,7 +163,7 @@ def main() -> int:
   `mondrian_partition(..., requirement=)` (partitioning only), {args.repeats}
   repeats each, median reported. Every release passed the independent
   verifier (`ppdm.verify.verify_tables`) against its requirement; k and
-  distinct l of {SENSITIVE} measured with `ppdm.measures`.
+  distinct l of {SENSITIVE} measured with `ppdm.privacy.measures`.
 - anonypy figures are not re-measured (it is not installed): they are the
   published ones from PEERS.md (anonypy 0.2.1, `anonymize_k_anonymity`, same
   8 QIs but '?' kept as a category and SA income; pass 1 / pass 2).

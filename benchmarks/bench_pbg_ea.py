@@ -37,19 +37,21 @@ from pathlib import Path
 
 import numpy as np
 
-from ppdm import datasets
 from ppdm.algorithms.lattice_optimal import optimal_node
 from ppdm.algorithms.pbg_ea import pbg_search
-from ppdm.hierarchies import load_hierarchies
-from ppdm.lattice import (
+from ppdm.generalization.hierarchies import load_hierarchies
+from ppdm.generalization.lattice import (
     OBJECTIVES,
     GeneralizationLattice,
-    convergence_error,
     generalized_release,
+)
+from ppdm.generalization.pareto import (
+    convergence_error,
     pareto_mask,
     representation_ratio,
 )
 from ppdm.model import AnonymizationSpec
+from ppdm.prepare import datasets
 from ppdm.verify import verify_tables
 
 ROOT = Path(__file__).resolve().parents[1]

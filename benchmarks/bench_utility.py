@@ -1,4 +1,4 @@
-"""Discretization and utility-report benchmark (ppdm.discretize, ppdm.utility).
+"""Discretization and utility-report benchmark (ppdm.prepare.discretize, ppdm.utility).
 
 Times, as medians of ``--repeats`` runs on Adult (48,842 rows) and on Adult
 replicated 10 times (488,420 rows):
@@ -37,11 +37,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ppdm import datasets
 from ppdm.algorithms import get_algorithm
-from ppdm.datasets import ADULT_NUMERIC
-from ppdm.discretize import apply_cut_points, discretize
 from ppdm.model import AnonymizationSpec
+from ppdm.prepare import datasets
+from ppdm.prepare.datasets import ADULT_NUMERIC
+from ppdm.prepare.discretize import apply_cut_points, discretize
 from ppdm.utility.features import CellFeaturizer
 from ppdm.utility.holdout import holdout_utility
 from ppdm.utility.loss import information_loss

@@ -33,9 +33,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ppdm import datasets
-from ppdm.ingest import fingerprint, load_source, write_sqlite
-from ppdm.validation import _run_gx, validate_table
+from ppdm.prepare import datasets
+from ppdm.prepare.ingest import fingerprint, load_source, write_sqlite
+from ppdm.prepare.validation import _run_gx, validate_table
 from schemas import get_schema
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -26,8 +26,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ppdm.datasets import load
-from ppdm.measures import ClassPartition
+from ppdm.prepare.datasets import load
 from ppdm.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -35,8 +34,9 @@ from ppdm.privacy import (
     Requirement,
     TCloseness,
 )
+from ppdm.privacy.measures import ClassPartition
 from ppdm.verify import read_released_table, verify_tables
-from ppdm.verify_dask import released_text, verify_parquet
+from ppdm.verify.out_of_core import released_text, verify_parquet
 
 QI8 = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex",
        "native-country"]  # fmt: skip

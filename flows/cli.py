@@ -123,7 +123,7 @@ def _run(args: argparse.Namespace) -> int:
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from ppdm.release_check import check_release
+    from ppdm.verify.release_check import check_release
 
     outcome = check_release(args.release_dir)
     for line in outcome.lines:
@@ -132,7 +132,7 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _audit_verify(args: argparse.Namespace) -> int:
-    from ppdm.audit import verify_audit_log
+    from ppdm.release.audit import verify_audit_log
 
     report = verify_audit_log(args.out)
     for recovery in report.recoveries:
@@ -243,8 +243,8 @@ def _algorithms(_: argparse.Namespace) -> int:
 
 
 def _export_sqlite(args: argparse.Namespace) -> int:
-    from ppdm import datasets
-    from ppdm.ingest import write_sqlite
+    from ppdm.prepare import datasets
+    from ppdm.prepare.ingest import write_sqlite
 
     url = write_sqlite(
         datasets.load(args.dataset), args.database, args.table or args.dataset

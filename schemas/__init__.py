@@ -1,7 +1,7 @@
 """Per-dataset validation contracts: a pandera model and a GX expectation suite.
 
 ``get_schema(dataset)`` returns both, ready for
-:func:`ppdm.validation.validate_table`. Suites are JSON files under
+:func:`ppdm.prepare.validation.validate_table`. Suites are JSON files under
 ``great_expectations/`` next to this file, in the simple form
 ``{"name": ..., "expectations": [{"type": "expect_...", "kwargs": {...}}]}``;
 they are located relative to this package, never the working directory.

@@ -1,4 +1,4 @@
-"""pandera schema of UCI Adult as :func:`ppdm.datasets.load` returns it.
+"""pandera schema of UCI Adult as :func:`ppdm.prepare.datasets.load` returns it.
 
 Domains are the UCI ``adult.names`` values; ranges are those of the census
 extract (ages 17 to 90, hours per week 1 to 99, education-num 1 to 16). The

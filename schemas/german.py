@@ -1,7 +1,7 @@
-"""pandera schema of Statlog German credit as :func:`ppdm.datasets.load` returns it.
+"""pandera schema of Statlog German credit as :func:`ppdm.prepare.datasets.load` returns it.
 
 Value domains are the meanings of the UCI attribute codes, read from the same
-``german.codes.json`` that :mod:`ppdm.datasets` decodes the file with, so the
+``german.codes.json`` that :mod:`ppdm.prepare.datasets` decodes the file with, so the
 two can never disagree. Numeric ranges follow the UCI documentation: the
 ordinal codes are 1..4 (installment rate, present residence, existing credits)
 and 1..2 (people liable); duration, amount and age have no documented bound,
@@ -22,7 +22,7 @@ import json
 import pandera.pandas as pa
 from pandera.typing.pandas import Series
 
-from ppdm.datasets import data_path
+from ppdm.prepare.datasets import data_path
 
 __all__ = ["GermanSchema"]
 

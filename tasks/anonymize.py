@@ -4,8 +4,8 @@ from prefect import task
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 
 from ppdm import progress
-from ppdm.artifacts import ArtifactRef, ArtifactStore
 from ppdm.pipeline import AnonymizeSettings, StepOutput, anonymize_step
+from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from tasks._ui import STEP_CACHE, table_artifact
 
 

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 from prefect import task
 
-from ppdm.artifacts import ArtifactRef, ArtifactStore
 from ppdm.pipeline import DiscretizeSettings, StepOutput, discretize_step
+from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from tasks._ui import STEP_CACHE, table_artifact
 
 

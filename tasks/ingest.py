@@ -3,8 +3,8 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from ppdm.artifacts import ArtifactStore
 from ppdm.pipeline import IngestSettings, StepOutput, ingest_step
+from ppdm.release.artifacts import ArtifactStore
 from tasks._ui import table_artifact, transient_only
 
 

@@ -6,8 +6,8 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
-from ppdm.artifacts import ArtifactRef
 from ppdm.pipeline import PublishSettings, publish_step
+from ppdm.release.artifacts import ArtifactRef
 from tasks._ui import markdown_artifact, transient_only
 
 

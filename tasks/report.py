@@ -4,8 +4,8 @@ from collections.abc import Mapping
 
 from prefect import task
 
-from ppdm.artifacts import ArtifactRef, ArtifactStore
 from ppdm.pipeline import StepOutput, UtilitySettings, utility_step
+from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from tasks._ui import STEP_CACHE, markdown_artifact
 
 

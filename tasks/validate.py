@@ -3,8 +3,8 @@ from __future__ import annotations
 import pandas as pd
 from prefect import task
 
-from ppdm.artifacts import ArtifactRef, ArtifactStore
 from ppdm.pipeline import StepOutput, ValidateSettings, validate_step
+from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from tasks._ui import VALIDATE_CACHE, table_artifact
 
 SHOWN_REJECTIONS = 50

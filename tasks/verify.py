@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from ppdm.artifacts import ArtifactRef, ArtifactStore
 from ppdm.pipeline import StepOutput, VerifySettings, verify_step
+from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from tasks._ui import markdown_artifact
 
 

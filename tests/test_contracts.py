@@ -48,16 +48,14 @@ from toy_algorithms import TOY_ALGORITHMS
 
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
 from ppdm.algorithms.base import NUMERIC_INPUTS, RELEASE_KINDS
-from ppdm.artifacts import canonical_json, table_to_csv_bytes
-from ppdm.discretize import discretize
 from ppdm.exceptions import (
     InfeasibleConstraintError,
     InvalidParameterError,
     UnsupportedRequirementError,
 )
-from ppdm.hierarchies import Hierarchy
-from ppdm.measures import ClassPartition
+from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
+from ppdm.prepare.discretize import discretize
 from ppdm.privacy import (
     PRIVACY_MODELS,
     PrivacyModel,
@@ -66,6 +64,8 @@ from ppdm.privacy import (
     model_from_description,
 )
 from ppdm.privacy.base import MAX_EXAMPLES
+from ppdm.privacy.measures import ClassPartition
+from ppdm.release.artifacts import canonical_json, table_to_csv_bytes
 from ppdm.verify import verify_tables
 
 #: Everything the algorithm checks run on: the package's registry and the toys.

@@ -18,10 +18,10 @@ import pytest
 
 from ppdm.algorithms import ALGORITHMS, Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.measures import equivalence_classes
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import Options
 from ppdm.privacy import EncodedSensitive, Requirement
+from ppdm.privacy.measures import equivalence_classes
 
 __all__ = ["TOY_ALGORITHMS", "TwoProjections", "register_toy_algorithms"]
 

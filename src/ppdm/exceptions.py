@@ -66,7 +66,7 @@ class DataValidationError(AnonymizationError, ValueError):
     ----------
     failure_cases : pandas.DataFrame or None
         pandera's failure cases (column, check, failure_case, index), when any.
-    outcome : ppdm.validation.ValidationOutcome or None
+    outcome : ppdm.prepare.validation.ValidationOutcome or None
         The full outcome (clean table, quarantine, report) when the table was
         validated but rejected as a whole, so the caller can still write the
         quarantine artifact.

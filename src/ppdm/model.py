@@ -5,7 +5,7 @@ with a table:
 
 - numeric dtype (int/float): a *numeric* attribute, ordered and continuous;
 - ordered ``pandas.Categorical`` (e.g. the intervals produced by
-  :mod:`ppdm.discretize`): an *ordinal* attribute, ordered categories;
+  :mod:`ppdm.prepare.discretize`): an *ordinal* attribute, ordered categories;
 - anything else (strings, unordered categoricals): a *nominal* attribute.
 """
 

@@ -4,7 +4,7 @@ Each ``*_step`` function is one step of ``ingest -> validate -> discretize ->
 anonymize -> verify -> utility report -> publish``. It receives its own slice
 of the configuration (a small frozen settings object, :class:`IngestSettings`
 ... :class:`PublishSettings`, all made by :func:`plan_release`), the
-:class:`~ppdm.artifacts.ArtifactStore` and the references of its inputs; it
+:class:`~ppdm.release.artifacts.ArtifactStore` and the references of its inputs; it
 reads them, calls the core module that does the work, writes its outputs to
 the store and returns references plus a small summary for whoever displays
 progress.
@@ -35,9 +35,22 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidator
 
-from ppdm import audit, ingest, provenance, resources, validation
+from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
-from ppdm.artifacts import (
+from ppdm.config import ReleaseConfig, SourceConfig
+from ppdm.exceptions import (
+    ArtifactIntegrityError,
+    DataValidationError,
+    VerificationError,
+    storage_error,
+)
+from ppdm.generalization.hierarchies import Hierarchy, load_hierarchies
+from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
+from ppdm.prepare import ingest, validation
+from ppdm.prepare.discretize import discretize
+from ppdm.privacy import Requirement
+from ppdm.release import audit, provenance
+from ppdm.release.artifacts import (
     ArtifactRef,
     ArtifactStore,
     canonical_json,
@@ -46,18 +59,7 @@ from ppdm.artifacts import (
     sha256_file,
     write_atomic,
 )
-from ppdm.audit import fsync_directory
-from ppdm.config import ReleaseConfig, SourceConfig
-from ppdm.discretize import discretize
-from ppdm.exceptions import (
-    ArtifactIntegrityError,
-    DataValidationError,
-    VerificationError,
-    storage_error,
-)
-from ppdm.hierarchies import Hierarchy, load_hierarchies
-from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
-from ppdm.privacy import Requirement
+from ppdm.release.audit import fsync_directory
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.utility.report import utility_report
 from ppdm.verify import verify_files
@@ -560,7 +562,7 @@ def verify_step(
         "covers": covers_from_hierarchies(hierarchies) if hierarchies else None,
     }
     if _out_of_core(settings, files):
-        from ppdm.verify_dask import verify_csv_files
+        from ppdm.verify.out_of_core import verify_csv_files
 
         certificate = verify_csv_files(
             files,

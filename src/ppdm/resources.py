@@ -42,7 +42,7 @@ PACKAGED = _PACKAGE / "_data"
 #: The repository root when ppdm runs from a checkout (``src/ppdm`` -> root).
 CHECKOUT = _PACKAGE.parents[1]
 
-#: Hierarchy file types read by :func:`ppdm.hierarchies.load_hierarchy`.
+#: Hierarchy file types read by :func:`ppdm.generalization.hierarchies.load_hierarchy`.
 HIERARCHY_SUFFIXES = (".csv", ".json")
 
 Kind = Literal["hierarchies", "configs"]

@@ -22,7 +22,7 @@ Known differences, handled below:
   sorted *ascending* (so ``r[0]`` is the rarest value, not the most frequent
   one as in Machanavajjhala et al. 2007). It is therefore not an oracle for
   the paper's definition (that is checked against a brute force in
-  tests/unit/test_measures.py); here its ``(c, l)`` is recomputed from our
+  tests/unit/privacy/test_measures.py); here its ``(c, l)`` is recomputed from our
   per-class count tables, which cross-checks the counts our recursive measure
   is built on, and our paper-conformant recursive l is checked at pyCANON's c
   against the brute force below.
@@ -47,7 +47,8 @@ except ImportError as exc:  # fail loudly: this is a required test dependency
         "it with: uv pip install --no-deps pycanon==1.3.5"
     ) from exc
 
-from ppdm.measures import (
+from ppdm.privacy import Requirement
+from ppdm.privacy.measures import (
     ClassPartition,
     distinct_l_diversity,
     entropy_l_diversity,
@@ -55,7 +56,6 @@ from ppdm.measures import (
     recursive_cl_diversity,
     t_closeness,
 )
-from ppdm.privacy import Requirement
 from ppdm.verify import read_released_table, verify_files
 
 QI_VALUES = ["a", "b", "*", "", "17", "[17, 25]"]
@@ -185,7 +185,7 @@ def test_ordered_t_closeness_agrees_with_pycanon(tmp_path, data):
 
 def test_adult_sample_agrees_with_pycanon():
     """A real table: 3,000 Adult rows with '?' kept as missing (empty text)."""
-    from ppdm.datasets import load
+    from ppdm.prepare.datasets import load
 
     adult = load("adult").head(3000)
     qis = ["age", "workclass", "education", "sex", "native-country"]

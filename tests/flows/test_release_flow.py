@@ -12,10 +12,10 @@ import pytest
 
 from flows.cli import main
 from ppdm import pipeline
-from ppdm.audit import read_entries
 from ppdm.config import default_config
 from ppdm.exceptions import VerificationError
-from ppdm.measures import distinct_l_diversity, k_anonymity
+from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
+from ppdm.release.audit import read_entries
 from schemas import get_schema
 
 MANIFEST_KEYS = {
@@ -220,7 +220,7 @@ def test_failed_verification_publishes_nothing(tmp_path):
 
 
 def test_bad_input_file_stops_the_run_naming_the_column(tmp_path, capsys):
-    from ppdm import datasets
+    from ppdm.prepare import datasets
 
     source = tmp_path / "german.csv"
     datasets.load("german").drop(columns=["age"]).to_csv(source, index=False)
@@ -315,7 +315,7 @@ def test_out_of_core_verification_gives_the_same_certificate(tmp_path):
 def test_readme_notebook_example_releases_pbg_ea(tmp_path, monkeypatch):
     """The README's three lines for pbg-ea: the config finds the hierarchies."""
     from ppdm import config, resources
-    from ppdm.hierarchies import load_hierarchies
+    from ppdm.generalization.hierarchies import load_hierarchies
 
     monkeypatch.chdir(tmp_path)  # nothing is found through the working directory
     cfg = config.load_config(resources.config_file("adult-pbg-ea"))

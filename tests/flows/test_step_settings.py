@@ -12,8 +12,8 @@ import pytest
 
 from flows.release import TASKS
 from ppdm import pipeline
-from ppdm.artifacts import ArtifactRef
 from ppdm.config import default_config
+from ppdm.release.artifacts import ArtifactRef
 from schemas import get_schema
 from tasks._ui import STEP_CACHE, VALIDATE_CACHE
 

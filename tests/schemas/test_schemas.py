@@ -7,9 +7,9 @@ import json
 import pandas as pd
 import pytest
 
-from ppdm import datasets
-from ppdm.datasets import ADULT_COLUMNS, GERMAN_COLUMNS, data_path
-from ppdm.validation import build_expectations, validate_table
+from ppdm.prepare import datasets
+from ppdm.prepare.datasets import ADULT_COLUMNS, GERMAN_COLUMNS, data_path
+from ppdm.prepare.validation import build_expectations, validate_table
 from schemas import SCHEMAS, get_schema, load_suite
 from schemas.adult import AdultSchema
 from schemas.german import GermanSchema

@@ -35,7 +35,6 @@ import pandas as pd
 
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.measures import ClassPartition, SensitiveCounts
 from ppdm.model import (
     SUPPRESSED,
     AnonymizationSpec,
@@ -45,6 +44,7 @@ from ppdm.model import (
 )
 from ppdm.params import Boolean, Interval, Options
 from ppdm.privacy import Requirement
+from ppdm.privacy.measures import ClassPartition, SensitiveCounts
 from ppdm.progress import report
 from ppdm.trees.base import Interval as TreeInterval
 from ppdm.trees.base import PredicateTree, TreeNode, constraint_kinds

@@ -2,10 +2,10 @@
 
 A node is *feasible* when suppressing exactly its classes that some privacy
 model of the requirement rejects fits the suppression budget, and what is then
-released passes every model (see :func:`ppdm.lattice.release_plan`: the
+released passes every model (see :func:`ppdm.generalization.lattice.release_plan`: the
 suppressed rows form a class of their own, or are dropped and the rest asked
 again). The models are asked through the requirement
-(:meth:`ppdm.lattice.GeneralizationLattice.decide`): for k-anonymity and
+(:meth:`ppdm.generalization.lattice.GeneralizationLattice.decide`): for k-anonymity and
 distinct l-diversity the class size and distinct-value bounds, computed with
 bit masks, are the whole decision; entropy and recursive (c, l)-diversity and
 t-closeness are decided per class by the model objects, after the bounds have
@@ -47,7 +47,7 @@ import pandas as pd
 
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.lattice import (
+from ppdm.generalization.lattice import (
     GeneralizationLattice,
     NodeMetrics,
     generalized_release,
@@ -214,7 +214,7 @@ class LatticeOptimal(Anonymizer):
 
     Examples
     --------
-    >>> from ppdm.hierarchies import Hierarchy
+    >>> from ppdm.generalization.hierarchies import Hierarchy
     >>> table = pd.DataFrame({"sex": list("FFMMMF") * 3, "zip": list("abaabb") * 3})
     >>> hs = {c: Hierarchy.from_rows(c, [[v, "*"] for v in sorted(set(table[c]))],
     ...                               source=c) for c in table}

@@ -16,8 +16,8 @@ with a sensitive attribute, ``l >= minimal_distinct_values``), which for
 k-anonymity and distinct l-diversity is the whole requirement; for entropy or
 recursive (c, l)-diversity and t-closeness the models then decide the
 qualified members exactly, best first
-(:meth:`ppdm.lattice.GeneralizationLattice.decide`), and the first they accept
-is released. The released table (:func:`ppdm.lattice.generalized_release`)
+(:meth:`ppdm.generalization.lattice.GeneralizationLattice.decide`), and the first they accept
+is released. The released table (:func:`ppdm.generalization.lattice.generalized_release`)
 suppresses exactly the classes the models reject and passes the verifier.
 
 An optional archive-driven local search (``refine="local"``, the default of
@@ -54,7 +54,7 @@ import pandas as pd
 from ppdm import progress
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.lattice import (
+from ppdm.generalization.lattice import (
     OBJECTIVES,
     GeneralizationLattice,
     NodeMetrics,
@@ -269,7 +269,7 @@ def pbg_search(
     ----------
     lattice : GeneralizationLattice
     objectives : sequence of str
-        Keys of :data:`ppdm.lattice.OBJECTIVES`.
+        Keys of :data:`ppdm.generalization.lattice.OBJECTIVES`.
     rng : numpy.random.Generator
         Source of every random choice.
     population : int, default=25
@@ -553,7 +553,7 @@ class PbgEa(Anonymizer):
 
     Examples
     --------
-    >>> from ppdm.hierarchies import Hierarchy
+    >>> from ppdm.generalization.hierarchies import Hierarchy
     >>> table = pd.DataFrame({"sex": list("FFMMMF") * 3, "zip": list("abaabb") * 3})
     >>> hs = {c: Hierarchy.from_rows(c, [[v, "*"] for v in sorted(set(table[c]))],
     ...                               source=c) for c in table}

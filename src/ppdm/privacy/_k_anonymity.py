@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.measures import ClassPartition
 from ppdm.privacy.base import PrivacyModel
+from ppdm.privacy.measures import ClassPartition
 
 __all__ = ["KAnonymity"]
 

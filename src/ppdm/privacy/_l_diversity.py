@@ -21,8 +21,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.measures import ClassPartition
 from ppdm.privacy.base import TOLERANCE, PrivacyModel
+from ppdm.privacy.measures import ClassPartition
 
 __all__ = ["DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity"]
 

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.measures import ClassPartition
 from ppdm.privacy.base import TOLERANCE, PrivacyModel
+from ppdm.privacy.measures import ClassPartition
 
 __all__ = ["TCloseness"]
 
@@ -21,7 +21,7 @@ class TCloseness(PrivacyModel):
 
     The distance is the Earth Mover's Distance with the equal ground distance
     for nominal attributes and the ordered distance for numeric or ordinal
-    ones (see :func:`ppdm.measures.t_closeness`).
+    ones (see :func:`ppdm.privacy.measures.t_closeness`).
 
     Parameters
     ----------

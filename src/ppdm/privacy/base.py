@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ppdm.measures import ClassPartition
+from ppdm.privacy.measures import ClassPartition
 
 __all__ = ["PrivacyModel", "PrivacyResult", "json_value"]
 

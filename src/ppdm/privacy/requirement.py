@@ -26,13 +26,13 @@ import numpy as np
 import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.measures import (
+from ppdm.privacy.base import PrivacyModel, PrivacyResult
+from ppdm.privacy.measures import (
     ClassPartition,
     SensitiveCounts,
     counts_from_codes,
     sensitive_value_ranks,
 )
-from ppdm.privacy.base import PrivacyModel, PrivacyResult
 
 __all__ = [
     "L_VARIANTS",

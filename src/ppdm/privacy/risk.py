@@ -46,8 +46,8 @@ import numpy as np
 import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.measures import ClassPartition, equivalence_classes
 from ppdm.privacy.base import json_value
+from ppdm.privacy.measures import ClassPartition, equivalence_classes
 from ppdm.values import SUPPRESSED, format_number, parse_cell
 
 __all__ = ["RiskReport", "reidentification_risk", "population_class_sizes"]

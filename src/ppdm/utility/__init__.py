@@ -18,19 +18,26 @@
 - :mod:`ppdm.utility.intervals`: Wilson and t intervals of accuracies;
 - :mod:`ppdm.utility.report`: ``utility.json`` content and the HTML report,
   and :func:`utility_report`, the pipeline's one call;
-- :mod:`ppdm.utility.experiment`: accuracy-vs-k sweeps
-  (``python -m ppdm.utility.experiment``);
-- :mod:`ppdm.utility.classification`: the harness's names gathered in one
-  module, as callers have imported them.
+
+Accuracy-vs-k sweeps over algorithms live in :mod:`ppdm.experiments`.
 """
 
 from __future__ import annotations
 
-from ppdm.utility.cross_validation import cross_validate, summarize_cv
+from ppdm.utility.cross_validation import CV_PROTOCOL, cross_validate, summarize_cv
 from ppdm.utility.features import CellFeaturizer
-from ppdm.utility.holdout import holdout_utility
+from ppdm.utility.holdout import HOLDOUT_PROTOCOL, AnonymizeFn, holdout_utility
 from ppdm.utility.intervals import t_interval, wilson_interval
-from ppdm.utility.learners import MODELS
+from ppdm.utility.learners import (
+    MISSING,
+    MISSING_TEXT,
+    MODELS,
+    NB_BINS,
+    RANGES,
+    BlockImputer,
+    MembershipNB,
+    make_model,
+)
 from ppdm.utility.loss import (
     classification_metric,
     covers_from_hierarchies,
@@ -41,12 +48,32 @@ from ppdm.utility.loss import (
     release_loss,
     suppressed_cells,
 )
-from ppdm.utility.preprocessing import DiscretizeSettings, FoldDiscretizer
+from ppdm.utility.preprocessing import (
+    DiscretizeSettings,
+    FoldDiscretizer,
+    PrepareFn,
+    make_discretize_prepare,
+)
 from ppdm.utility.report import build_utility, render_report_html, utility_report
+from ppdm.utility.scoring import Covers, train_and_score
 from ppdm.utility.views import as_training_views, naive_bayes_combination
 
 __all__ = [
+    "CV_PROTOCOL",
+    "HOLDOUT_PROTOCOL",
+    "MISSING",
+    "MISSING_TEXT",
     "MODELS",
+    "NB_BINS",
+    "RANGES",
+    "AnonymizeFn",
+    "BlockImputer",
+    "Covers",
+    "MembershipNB",
+    "PrepareFn",
+    "make_discretize_prepare",
+    "make_model",
+    "train_and_score",
     "CellFeaturizer",
     "DiscretizeSettings",
     "FoldDiscretizer",

@@ -27,7 +27,7 @@ the paper's figures is learner to learner:
   instance goes left (candidate thresholds include the ends). This is not in
   C4.5, which has no ranges; it is the tree's analogue of naive Bayes
   spreading a range over its bins, offered as an alternative to reading the
-  midpoint (``ranges="uniform"`` in :mod:`ppdm.utility.classification`);
+  midpoint (``ranges="uniform"`` in :mod:`ppdm.utility`);
 - J48's pruning: collapse (a subtree that makes no fewer training errors than
   its root as a leaf is removed), then error-based pruning by subtree
   replacement at confidence 0.25, bottom-up. A branch that received no

@@ -7,7 +7,7 @@ same numeric matrix. :class:`CellFeaturizer` is fitted on the original
 (training) table, whose schema fixes the features:
 
 - numeric attribute, or an ordered categorical whose categories are intervals
-  (the output of :mod:`ppdm.discretize`): one float column holding the value,
+  (the output of :mod:`ppdm.prepare.discretize`): one float column holding the value,
   or the midpoint of a released range/interval (infinite ends clipped to the
   observed range), or the mean of a numeric value set; ``*`` and missing cells
   become NaN, to be imputed by the model pipeline;

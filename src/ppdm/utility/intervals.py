@@ -10,7 +10,7 @@
   share training rows, so they are not independent and this interval is
   optimistic (Dietterich 1998; Nadeau & Bengio 2003); it says how much the
   mean moves over the folds, not a guarantee. To compare two methods, use the
-  combined 5 x 2 CV F-test (:mod:`ppdm.utility.significance`).
+  combined 5 x 2 CV F-test (:mod:`ppdm.experiments.significance`).
 
 References
 ----------

@@ -3,7 +3,7 @@
 Released cells follow :mod:`ppdm.values`. Every metric charges records that
 the algorithm dropped (``len(original) - len(released)``) as fully lost, so a
 release cannot look better by deleting its hard rows. Equivalence classes
-come from :func:`ppdm.measures.equivalence_classes` (missing values and the
+come from :func:`ppdm.privacy.measures.equivalence_classes` (missing values and the
 suppression marker are values of their own).
 
 Each function takes the original table first and the released table second,
@@ -21,8 +21,8 @@ import numpy as np
 import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.measures import class_sizes, equivalence_classes
 from ppdm.model import SUPPRESSED, AnonymizationSpec, AttributeKind, attribute_kind
+from ppdm.privacy.measures import class_sizes, equivalence_classes
 from ppdm.utility.features import interval_bounds
 from ppdm.values import parse_cell
 
@@ -83,7 +83,7 @@ def covers_from_hierarchies(
 ) -> dict[str, dict[str, tuple[str, ...]]]:
     """``{attribute: {generalized label: leaves it covers}}`` from hierarchies.
 
-    ``hierarchies`` maps attributes to :class:`ppdm.hierarchies.Hierarchy`
+    ``hierarchies`` maps attributes to :class:`ppdm.generalization.hierarchies.Hierarchy`
     objects (``leaves``, ``labels``, ``codes``, ``height``). Level-0 labels,
     the missing label and the root are left out: they need no coverage.
     """

@@ -20,9 +20,9 @@ from typing import Any
 
 import pandas as pd
 
-from ppdm.discretize import METHODS, apply_cut_points, discretize
 from ppdm.exceptions import InvalidParameterError
 from ppdm.model import AttributeKind, attribute_kind
+from ppdm.prepare.discretize import METHODS, apply_cut_points, discretize
 
 __all__ = [
     "DiscretizeSettings",

@@ -30,8 +30,8 @@ import pandas as pd
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ppdm.measures import class_sizes
 from ppdm.model import AnonymizationSpec
+from ppdm.privacy.measures import class_sizes
 from ppdm.utility.holdout import holdout_utility
 from ppdm.utility.learners import MODELS
 from ppdm.utility.loss import (
@@ -111,7 +111,7 @@ def build_utility(
         The release's tables by name (one, or several projections).
     spec : AnonymizationSpec
     holdout : dict or None
-        The result of :func:`ppdm.utility.classification.holdout_utility`.
+        The result of :func:`ppdm.utility.holdout_utility`.
     evidence : mapping
         The algorithm's evidence; its ``"pareto_front"`` (a list of dicts with
         ``"node"``/``"levels"``, metric values and a ``"chosen"`` flag), when

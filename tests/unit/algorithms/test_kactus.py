@@ -14,13 +14,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import schemas
-from ppdm import config, datasets, pipeline
+from ppdm import config, pipeline
 from ppdm.algorithms import ALGORITHMS, get_algorithm
 from ppdm.algorithms.kactus import Kactus, _ModelPruning, anonymize_tree
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.measures import k_anonymity
 from ppdm.model import AnonymizationSpec
+from ppdm.prepare import datasets
 from ppdm.privacy import DistinctLDiversity, Requirement, TCloseness
+from ppdm.privacy.measures import k_anonymity
 from ppdm.trees import Equals, Interval, PredicateTree, TreeNode
 from ppdm.verify import verify_files, verify_tables
 

@@ -15,15 +15,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ppdm import datasets, measures
 from ppdm.algorithms import ALGORITHMS
 from ppdm.algorithms.lattice_optimal import LatticeOptimal, optimal_node
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.hierarchies import Hierarchy, load_hierarchies
-from ppdm.lattice import GeneralizationLattice
-from ppdm.measures import ClassPartition
+from ppdm.generalization.hierarchies import Hierarchy, load_hierarchies
+from ppdm.generalization.lattice import GeneralizationLattice
 from ppdm.model import AnonymizationSpec
-from ppdm.privacy import PrivacyModel, Requirement
+from ppdm.prepare import datasets
+from ppdm.privacy import PrivacyModel, Requirement, measures
+from ppdm.privacy.measures import ClassPartition
 from ppdm.verify import verify_tables
 
 REPO = Path(__file__).resolve().parents[3]

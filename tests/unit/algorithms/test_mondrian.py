@@ -14,14 +14,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ppdm import datasets
 from ppdm.algorithms import ALGORITHMS, get_algorithm
 from ppdm.algorithms import mondrian as mondrian_module
 from ppdm.algorithms.mondrian import Mondrian, mondrian_partition
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.measures import distinct_l_diversity, equivalence_classes, k_anonymity
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
+from ppdm.prepare import datasets
 from ppdm.privacy import Requirement
+from ppdm.privacy.measures import distinct_l_diversity, equivalence_classes, k_anonymity
 from ppdm.values import parse_cell
 from ppdm.verify import verify_tables
 

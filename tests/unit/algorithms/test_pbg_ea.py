@@ -12,19 +12,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ppdm import datasets, measures, progress
+from ppdm import progress
 from ppdm.algorithms import ALGORITHMS, get_algorithm
 from ppdm.algorithms.pbg_ea import BoxArchive, PbgEa, pbg_search
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.hierarchies import Hierarchy, load_hierarchies
-from ppdm.lattice import (
+from ppdm.generalization.hierarchies import Hierarchy, load_hierarchies
+from ppdm.generalization.lattice import (
     OBJECTIVES,
     GeneralizationLattice,
+)
+from ppdm.generalization.pareto import (
     convergence_error,
     pareto_mask,
     representation_ratio,
 )
 from ppdm.model import AnonymizationSpec
+from ppdm.prepare import datasets
+from ppdm.privacy import measures
 from ppdm.verify import verify_tables
 
 REPO = Path(__file__).resolve().parents[3]

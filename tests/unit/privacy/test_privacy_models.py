@@ -9,7 +9,6 @@ import pandas as pd
 import pytest
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.measures import ClassPartition
 from ppdm.privacy import (
     PRIVACY_MODELS,
     DistinctLDiversity,
@@ -19,6 +18,7 @@ from ppdm.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
+from ppdm.privacy.measures import ClassPartition
 
 # classes over (zip, age): A (4 rows), B (2 rows), C (3 rows), * (1 row)
 TABLE = pd.DataFrame(

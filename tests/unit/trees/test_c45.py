@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ppdm import datasets
+from ppdm.prepare import datasets
 from ppdm.trees import C45, Equals, Interval
 from ppdm.trees.c45 import added_errors, entropy
 

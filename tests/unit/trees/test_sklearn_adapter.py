@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 from sklearn.tree import DecisionTreeClassifier
 
-from ppdm import datasets
+from ppdm.prepare import datasets
 from ppdm.trees import (
     Equals,
     Interval,

@@ -316,7 +316,7 @@ def test_numbers_without_ranges_give_the_same_tree_in_both_views():
 
 
 def test_range_reading_changes_nothing_without_ranges_and_rejects_unknown_names():
-    from ppdm.utility.classification import train_and_score
+    from ppdm.utility import train_and_score
 
     rng = np.random.default_rng(3)
     n = 600

@@ -12,14 +12,14 @@ import pytest
 from ppdm.algorithms import ALGORITHMS
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InvalidParameterError
+from ppdm.experiments.accuracy import main, make_anonymize_fn, run_experiment
 from ppdm.model import AnonymizationSpec, Release
-from ppdm.utility.classification import (
+from ppdm.utility import (
     MODELS,
     cross_validate,
     holdout_utility,
     summarize_cv,
 )
-from ppdm.utility.experiment import main, make_anonymize_fn, run_experiment
 
 QI = ("age", "hours", "sex", "city")
 
@@ -216,7 +216,7 @@ def test_experiment_command_writes_its_outputs(monkeypatch, tmp_path):
 
 
 def test_membership_naive_bayes_by_hand():
-    from ppdm.utility.classification import MembershipNB
+    from ppdm.utility import MembershipNB
 
     # one nominal attribute (2 values) and one numeric attribute
     x = np.array([[1.0, 0.0, 1.0], [0.5, 0.5, 2.0], [0.0, 1.0, np.nan]])
@@ -238,7 +238,7 @@ def test_membership_naive_bayes_by_hand():
 
 
 def test_discretize_prepare_fits_on_the_training_part_only(table):
-    from ppdm.utility.experiment import make_discretize_prepare
+    from ppdm.experiments.accuracy import make_discretize_prepare
 
     prepare = make_discretize_prepare(["age"], "income")
     train, test = table.iloc[:100], table.iloc[100:]
@@ -251,7 +251,7 @@ def test_discretize_prepare_fits_on_the_training_part_only(table):
 
 
 def test_membership_naive_bayes_bins_numbers_over_their_observed_range():
-    from ppdm.utility.classification import MembershipNB
+    from ppdm.utility import MembershipNB
 
     x = np.array([[1.0], [1.5], [3.0], [3.5]])
     y = np.array(["lo", "lo", "hi", "hi"])

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ppdm.discretize import apply_cut_points
 from ppdm.exceptions import InvalidParameterError
+from ppdm.prepare.discretize import apply_cut_points
 from ppdm.utility.features import CellFeaturizer
 
 

@@ -11,8 +11,8 @@ import pytest
 
 from ppdm.algorithms import get_algorithm
 from ppdm.algorithms.base import Anonymizer
-from ppdm.discretize import discretize
 from ppdm.model import AnonymizationSpec, Release
+from ppdm.prepare.discretize import discretize
 from ppdm.utility import (
     DiscretizeSettings,
     FoldDiscretizer,

@@ -127,7 +127,7 @@ def test_missing_columns_are_named(original, released):
 
 
 def test_covers_from_a_real_hierarchy_reads_generalized_labels(original):
-    from ppdm.hierarchies import Hierarchy
+    from ppdm.generalization.hierarchies import Hierarchy
     from ppdm.utility.features import CellFeaturizer
     from ppdm.utility.loss import covers_from_hierarchies
 

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.utility.classification import (
+from ppdm.utility import (
     MISSING,
     BlockImputer,
     cross_validate,

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 from ppdm.model import AnonymizationSpec
-from ppdm.utility.classification import holdout_utility
+from ppdm.utility import holdout_utility
 from ppdm.utility.report import build_utility, render_report_html
 
 QI = ("age", "sex")

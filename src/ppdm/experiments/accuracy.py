@@ -2,10 +2,10 @@
 
 Run as a command::
 
-    python -m ppdm.utility.experiment --dataset adult --algorithms mondrian,kactus \\
+    python -m ppdm.experiments.accuracy --dataset adult --algorithms mondrian,kactus \\
         --k 1,5,10,15,20,30 --qi all --out benchmarks/results/accuracy-adult
 
-For every (algorithm, k) it runs :func:`ppdm.utility.classification.cross_validate`
+For every (algorithm, k) it runs :func:`ppdm.utility.cross_validate`
 with an ``anonymize_fn`` built from :func:`ppdm.algorithms.get_algorithm`, an
 :class:`ppdm.model.AnonymizationSpec` and ``numpy.random.default_rng(seed)``
 (a fresh generator per call, so every fold is reproducible on its own). ``k=1``
@@ -37,11 +37,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdm import datasets
 from ppdm.algorithms import get_algorithm
-from ppdm.discretize import METHODS
 from ppdm.exceptions import AnonymizationError, InvalidParameterError
 from ppdm.model import AnonymizationSpec
+from ppdm.prepare import datasets
+from ppdm.prepare.discretize import METHODS
 from ppdm.utility.cross_validation import CV_PROTOCOL, cross_validate, summarize_cv
 from ppdm.utility.holdout import AnonymizeFn
 from ppdm.utility.learners import MISSING, MISSING_TEXT, MODELS, RANGES
@@ -158,10 +158,10 @@ def run_experiment(
         and used to read released hierarchy labels as the values they cover.
     missing : {"weka", "zeros"}, default="weka"
         Treatment of suppressed and missing cells by the models
-        (:data:`ppdm.utility.classification.MISSING`).
+        (:data:`ppdm.utility.MISSING`).
     ranges : {"midpoint", "uniform"}, default="midpoint"
         How the C4.5 tree reads a released numeric range
-        (:data:`ppdm.utility.classification.RANGES`).
+        (:data:`ppdm.utility.RANGES`).
 
     Returns
     -------
@@ -385,7 +385,7 @@ def _csv(text: str) -> list[str]:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m ppdm.utility.experiment",
+        prog="python -m ppdm.experiments.accuracy",
         description="Accuracy vs k with 5 x 2-fold cross-validation (kACTUS protocol).",
     )
     parser.add_argument("--dataset", required=True, choices=sorted(datasets.DATASETS))
@@ -470,7 +470,7 @@ def _load_table(args: argparse.Namespace, target: str) -> pd.DataFrame:
 def _hierarchies(directory: Path | None, table: pd.DataFrame) -> dict[str, Any] | None:
     if directory is None:
         return None
-    from ppdm.hierarchies import load_hierarchies
+    from ppdm.generalization.hierarchies import load_hierarchies
 
     loaded = load_hierarchies(directory)
     return {name: h for name, h in loaded.items() if name in table.columns}
@@ -514,7 +514,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     result.config["sample"] = args.sample
     result.config["dropna"] = bool(args.dropna)
     title = f"Accuracy vs k: {args.dataset} ({', '.join(_csv(args.algorithms))})"
-    command = "python -m ppdm.utility.experiment " + " ".join(
+    command = "python -m ppdm.experiments.accuracy " + " ".join(
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv)
     )
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])

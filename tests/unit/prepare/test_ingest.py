@@ -1,4 +1,4 @@
-"""ppdm.ingest: every route reads the same table; errors name the source."""
+"""ppdm.prepare.ingest: every route reads the same table; errors name the source."""
 
 from __future__ import annotations
 
@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ppdm import datasets
 from ppdm.exceptions import InvalidParameterError, SourceError
-from ppdm.ingest import file_sha256, fingerprint, load_source, write_sqlite
+from ppdm.prepare import datasets
+from ppdm.prepare.ingest import file_sha256, fingerprint, load_source, write_sqlite
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +184,7 @@ def test_unknown_kind_and_missing_arguments():
 # -- fingerprints ---------------------------------------------------------------
 def test_fingerprint_is_the_same_in_another_process():
     code = (
-        "from ppdm import datasets; from ppdm.ingest import fingerprint; "
+        "from ppdm.prepare import datasets; from ppdm.prepare.ingest import fingerprint; "
         "print(fingerprint(datasets.load('german')))"
     )
     other = subprocess.run(

@@ -21,16 +21,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdm.artifacts import sha256_file
 from ppdm.exceptions import InvalidParameterError, SourceError
-from ppdm.measures import (
+from ppdm.privacy import Requirement
+from ppdm.privacy.measures import (
     ClassPartition,
     SensitiveCounts,
     canonical_classes,
     sensitive_value_ranks,
 )
-from ppdm.privacy import Requirement
-from ppdm.verify import (
+from ppdm.release.artifacts import sha256_file
+from ppdm.verify.certificate import (
     Certificate,
     Covers,
     certificate_of,

@@ -10,7 +10,6 @@ import pytest
 
 import ppdm
 from ppdm.exceptions import InvalidParameterError, SourceError, VerificationError
-from ppdm.measures import distinct_l_diversity, k_anonymity
 from ppdm.model import AnonymizationSpec
 from ppdm.privacy import (
     DistinctLDiversity,
@@ -19,6 +18,7 @@ from ppdm.privacy import (
     Requirement,
     TCloseness,
 )
+from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.verify import (
     read_released_table,
     verify_files,

@@ -6,8 +6,13 @@ import os
 import pandas as pd
 import pytest
 
-from ppdm.artifacts import ArtifactStore, canonical_json, sha256_file, write_atomic
 from ppdm.exceptions import ArtifactIntegrityError
+from ppdm.release.artifacts import (
+    ArtifactStore,
+    canonical_json,
+    sha256_file,
+    write_atomic,
+)
 
 
 def test_store_is_content_addressed_and_round_trips_dtypes(tmp_path, tiny_people):

@@ -1,10 +1,10 @@
-"""The independent verifier: checks released files against the requirement.
+"""Released tables checked against the requirement; the verification certificate.
 
 The verifier reads what will be published (CSV files with a header row,
 ``*`` for a suppressed cell, an empty field for a missing value) and never the
 algorithm's internal state or evidence. Every privacy model of the
 :class:`Requirement` is checked on every released table with the measures of
-:mod:`ppdm.measures`, and the outcome is a :class:`Certificate`: the content of
+:mod:`ppdm.privacy.measures`, and the outcome is a :class:`Certificate`: the content of
 ``verification.json``, equal for equal releases (no timestamps).
 
 >>> import pandas as pd
@@ -28,18 +28,17 @@ from typing import Any
 import pandas as pd
 
 import ppdm
-from ppdm.artifacts import sha256_file
 from ppdm.exceptions import InvalidParameterError, SourceError, VerificationError
-from ppdm.measures import ClassPartition
 from ppdm.privacy import PrivacyResult, Requirement
 from ppdm.privacy.base import json_value
+from ppdm.privacy.measures import ClassPartition
 from ppdm.privacy.risk import RiskReport, reidentification_risk
+from ppdm.release.artifacts import sha256_file
 
 #: ``{attribute: {generalized label: raw values it covers}}``.
 Covers = Mapping[str, Mapping[str, Sequence[str]]]
 
 __all__ = [
-    "Requirement",
     "TableVerification",
     "Certificate",
     "read_released_table",
@@ -276,7 +275,7 @@ def verify_partition(
 ) -> TableVerification:
     """Verify one table given its equivalence classes.
 
-    The in-memory and the out-of-core (:mod:`ppdm.verify_dask`) paths both end
+    The in-memory and the out-of-core (:mod:`ppdm.verify.out_of_core`) paths both end
     here, so they compute every figure with the same code. ``columns`` are the
     table's column names; ``partition`` is over the requirement's
     quasi-identifiers that are among them.

@@ -11,10 +11,10 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ppdm.artifacts import sha256_file
 from ppdm.privacy import Requirement
+from ppdm.release.artifacts import sha256_file
 from ppdm.verify import verify_files
-from ppdm.verify_dask import DASK_THRESHOLD_BYTES, verify_csv_files
+from ppdm.verify.out_of_core import DASK_THRESHOLD_BYTES, verify_csv_files
 
 __all__ = ["ReleaseCheck", "check_release"]
 

@@ -26,7 +26,7 @@ remains:
 ``sl``    S_l: sum over kept rows of the count of their sensitive value in
           their class (only with ``spread_l=True``)
 ``glm``   Iyengar's general loss metric [2]_: sum over kept cells of the
-          label's loss (see :mod:`ppdm.hierarchies`), plus one per
+          label's loss (see :mod:`ppdm.generalization.hierarchies`), plus one per
           quasi-identifier cell of every suppressed row
 ``cm``    Iyengar's classification metric: rows outside their class's majority
           label, plus the suppressed rows, over all rows (needs a target)
@@ -78,9 +78,9 @@ import numpy as np
 import pandas as pd
 
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.hierarchies import Hierarchy
-from ppdm.measures import equivalence_classes
+from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.model import AnonymizationSpec
+from ppdm.privacy.measures import equivalence_classes
 from ppdm.privacy.requirement import EncodedSensitive, Requirement
 
 __all__ = [
@@ -88,13 +88,9 @@ __all__ = [
     "GeneralizationLattice",
     "LatticeEvaluation",
     "NodeMetrics",
-    "convergence_error",
     "generalized_release",
-    "nondominated_boxes",
-    "pareto_mask",
     "release_plan",
     "ReleasePlan",
-    "representation_ratio",
     "require_hierarchies",
     "suppression_budget",
 ]
@@ -249,7 +245,7 @@ class GeneralizationLattice:
 
     Examples
     --------
-    >>> from ppdm.hierarchies import Hierarchy
+    >>> from ppdm.generalization.hierarchies import Hierarchy
     >>> table = pd.DataFrame({"sex": ["F", "F", "M", "M", "M", "F"],
     ...                       "zip": ["a", "b", "a", "a", "b", "b"]})
     >>> hs = {c: Hierarchy.from_rows(c, [[v, "*"] for v in sorted(set(table[c]))],
@@ -961,68 +957,6 @@ class GeneralizationLattice:
             np.maximum.at(threshold, node[valid], size[valid])
         largest = np.maximum.reduceat(count, starts)
         return np.minimum(threshold, largest - 1)
-
-
-# ----------------------------------------------------------------- fronts
-def _oriented(values: np.ndarray, senses: Sequence[int]) -> np.ndarray:
-    return np.asarray(values, dtype=float) * np.asarray(senses, dtype=float)
-
-
-def pareto_mask(values: np.ndarray, senses: Sequence[int]) -> np.ndarray:
-    """Rows of ``values`` that no other row dominates (``senses``: +1 max, -1 min)."""
-    oriented = _oriented(values, senses)
-    n = len(oriented)
-    order = np.lexsort(oriented.T[::-1])[::-1]  # best first on the first index
-    front: list[int] = []
-    keep = np.zeros(n, dtype=bool)
-    for row in order:  # the front is small: one vector test per row
-        if front:
-            members = oriented[front]
-            geq = (members >= oriented[row]).all(axis=1)
-            gt = (members > oriented[row]).any(axis=1)
-            if (geq & gt).any():
-                continue
-        front.append(int(row))
-        keep[row] = True
-    return keep
-
-
-def _boxes(values: np.ndarray, senses: Sequence[int], eps: np.ndarray) -> np.ndarray:
-    return np.floor(np.asarray(values, dtype=float) / eps) * np.asarray(senses)
-
-
-def nondominated_boxes(
-    values: np.ndarray, senses: Sequence[int], eps: Sequence[float]
-) -> set[tuple[float, ...]]:
-    """Boxes (``floor(value / eps)``, oriented) of ``values`` no other box dominates."""
-    boxes = np.unique(_boxes(values, senses, np.asarray(eps, dtype=float)), axis=0)
-    keep = pareto_mask(boxes, [1] * boxes.shape[1])
-    return {tuple(b) for b in boxes[keep]}
-
-
-def convergence_error(archive: np.ndarray, front: np.ndarray) -> float:
-    """Sum over archive members of the distance to the nearest front member.
-
-    Indices are normalised by their largest absolute value on the front
-    (Dewri et al., section 7).
-    """
-    archive = np.asarray(archive, dtype=float)
-    front = np.asarray(front, dtype=float)
-    scale = np.abs(front).max(axis=0)
-    scale[scale == 0] = 1.0
-    a, f = archive / scale, front / scale
-    distances = np.sqrt(((a[:, None, :] - f[None, :, :]) ** 2).sum(axis=2))
-    return float(distances.min(axis=1).sum())
-
-
-def representation_ratio(
-    archive: np.ndarray, front: np.ndarray, senses: Sequence[int], eps: Sequence[float]
-) -> float:
-    """Fraction of the front's non-dominated boxes holding an archive member."""
-    eps_array = np.asarray(eps, dtype=float)
-    marked = nondominated_boxes(front, senses, eps_array)
-    occupied = {tuple(b) for b in _boxes(archive, senses, eps_array)}
-    return len(marked & occupied) / len(marked) if marked else 1.0
 
 
 # ---------------------------------------------------------------- release

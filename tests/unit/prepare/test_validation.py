@@ -1,4 +1,4 @@
-"""ppdm.validation: pandera and GX both judge every row; bad rows are quarantined."""
+"""ppdm.prepare.validation: pandera and GX both judge every row; bad rows are quarantined."""
 
 from __future__ import annotations
 
@@ -11,18 +11,23 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ppdm import datasets
 from ppdm.exceptions import (
     DataValidationError,
     InvalidParameterError,
     SchemaMismatchError,
 )
-from ppdm.ingest import load_source
-from ppdm.validation import REASONS, SOURCE_ROW, ValidationOutcome, validate_table
+from ppdm.prepare import datasets
+from ppdm.prepare.ingest import load_source
+from ppdm.prepare.validation import (
+    REASONS,
+    SOURCE_ROW,
+    ValidationOutcome,
+    validate_table,
+)
 from schemas import get_schema
 from schemas.adult import AdultSchema
 
-DATA = Path(__file__).resolve().parent.parent / "data"
+DATA = Path(__file__).resolve().parents[2] / "data"
 
 
 @pytest.fixture(scope="module")

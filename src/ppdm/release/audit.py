@@ -44,7 +44,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from ppdm.artifacts import sha256_bytes, sha256_file, write_atomic
+from ppdm.release.artifacts import sha256_bytes, sha256_file, write_atomic
 
 __all__ = [
     "AUDIT_LOG_NAME",

@@ -108,7 +108,7 @@ class ValidationOutcome:
     ----------
     clean : pandas.DataFrame
         The accepted rows, typed as the schema declares (text columns as the
-        pandas ``string`` dtype, as :func:`ppdm.datasets.load` returns them),
+        pandas ``string`` dtype, as :func:`ppdm.prepare.datasets.load` returns them),
         with a fresh ``RangeIndex``.
     quarantine : pandas.DataFrame
         The rejected rows exactly as they came in, plus ``_source_row`` (the
@@ -494,7 +494,7 @@ def build_expectations(suite: Mapping[str, Any]) -> list[Any]:
 
 def _run_gx(typed: pd.DataFrame, suite: Mapping[str, Any]) -> tuple[pd.DataFrame, dict]:
     # GX is imported here, not at module level: the import alone costs 2-6 s,
-    # which every `import ppdm.validation` (e.g. the CLI) would otherwise pay.
+    # which every `import ppdm.prepare.validation` (e.g. the CLI) would otherwise pay.
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
@@ -669,7 +669,7 @@ def _final_types(clean: pd.DataFrame, frame_schema: pa.DataFrameSchema) -> pd.Da
     Every failing row is gone, so this validation cannot fail; it is pandera
     that sets the final dtypes. pandera 0.35 maps text to pandas' ``str`` dtype
     (missing = NaN) under pandas 3, while the project's tables use ``string``
-    (missing = ``pd.NA``) as :func:`ppdm.datasets.load` does; one astype
+    (missing = ``pd.NA``) as :func:`ppdm.prepare.datasets.load` does; one astype
     restores that.
     """
     clean = frame_schema.validate(clean, lazy=False)

@@ -2,7 +2,7 @@
 
 A source is one of four kinds:
 
-- ``"embedded"``: a data set shipped with the package (:func:`ppdm.datasets.load`);
+- ``"embedded"``: a data set shipped with the package (:func:`ppdm.prepare.datasets.load`);
 - ``"csv"``: a file with a header row; ``?`` and empty cells are missing values;
 - ``"parquet"``: a Parquet file (read with pyarrow);
 - ``"sql"``: a query against a database URL (SQLAlchemy; SQLite is the embedded
@@ -10,7 +10,7 @@ A source is one of four kinds:
 
 Every route returns the same canonical table: integer and float columns as
 numpy dtypes and text columns as the pandas ``string`` dtype with ``pd.NA`` for
-missing values, the convention of :mod:`ppdm.datasets`. So one table written
+missing values, the convention of :mod:`ppdm.prepare.datasets`. So one table written
 to a CSV file, a Parquet file and a SQLite table reads back identically, and
 its :func:`fingerprint` is the same whichever route it took.
 
@@ -20,7 +20,7 @@ rows is an error too: an empty release is never what the owner meant.
 
 Examples
 --------
->>> from ppdm.ingest import load_source, fingerprint
+>>> from ppdm.prepare.ingest import load_source, fingerprint
 >>> adult = load_source("embedded", None, embedded="adult")
 >>> adult.shape
 (48842, 15)
@@ -39,9 +39,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ppdm import datasets
-from ppdm.artifacts import sha256_file
 from ppdm.exceptions import InvalidParameterError, SourceError
+from ppdm.prepare import datasets
+from ppdm.release.artifacts import sha256_file
 
 __all__ = ["SOURCE_KINDS", "file_sha256", "fingerprint", "load_source", "write_sqlite"]
 

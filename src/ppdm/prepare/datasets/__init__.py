@@ -7,7 +7,7 @@ the licence and the citations.
 
 Examples
 --------
->>> from ppdm import datasets
+>>> from ppdm.prepare import datasets
 >>> adult = datasets.load("adult")
 >>> adult.shape
 (48842, 15)

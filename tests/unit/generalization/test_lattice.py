@@ -12,18 +12,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ppdm import datasets, measures
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
-from ppdm.hierarchies import Hierarchy, load_hierarchies
-from ppdm.lattice import (
+from ppdm.generalization.hierarchies import Hierarchy, load_hierarchies
+from ppdm.generalization.lattice import (
     GeneralizationLattice,
-    convergence_error,
     generalized_release,
+)
+from ppdm.generalization.pareto import (
+    convergence_error,
     nondominated_boxes,
     pareto_mask,
     representation_ratio,
 )
 from ppdm.model import AnonymizationSpec
+from ppdm.prepare import datasets
 from ppdm.privacy import (
     DistinctLDiversity,
     EntropyLDiversity,
@@ -31,10 +33,11 @@ from ppdm.privacy import (
     RecursiveCLDiversity,
     Requirement,
     TCloseness,
+    measures,
 )
 from ppdm.verify import verify_tables
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 # --------------------------------------------------------- random inputs
@@ -117,7 +120,7 @@ def _generalize(case: dict, node: tuple[int, ...]) -> tuple[pd.DataFrame, np.nda
 def reference(
     case: dict, node: tuple[int, ...], *, k: int | None = None, l: int | None = None
 ) -> dict:
-    """Generalize with pandas from the raw rows, then measure with ppdm.measures."""
+    """Generalize with pandas from the raw rows, then measure with ppdm.privacy.measures."""
     table, qis = case["table"], list(case["rows"])
     n = len(table)
     eta = math.floor(case["limit"] * n + 1e-9)

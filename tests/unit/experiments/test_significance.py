@@ -8,7 +8,7 @@ import pytest
 from scipy import stats
 
 from ppdm.exceptions import InvalidParameterError, PPDMWarning
-from ppdm.utility.significance import combined_5x2cv_f_test, paired_differences
+from ppdm.experiments.significance import combined_5x2cv_f_test, paired_differences
 
 # Accuracy of method A minus method B, repetition i (row), fold j (column).
 DIFFERENCES = [

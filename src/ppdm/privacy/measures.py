@@ -11,7 +11,7 @@ on one table of ``(class, value, count)`` pairs, :class:`SensitiveCounts`, so
 no measure loops over classes in Python. :class:`ClassPartition` builds the
 classes once and serves every measure; the verifier uses it so that checking
 four privacy models costs one encoding of the table. The out-of-core verifier
-(:mod:`ppdm.verify_dask`) builds the same two objects from Dask group-by
+(:mod:`ppdm.verify.out_of_core`) builds the same two objects from Dask group-by
 aggregates, which is why the per-class formulas live on them and not on the
 rows.
 

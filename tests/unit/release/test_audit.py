@@ -2,8 +2,13 @@ from __future__ import annotations
 
 import json
 
-from ppdm.artifacts import sha256_file
-from ppdm.audit import GENESIS_HASH, append_entry, read_entries, verify_audit_log
+from ppdm.release.artifacts import sha256_file
+from ppdm.release.audit import (
+    GENESIS_HASH,
+    append_entry,
+    read_entries,
+    verify_audit_log,
+)
 
 
 def _log_with_two_releases(out):

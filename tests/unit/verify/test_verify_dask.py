@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from ppdm.exceptions import InvalidParameterError, SourceError
-from ppdm.measures import ClassPartition
 from ppdm.privacy import Requirement
+from ppdm.privacy.measures import ClassPartition
 from ppdm.verify import read_released_table, verify_tables
-from ppdm.verify_dask import (
+from ppdm.verify.out_of_core import (
     _partition_from_counts,
     released_text,
     verify_parquet,

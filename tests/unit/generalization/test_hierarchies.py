@@ -11,11 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ppdm import datasets
 from ppdm.exceptions import DataValidationError
-from ppdm.hierarchies import Hierarchy, load_hierarchies, load_hierarchy
+from ppdm.generalization.hierarchies import Hierarchy, load_hierarchies, load_hierarchy
+from ppdm.prepare import datasets
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 ADULT = REPO / "hierarchies" / "adult"
 GERMAN = REPO / "hierarchies" / "german"
 

@@ -1,4 +1,4 @@
-"""Tests of ppdm.discretize: known answers, a slow Fayyad-Irani cross-check."""
+"""Tests of ppdm.prepare.discretize: known answers, a slow Fayyad-Irani cross-check."""
 
 from __future__ import annotations
 
@@ -12,15 +12,15 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from ppdm.discretize import (
+from ppdm.exceptions import InvalidParameterError
+from ppdm.model import AttributeKind, attribute_kind
+from ppdm.prepare.discretize import (
     Discretization,
     apply_cut_points,
     discretize,
     fit_cut_points,
     interval_labels,
 )
-from ppdm.exceptions import InvalidParameterError
-from ppdm.model import AttributeKind, attribute_kind
 
 # --------------------------------------------------------------------------
 # A slow, straightforward Fayyad & Irani (1993) written from the paper: try

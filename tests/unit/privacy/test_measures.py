@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.measures import (
+from ppdm.privacy.measures import (
     ClassPartition,
     class_sizes,
     distinct_l_diversity,
@@ -127,7 +127,7 @@ def test_ordered_emd_block_boundaries(monkeypatch):
         {"q": rng.integers(0, 50, 2000).astype(str), "s": rng.integers(0, 30, 2000)}
     )
     whole = t_closeness(frame, ["q"], "s")
-    monkeypatch.setattr("ppdm.measures._EMD_BLOCK_CELLS", 7 * 30)
+    monkeypatch.setattr("ppdm.privacy.measures._EMD_BLOCK_CELLS", 7 * 30)
     assert t_closeness(frame, ["q"], "s") == pytest.approx(whole, abs=1e-12)
 
 
