@@ -21,10 +21,6 @@ validation.
 
 from __future__ import annotations
 
-import json
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,10 +35,8 @@ from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
 from ppdm.config import ReleaseConfig, SourceConfig
 from ppdm.exceptions import (
-    ArtifactIntegrityError,
     DataValidationError,
     VerificationError,
-    storage_error,
 )
 from ppdm.generalization.hierarchies import Hierarchy, load_hierarchies
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
@@ -54,12 +48,10 @@ from ppdm.release.artifacts import (
     ArtifactRef,
     ArtifactStore,
     canonical_json,
-    readable_mode,
     sha256_bytes,
     sha256_file,
-    write_atomic,
 )
-from ppdm.release.audit import fsync_directory
+from ppdm.release.publish import publish_directory
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.utility.report import utility_report
 from ppdm.verify import verify_files
@@ -732,142 +724,19 @@ def publish_step(
         "created_at": _now(),
         "flow_run_id": flow_run_id,
     }
-    try:
-        return _publish_atomically(
-            out_dir, release_dir, named, hashes, files, manifest, settings,
-            source_sha256, flow_run_id,
-        )  # fmt: skip
-    except OSError as err:
-        # A full disk or a read-only directory is no reason to retry: say so.
-        raise (storage_error(err, "publish into") or err) from err
-
-
-def _copy_durably(source: Path, target: Path) -> None:
-    shutil.copyfile(source, target)
-    fd = os.open(target, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _publish_atomically(
-    out_dir: Path,
-    release_dir: Path,
-    named: Mapping[str, Path],
-    hashes: Mapping[str, str],
-    files: list[dict[str, Any]],
-    manifest: dict[str, Any],
-    settings: PublishSettings,
-    source_sha256: str,
-    flow_run_id: str | None,
-) -> Path:
-    """Stage, then rename into place and log, both under the audit log's lock.
-
-    Holding the lock across the rename and the append means no other process
-    sees the release without its entry. A crash between the two is recorded
-    as ``recovered`` by the next opening of the log; any other failure of the
-    append (a full disk, a read-only log) renames the release back out of
-    sight before the error is raised: the entry-less release never stays.
-    """
-    release_dir.parent.mkdir(parents=True, exist_ok=True)
-    staging: Path | None = None
-    if not release_dir.exists():
-        staging = Path(
-            tempfile.mkdtemp(
-                prefix=f".staging-{release_dir.name}-", dir=release_dir.parent
-            )
-        )
-    try:
-        if staging is not None:
-            staging.chmod(readable_mode(directory=True))  # mkdtemp makes it private
-            for rel, path in named.items():
-                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
-                _copy_durably(path, staging / rel)
-            fsync_directory(staging / "data")
-            write_atomic(staging / "manifest.json", canonical_json(manifest))
-            fsync_directory(staging)
-        with audit.opened(out_dir) as log:
-            event = "publish"
-            if release_dir.exists():
-                existing = _existing_data_hashes(release_dir)
-                if existing != {f["path"]: f["sha256"] for f in files}:
-                    raise ArtifactIntegrityError(
-                        f"{release_dir} already exists with different content; "
-                        "a published release is never overwritten"
-                    )
-                event = (
-                    "republish"  # same content: nothing to write, the run is recorded
-                )
-            else:
-                assert staging is not None
-                os.rename(staging, release_dir)
-                fsync_directory(release_dir.parent)
-            try:
-                log.append(
-                    _publish_entry(
-                        event,
-                        out_dir,
-                        release_dir,
-                        hashes,
-                        settings,
-                        source_sha256,
-                        manifest,
-                        flow_run_id,
-                    )  # fmt: skip
-                )
-            except BaseException:
-                if event == "publish":  # not a crash: take the release back
-                    os.rename(release_dir, staging)
-                    fsync_directory(release_dir.parent)
-                raise
-    finally:
-        if staging is not None and staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-    return release_dir
-
-
-def _publish_entry(
-    event: str,
-    out_dir: Path,
-    release_dir: Path,
-    hashes: Mapping[str, str],
-    settings: PublishSettings,
-    source_sha256: str,
-    manifest: Mapping[str, Any],
-    flow_run_id: str | None,
-) -> dict[str, Any]:
-    manifest_path = release_dir / "manifest.json"
-    recorded = [
-        {"path": str((release_dir / rel).relative_to(out_dir)), "sha256": h}
-        for rel, h in sorted(hashes.items())
-    ]
-    recorded.append(
-        {
-            "path": str(manifest_path.relative_to(out_dir)),
-            "sha256": sha256_file(manifest_path),
-        }
-    )
-    return {
-        "event": event,
+    entry = {
         "dataset": settings.dataset,
-        "release_id": release_dir.name,
-        "release_dir": str(release_dir.relative_to(out_dir)),
+        "release_id": release_id,
         "algorithm": settings.algorithm,
         "requirement": settings.requirement.describe(),
         "seed": settings.seed,
         "source_sha256": source_sha256,
-        "files": recorded,
         "verified": True,
         "code_version": manifest["code_version"],
         "flow_run_id": flow_run_id,
         "created_at": manifest["created_at"],
     }
-
-
-def _existing_data_hashes(release_dir: Path) -> dict[str, str]:
-    manifest = json.loads((release_dir / "manifest.json").read_text(encoding="utf-8"))
-    return {f["path"]: f["sha256"] for f in manifest["files"]}
+    return publish_directory(out_dir, release_dir, named, hashes, manifest, entry)
 
 
 # -- the one order of the steps -----------------------------------------------

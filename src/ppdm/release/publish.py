@@ -1,0 +1,184 @@
+"""Publishing a release directory atomically, together with its audit entry.
+
+The invariant (README, SECURITY.md): at every instant, every release
+directory visible under the output directory has its audit entry, or the next
+opening of the audit log records it (see :mod:`ppdm.release.audit`). Files are
+staged under a hidden temporary name beside the final place, each synced to
+disk, then renamed into place in one step while the audit log is locked, and
+the entry is appended under the same lock. A failure of the append that is
+not a crash (a full disk, a read-only log) renames the release back out of
+sight before the error is raised.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ppdm.exceptions import ArtifactIntegrityError, storage_error
+from ppdm.release import audit
+from ppdm.release.artifacts import (
+    canonical_json,
+    readable_mode,
+    sha256_file,
+    write_atomic,
+)
+from ppdm.release.audit import fsync_directory
+
+__all__ = ["publish_directory"]
+
+
+def _copy_durably(source: Path, target: Path) -> None:
+    shutil.copyfile(source, target)
+    fd = os.open(target, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def publish_directory(
+    out_dir: Path,
+    release_dir: Path,
+    named: Mapping[str, Path],
+    hashes: Mapping[str, str],
+    manifest: Mapping[str, Any],
+    entry: Mapping[str, Any],
+) -> Path:
+    """Publish ``named`` files and ``manifest`` as ``release_dir``, with its audit entry.
+
+    Parameters
+    ----------
+    out_dir : pathlib.Path
+        The shared output directory (holds the audit log).
+    release_dir : pathlib.Path
+        ``<out_dir>/<dataset>/<release_id>``; never overwritten: an existing
+        one must hold the same data files (then the run is a ``republish``).
+    named : mapping of str to pathlib.Path
+        Path inside the release -> file to copy there.
+    hashes : mapping of str to str
+        sha256 of each of ``named``.
+    manifest : mapping
+        The ``manifest.json`` content; its ``files`` list the data files.
+    entry : mapping
+        The audit entry's fields (the event, the release directory and the
+        files with their hashes are added here).
+
+    Returns
+    -------
+    pathlib.Path
+        ``release_dir``.
+
+    Raises
+    ------
+    StorageError
+        The file system refused (full disk, read-only, no permission).
+    ArtifactIntegrityError
+        ``release_dir`` exists with other data.
+
+    Notes
+    -----
+    Stage, then rename into place and log, both under the audit log's lock.
+
+    Holding the lock across the rename and the append means no other process
+    sees the release without its entry. A crash between the two is recorded
+    as ``recovered`` by the next opening of the log; any other failure of the
+    append (a full disk, a read-only log) renames the release back out of
+    sight before the error is raised: the entry-less release never stays.
+    """
+    try:
+        return _publish(out_dir, release_dir, named, hashes, manifest, entry)
+    except OSError as err:
+        # A full disk or a read-only directory is no reason to retry: say so.
+        raise (storage_error(err, "publish into") or err) from err
+
+
+def _publish(
+    out_dir: Path,
+    release_dir: Path,
+    named: Mapping[str, Path],
+    hashes: Mapping[str, str],
+    manifest: Mapping[str, Any],
+    entry: Mapping[str, Any],
+) -> Path:
+    files = {f["path"]: f["sha256"] for f in manifest["files"]}
+    release_dir.parent.mkdir(parents=True, exist_ok=True)
+    staging: Path | None = None
+    if not release_dir.exists():
+        staging = Path(
+            tempfile.mkdtemp(
+                prefix=f".staging-{release_dir.name}-", dir=release_dir.parent
+            )
+        )
+    try:
+        if staging is not None:
+            staging.chmod(readable_mode(directory=True))  # mkdtemp makes it private
+            for rel, path in named.items():
+                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+                _copy_durably(path, staging / rel)
+            fsync_directory(staging / "data")
+            write_atomic(staging / "manifest.json", canonical_json(manifest))
+            fsync_directory(staging)
+        with audit.opened(out_dir) as log:
+            event = "publish"
+            if release_dir.exists():
+                existing = _existing_data_hashes(release_dir)
+                if existing != files:
+                    raise ArtifactIntegrityError(
+                        f"{release_dir} already exists with different content; "
+                        "a published release is never overwritten"
+                    )
+                event = (
+                    "republish"  # same content: nothing to write, the run is recorded
+                )
+            else:
+                assert staging is not None
+                os.rename(staging, release_dir)
+                fsync_directory(release_dir.parent)
+            try:
+                log.append(_entry(event, out_dir, release_dir, hashes, entry))
+            except BaseException:
+                if event == "publish":  # not a crash: take the release back
+                    os.rename(release_dir, staging)
+                    fsync_directory(release_dir.parent)
+                raise
+    finally:
+        if staging is not None and staging.exists():
+            shutil.rmtree(staging, ignore_errors=True)
+    return release_dir
+
+
+def _entry(
+    event: str,
+    out_dir: Path,
+    release_dir: Path,
+    hashes: Mapping[str, str],
+    fields: Mapping[str, Any],
+) -> dict[str, Any]:
+    manifest_path = release_dir / "manifest.json"
+    recorded = [
+        {"path": str((release_dir / rel).relative_to(out_dir)), "sha256": h}
+        for rel, h in sorted(hashes.items())
+    ]
+    recorded.append(
+        {
+            "path": str(manifest_path.relative_to(out_dir)),
+            "sha256": sha256_file(manifest_path),
+        }
+    )
+    return {
+        "event": event,
+        **fields,
+        "release_dir": str(release_dir.relative_to(out_dir)),
+        "files": recorded,
+    }
+
+
+def _existing_data_hashes(release_dir: Path) -> dict[str, str]:
+    manifest = json.loads((release_dir / "manifest.json").read_text(encoding="utf-8"))
+    return {f["path"]: f["sha256"] for f in manifest["files"]}
