@@ -347,7 +347,8 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             discretize=_discretize_settings(config),
             test_size=config.utility.test_size,
             hierarchies=hierarchies,
-            title=f"{dataset}: {config.algorithm}, k={config.k}, l={config.l}",
+            title=f"{dataset}: {config.algorithm}, "
+            + ", ".join(str(m) for m in config.requirement.models),
         ),
         publish=PublishSettings(
             dataset=dataset,

@@ -142,13 +142,9 @@ def build_utility(
     pareto = evidence.get("pareto_front") if evidence else None
     utility = {
         "spec": {
-            "quasi_identifiers": list(spec.quasi_identifiers),
-            "sensitive_attribute": spec.sensitive_attribute,
+            "requirement": spec.requirement.to_dict(),
             "target": spec.target,
-            "k": int(spec.k),
-            "l": int(spec.l),
             "suppression_limit": float(spec.suppression_limit),
-            "suppression_marker": spec.suppression_marker,
         },
         "rows_original": len(original),
         "tables": tables,
@@ -367,6 +363,13 @@ p.protocol { background: #f6f6f6; padding: 0.8em; border-left: 4px solid #888; }
 """
 
 
+def _describe_models(models: Sequence[Mapping[str, Any]]) -> str:
+    """The requirement's models in words, from their ``describe()``."""
+    from ppdm.privacy import model_from_description
+
+    return "; ".join(str(model_from_description(m)) for m in models) or "none"
+
+
 def render_report_html(
     utility: Mapping[str, Any], *, title: str, plots_dir: Path | None = None
 ) -> str:
@@ -398,16 +401,18 @@ def render_report_html(
         f"<h1>{html.escape(title)}</h1>",
     ]
     spec = utility.get("spec") or {}
+    requirement = spec.get("requirement") or {}
     parts.append("<h2>Summary</h2>")
     parts.append(
         _table(
             ["quantity", "value"],
             [
-                ["quasi-identifiers", ", ".join(spec.get("quasi_identifiers", []))],
-                ["sensitive attribute", spec.get("sensitive_attribute")],
+                [
+                    "quasi-identifiers",
+                    ", ".join(requirement.get("quasi_identifiers", [])),
+                ],
+                ["privacy models", _describe_models(requirement.get("models", []))],
                 ["target", spec.get("target")],
-                ["k", spec.get("k")],
-                ["l", spec.get("l")],
                 ["suppression limit", spec.get("suppression_limit")],
                 ["released tables", ", ".join(utility.get("tables") or {}) or None],
                 ["original rows", utility.get("rows_original")],
@@ -564,7 +569,15 @@ def render_report_html(
 
     parts.append("<h2>Class-size distribution</h2>")
     if any(loss.get("class_size_distribution") for loss in tables.values()):
-        plots["class_sizes"] = _class_size_plot(tables, spec.get("k"))
+        k = next(
+            (
+                m["k"]
+                for m in requirement.get("models", [])
+                if m["model"] == "k-anonymity"
+            ),
+            None,
+        )
+        plots["class_sizes"] = _class_size_plot(tables, k)
         parts.append(_img(plots["class_sizes"], "class-size distribution"))
     else:
         parts.append("<p>No quasi-identifier was released.</p>")
@@ -727,5 +740,6 @@ def utility_report(
     )
     if title is None:
         name = getattr(algorithm, "name", type(algorithm).__name__)
-        title = f"{name}: k={spec.k}, l={spec.l}"
+        models = ", ".join(str(m) for m in spec.models)
+        title = f"{name}: {models}"
     return utility, render_report_html(utility, title=title)

@@ -340,4 +340,6 @@ def test_utility_report_of_a_two_projection_release(people):
     assert list(utility["holdout"]["preprocessing"]["cut_points"]) == ["age"]
     for heading in ("Training views (2)", "whole release", "Cut points fitted"):
         assert heading in page
-    assert page == render_report_html(utility, title="test-two-projections: k=2, l=1")
+    assert page == render_report_html(
+        utility, title="test-two-projections: 2-anonymity"
+    )
