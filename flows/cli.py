@@ -85,7 +85,7 @@ def _parser() -> argparse.ArgumentParser:
 def _run(args: argparse.Namespace) -> int:
     # The configuration is checked (keys, ranges, the algorithm's capabilities,
     # hierarchies, schema) before Prefect is imported: a bad one fails at once.
-    from ppdm.config import default_config, load_config
+    from ppdm.config import check_source_columns, default_config, load_config
 
     if args.config is not None:
         config = load_config(args.config)
@@ -103,6 +103,7 @@ def _run(args: argparse.Namespace) -> int:
         seed=args.seed,
         output_dir=args.out,
     )
+    check_source_columns(config)
     from schemas import get_schema
 
     get_schema(config.schema)

@@ -7,6 +7,7 @@ integer >= 1 and <= 1000000``.
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,6 +27,7 @@ from ppdm.exceptions import InvalidParameterError, UnknownDatasetError
 from ppdm.privacy import Requirement, model_from_description
 
 __all__ = [
+    "check_source_columns",
     "ReleaseConfig",
     "SourceConfig",
     "DiscretizeConfig",
@@ -334,6 +336,46 @@ def parse_config(data: Any, *, origin: str = "<dict>") -> ReleaseConfig:
         return ReleaseConfig.model_validate(data)
     except ValidationError as err:
         raise ConfigError(_format_errors(err, origin)) from None
+
+
+def check_source_columns(config: ReleaseConfig) -> None:
+    """Refuse a configuration naming a column its source lacks, before any step.
+
+    Reads the source's header only. The message names the key, the column,
+    the closest existing names and the source.
+
+    Raises
+    ------
+    ConfigError
+    """
+    from ppdm.prepare import ingest
+
+    source = config.source
+    columns = ingest.source_columns(
+        source.kind, source.path or source.url, query=source.query, embedded=source.name
+    )
+    if columns is None:
+        return
+    named: list[tuple[str, str]] = [
+        ("quasi_identifiers", q) for q in config.quasi_identifiers
+    ]
+    named += [("target", config.target)]
+    named += [
+        ("sensitive attribute", a) for a in config.requirement.sensitive_attributes
+    ]
+    named += [("discretize.columns", c) for c in config.discretize.columns or ()]
+    problems = []
+    for key, column in named:
+        if column not in columns:
+            close = difflib.get_close_matches(column, columns, n=3, cutoff=0.6)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            problems.append(f"{key} names {column!r}, not a column of the source{hint}")
+    if problems:
+        raise ConfigError(
+            f"config for {config.dataset}: "
+            + "; ".join(problems)
+            + f" (the source has columns: {', '.join(columns)})"
+        )
 
 
 def load_config(path: Path | str) -> ReleaseConfig:

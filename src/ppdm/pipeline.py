@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 
 from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
-from ppdm.config import ReleaseConfig, SourceConfig
+from ppdm.config import ReleaseConfig, SourceConfig, check_source_columns
 from ppdm.exceptions import (
     DataValidationError,
     VerificationError,
@@ -762,6 +762,7 @@ def run_steps(
     Path or str
         The release directory, as the publish step returned it.
     """
+    check_source_columns(config)
     plan = plan_release(config)
     store = plan.store
     ingested = run_step("ingest", ingest_step, plan.ingest, store)

@@ -228,3 +228,33 @@ def test_yaml_round_trip(tmp_path):
     path = tmp_path / "c.yaml"
     path.write_text(yaml.safe_dump(default_config("german").model_dump(by_alias=True)))
     assert load_config(path) == default_config("german")
+
+
+def test_a_column_the_source_lacks_is_named_with_the_closest_ones(tmp_path):
+    from ppdm.config import check_source_columns
+
+    csv = tmp_path / "people.csv"
+    csv.write_text("age,zip_code,sex,diagnosis,outcome\n30,12345,F,flu,yes\n")
+    base = {
+        "dataset": "people",
+        "source": {"kind": "csv", "path": str(csv)},
+        "quasi_identifiers": ["age", "zipcode", "sex"],
+        "sensitive_attribute": "diagnosis",
+        "target": "outcom",
+        "k": 2,
+    }
+    with pytest.raises(ConfigError) as err:
+        check_source_columns(parse_config(base))
+    text = str(err.value)
+    assert "quasi_identifiers names 'zipcode'" in text and "'zip_code'" in text
+    assert "target names 'outcom'" in text and "did you mean 'outcome'" in text
+    assert "sensitive" not in text.split("(the source")[0]
+    fixed = {
+        **base,
+        "quasi_identifiers": ["age", "zip_code", "sex"],
+        "target": "outcome",
+    }
+    check_source_columns(parse_config(fixed))  # every named column exists
+    embedded = default_config("german").with_overrides(target="credits")
+    with pytest.raises(ConfigError, match="did you mean 'credit'"):
+        check_source_columns(embedded)

@@ -119,6 +119,67 @@ def load_source(
     return _canonical(frame)
 
 
+def source_columns(
+    kind: str,
+    location: str | Path | None,
+    *,
+    query: str | None = None,
+    embedded: str | None = None,
+) -> list[str] | None:
+    """The column names of a source, read from its header alone (no rows).
+
+    Returns None when they cannot be known cheaply (a SQL query the database
+    will not wrap); :func:`load_source` then reports any problem.
+
+    Raises
+    ------
+    ppdm.exceptions.SourceError
+        The file is missing or unreadable.
+    """
+    if kind == "embedded":
+        columns = {"adult": datasets.ADULT_COLUMNS, "german": datasets.GERMAN_COLUMNS}
+        return list(columns[embedded]) if embedded in columns else None
+    if location is None:
+        return None
+    if kind == "sql":
+        return _sql_columns(str(location), query) if query else None
+    path = Path(location)
+    if not path.is_file():
+        raise SourceError(f"source {path}: file not found")
+    try:
+        if kind == "csv":
+            header = pd.read_csv(path, nrows=0, skipinitialspace=True)
+            return [str(c) for c in header.columns]
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
+    except pd.errors.EmptyDataError as exc:
+        raise SourceError(f"source {path}: no header row") from exc
+    except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+        raise SourceError(
+            f"source {path}: cannot be read as {kind}: {_first_line(exc)}"
+        ) from exc
+
+
+def _sql_columns(url: str, query: str) -> list[str] | None:
+    import sqlalchemy as sa
+
+    # Wrapping the query returns its columns without computing its rows; a
+    # database that refuses the wrapper is asked nothing more here.
+    try:
+        engine = sa.create_engine(url)
+        try:
+            with engine.connect() as connection:
+                result = connection.execute(
+                    sa.text(f"SELECT * FROM ({query}) AS ppdm_header LIMIT 0")
+                )
+                return [str(c) for c in result.keys()]
+        finally:
+            engine.dispose()
+    except Exception:  # noqa: BLE001 - any refusal means "not known cheaply"
+        return None
+
+
 def _read_file(kind: str, path: Path) -> tuple[pd.DataFrame, str]:
     name = str(path)
     if not path.exists():
