@@ -2,7 +2,7 @@
 
 A node is *feasible* when suppressing exactly its classes that some privacy
 model of the requirement rejects fits the suppression budget, and what is then
-released passes every model (see :func:`ppdm.generalization.lattice.release_plan`: the
+released passes every model (see :func:`ppdm.generalization.suppression.release_plan`: the
 suppressed rows form a class of their own, or are dropped and the rest asked
 again). The models are asked through the requirement
 (:meth:`ppdm.generalization.lattice.GeneralizationLattice.decide`): for k-anonymity and

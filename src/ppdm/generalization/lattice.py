@@ -79,6 +79,7 @@ import pandas as pd
 
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
+from ppdm.generalization.suppression import release_plan
 from ppdm.model import AnonymizationSpec
 from ppdm.privacy.measures import equivalence_classes
 from ppdm.privacy.requirement import EncodedSensitive, Requirement
@@ -89,8 +90,6 @@ __all__ = [
     "LatticeEvaluation",
     "NodeMetrics",
     "generalized_release",
-    "release_plan",
-    "ReleasePlan",
     "require_hierarchies",
     "suppression_budget",
 ]
@@ -960,142 +959,6 @@ class GeneralizationLattice:
 
 
 # ---------------------------------------------------------------- release
-@dataclass(frozen=True)
-class ReleasePlan:
-    """What a generalization releases under a requirement (:func:`release_plan`).
-
-    Attributes
-    ----------
-    suppress : numpy.ndarray of bool, shape (n_classes,)
-        Classes whose rows are suppressed.
-    keep_suppressed : bool
-        The suppressed rows are released as one class (every quasi-identifier
-        the marker); False: they are dropped.
-    feasible : bool
-        The suppressed rows fit the budget and something is left to release.
-    rejected : int
-        Rows of the classes the requirement rejects in the whole table (the
-        first suppression, before any drop).
-    suppressed : int
-        Rows of the suppressed classes.
-    """
-
-    suppress: np.ndarray
-    keep_suppressed: bool
-    feasible: bool
-    rejected: int
-    suppressed: int
-
-
-def release_plan(
-    requirement: Requirement,
-    sensitive: pd.DataFrame,
-    class_ids: np.ndarray,
-    n_classes: int,
-    marker_class: np.ndarray | None = None,
-    *,
-    eta: int | None = None,
-    encoded: Mapping[str, EncodedSensitive] | None = None,
-) -> ReleasePlan:
-    """Which classes to suppress so that what is released meets ``requirement``.
-
-    1. The classes some model rejects are suppressed.
-    2. The suppressed rows, with the rows of the class whose released labels
-       are all the suppression marker (``marker_class``; they merge in the
-       released table), are asked as one class: if every model accepts it,
-       they are released as that class and the table keeps every row.
-    3. Otherwise the suppressed rows are dropped. Dropping rows changes the
-       table distribution t-closeness compares with (and the values the
-       verifier orders), so the remaining classes are asked again, on the
-       remaining rows alone; the ones now rejected join the suppressed
-       classes and the plan restarts at 2. For a requirement decided by
-       bounds, dropping changes no class and this step is skipped.
-
-    The plan is infeasible as soon as the suppressed rows exceed ``eta`` or
-    nothing would be left.
-
-    Parameters
-    ----------
-    requirement : Requirement
-    sensitive : pandas.DataFrame
-        The requirement's sensitive attributes, one row per table row.
-    class_ids : numpy.ndarray of int
-        Class of each row, ``0..n_classes-1``.
-    n_classes : int
-    marker_class : numpy.ndarray of bool, optional
-        Per class: its released quasi-identifiers are all the marker.
-    eta : int, optional
-        Suppression budget in rows (None: no budget).
-    encoded : mapping, optional
-        ``requirement.encode(sensitive)``, when the caller has it.
-
-    Returns
-    -------
-    ReleasePlan
-    """
-    class_ids = np.asarray(class_ids, dtype=np.int64)
-    if encoded is None:
-        encoded = requirement.encode(sensitive)
-    if marker_class is None:
-        marker_class = np.zeros(n_classes, dtype=bool)
-    sizes = np.bincount(class_ids, minlength=n_classes)
-    suppress = ~requirement.accepts_groups(class_ids, n_classes, encoded)
-    rejected = int(sizes[suppress].sum())
-    while True:
-        n_suppressed = int(sizes[suppress].sum())
-        keep, feasible, done = _plan_step(
-            requirement, sensitive, class_ids, suppress, marker_class, encoded,
-            eta=eta, n_suppressed=n_suppressed,
-        )  # fmt: skip
-        if done is None:
-            return ReleasePlan(suppress, keep, feasible, rejected, n_suppressed)
-        suppress = suppress | done
-
-
-def _plan_step(
-    requirement: Requirement,
-    sensitive: pd.DataFrame,
-    class_ids: np.ndarray,
-    suppress: np.ndarray,
-    marker_class: np.ndarray,
-    encoded: Mapping[str, EncodedSensitive],
-    *,
-    eta: int | None,
-    n_suppressed: int,
-) -> tuple[bool, bool, np.ndarray | None]:
-    """One round of :func:`release_plan`.
-
-    Returns ``(keep_suppressed, feasible, None)`` when the plan is decided,
-    or ``(False, False, more)`` with the classes to suppress as well.
-    """
-    if eta is not None and n_suppressed > eta:
-        return False, False, None
-    if n_suppressed == 0:
-        return True, True, None
-    pool = np.flatnonzero((suppress | marker_class)[class_ids])
-    one = np.zeros(len(pool), dtype=np.int64)
-    if requirement.accepts_groups(one, 1, encoded, rows=pool)[0]:
-        return True, True, None
-    remaining = np.flatnonzero(~suppress[class_ids])
-    if len(remaining) == 0:
-        return False, False, None
-    if requirement.decided_by_bounds:
-        return False, True, None
-    kept = np.flatnonzero(~suppress)
-    compact = np.full(len(suppress), -1, dtype=np.int64)
-    compact[kept] = np.arange(len(kept))
-    ok = requirement.accepts_groups(
-        compact[class_ids[remaining]],
-        len(kept),
-        requirement.encode(sensitive.iloc[remaining]),
-    )
-    if ok.all():
-        return False, True, None
-    more = np.zeros(len(suppress), dtype=bool)
-    more[kept[~ok]] = True
-    return False, False, more
-
-
 def generalized_release(
     table: pd.DataFrame,
     spec: AnonymizationSpec,
