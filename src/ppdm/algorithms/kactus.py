@@ -43,7 +43,7 @@ from ppdm.model import (
     attribute_kind,
 )
 from ppdm.params import Boolean, Interval, Options
-from ppdm.privacy import Requirement
+from ppdm.privacy import CLASS_MODELS, Requirement
 from ppdm.privacy.measures import ClassPartition, SensitiveCounts
 from ppdm.progress import report
 from ppdm.trees.base import Interval as TreeInterval
@@ -1006,15 +1006,7 @@ class Kactus(Anonymizer):
         "kACTUS: classification-tree-guided multi-dimensional suppression "
         "(Kisilevich et al., TKDE 2010)"
     )
-    supported_models: ClassVar[frozenset[str]] = frozenset(
-        {
-            "k-anonymity",
-            "distinct-l-diversity",
-            "entropy-l-diversity",
-            "recursive-cl-diversity",
-            "t-closeness",
-        }
-    )
+    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
     needs_target: ClassVar[bool] = True
     numeric_input: ClassVar[str] = "binned"
     _parameter_constraints: ClassVar[dict[str, Any]] = {

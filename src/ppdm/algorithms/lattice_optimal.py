@@ -55,6 +55,7 @@ from ppdm.generalization.lattice import (
 )
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import Options
+from ppdm.privacy import CLASS_MODELS
 
 __all__ = ["LatticeOptimal", "OptimalResult", "optimal_node"]
 
@@ -230,15 +231,7 @@ class LatticeOptimal(Anonymizer):
         "Exact least-loss full-domain generalization meeting every privacy model "
         "and the suppression limit (pruned lattice search)"
     )
-    supported_models: ClassVar[frozenset[str]] = frozenset(
-        {
-            "k-anonymity",
-            "distinct-l-diversity",
-            "entropy-l-diversity",
-            "recursive-cl-diversity",
-            "t-closeness",
-        }
-    )
+    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
     numeric_input: ClassVar[str] = "raw"
     _parameter_constraints: ClassVar[dict[str, Any]] = {"loss": Options(("glm", "cm"))}
 

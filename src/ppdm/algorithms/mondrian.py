@@ -93,7 +93,7 @@ from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.model import AnonymizationSpec, AttributeKind, Release, attribute_kind
 from ppdm.params import Options
-from ppdm.privacy import Requirement
+from ppdm.privacy import CLASS_MODELS, Requirement
 from ppdm.values import Cell, format_interval, format_range, format_set, parse_cell
 
 __all__ = ["Mondrian", "MondrianPartition", "mondrian_partition"]
@@ -589,15 +589,7 @@ class Mondrian(Anonymizer):
         "Mondrian (LeFevre et al. 2006): strict multidimensional median "
         "partitioning; generalizes every record, suppresses none"
     )
-    supported_models: ClassVar[frozenset[str]] = frozenset(
-        {
-            "k-anonymity",
-            "distinct-l-diversity",
-            "entropy-l-diversity",
-            "recursive-cl-diversity",
-            "t-closeness",
-        }
-    )
+    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "split": Options({"median"}),
     }

@@ -63,6 +63,7 @@ from ppdm.generalization.lattice import (
 )
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import Interval, Options
+from ppdm.privacy import CLASS_MODELS
 
 __all__ = ["BoxArchive", "PbgEa", "PbgResult", "parse_objectives", "pbg_search"]
 
@@ -569,15 +570,7 @@ class PbgEa(Anonymizer):
         "Evolutionary search of the generalization lattice for the Pareto front of "
         "privacy vs loss (Dewri et al. 2010)"
     )
-    supported_models: ClassVar[frozenset[str]] = frozenset(
-        {
-            "k-anonymity",
-            "distinct-l-diversity",
-            "entropy-l-diversity",
-            "recursive-cl-diversity",
-            "t-closeness",
-        }
-    )
+    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
     numeric_input: ClassVar[str] = "raw"
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "objectives": Options(OBJECTIVE_SETS),

@@ -33,6 +33,7 @@ from ppdm.privacy.requirement import (
 )
 
 __all__ = [
+    "CLASS_MODELS",
     "PRIVACY_MODELS",
     "PrivacyModel",
     "PrivacyResult",
@@ -46,6 +47,19 @@ __all__ = [
     "RecursiveCLDiversity",
     "TCloseness",
 ]
+
+#: The models that judge the equivalence classes of one released table; an
+#: algorithm that releases one table and asks the requirement per class
+#: supports them all (``supported_models = CLASS_MODELS``).
+CLASS_MODELS: frozenset[str] = frozenset(
+    {
+        "k-anonymity",
+        "distinct-l-diversity",
+        "entropy-l-diversity",
+        "recursive-cl-diversity",
+        "t-closeness",
+    }
+)
 
 PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     "k-anonymity": KAnonymity,
