@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from collections import Counter
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from model_oracle import plain, plain_accepts
 
 from ppdm.algorithms import ALGORITHMS, get_algorithm
 from ppdm.algorithms import mondrian as mondrian_module
@@ -484,57 +483,14 @@ def test_registry_and_params():
 # --------------------------------------------------------------------------
 # Every privacy model, through the requirement
 # --------------------------------------------------------------------------
-def _plain(value: object) -> object:
-    return "<NA>" if pd.isna(value) else value
-
-
-def _emd(values: list, whole: list) -> float:
-    """Earth Mover's Distance (Li et al. 2007), written plainly: ordered when
-    every value of ``whole`` is a number, equal ground distance otherwise."""
-    share, reference_share = Counter(values), Counter(whole)
-    n, total = len(values), len(whole)
-    keys = list(reference_share)
-    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in keys)
-    if numeric and len(keys) > 1:
-        keys.sort()
-        running, distance = 0.0, 0.0
-        for v in keys[:-1]:
-            running += share[v] / n - reference_share[v] / total
-            distance += abs(running)
-        return distance / (len(keys) - 1)
-    return 0.5 * sum(abs(share[v] / n - reference_share[v] / total) for v in keys)
-
-
 def plain_accept(table: pd.DataFrame, requirement):
     """``accept(rows)`` from the models' definitions, one class at a time."""
     columns = {
-        a: [_plain(v) for v in table[a].astype(object)]
+        a: [plain(v) for v in table[a].astype(object)]
         for a in requirement.sensitive_attributes
     }
-
-    def accept(rows: list[int]) -> bool:
-        for model in requirement.models:
-            if model.name == "k-anonymity":
-                ok = len(rows) >= model.k
-            else:
-                values = [columns[model.attribute][r] for r in rows]
-                counts = sorted(Counter(values).values(), reverse=True)
-                n = len(values)
-                if model.name == "distinct-l-diversity":
-                    ok = len(counts) >= model.l
-                elif model.name == "entropy-l-diversity":
-                    entropy = -sum(c / n * math.log(c / n) for c in counts)
-                    ok = math.exp(entropy) >= model.l - 1e-9
-                elif model.name == "recursive-cl-diversity":
-                    tail = sum(counts[model.l - 1 :])
-                    ok = len(counts) >= model.l and counts[0] < model.c * tail
-                else:
-                    ok = _emd(values, columns[model.attribute]) <= model.t + 1e-9
-            if not ok:
-                return False
-        return True
-
-    return accept
+    everyone = list(range(len(table)))
+    return lambda rows: plain_accepts(requirement.models, rows, everyone, columns.get)
 
 
 #: Sensitive attribute and shorthand arguments of requirements no bound decides.

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +10,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from model_oracle import plain, plain_accepts
 
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy, load_hierarchies
@@ -279,61 +279,6 @@ def test_node_outside_the_lattice_is_rejected() -> None:
 
 
 # ------------------------------------------------- requirement, exactly
-def _plain(value: object) -> object:
-    """A sensitive value as a plain Python object; missing is a value of its own."""
-    return "<NA>" if pd.isna(value) else value
-
-
-def _emd(values: list, whole: list) -> float:
-    """Earth Mover's Distance of ``values`` to ``whole`` (Li et al. 2007), plainly.
-
-    Ordered distance when every value of ``whole`` is a number, else equal.
-    """
-    share, reference_share = Counter(values), Counter(whole)
-    n, total = len(values), len(whole)
-    keys = list(reference_share)
-    numeric = all(isinstance(v, int | float) and not isinstance(v, bool) for v in keys)
-    if numeric and len(keys) > 1:
-        keys.sort()
-        running, distance = 0.0, 0.0
-        for v in keys[:-1]:
-            running += share[v] / n - reference_share[v] / total
-            distance += abs(running)
-        return distance / (len(keys) - 1)
-    return 0.5 * sum(abs(share[v] / n - reference_share[v] / total) for v in keys)
-
-
-def plain_accepts(models, rows: list[int], whole: list[int], column) -> bool:
-    """Whether every model accepts the class ``rows`` of a table holding the
-    rows ``whole`` (t-closeness compares with those), computed from the
-    definitions one class at a time. ``column(attribute)`` lists the values."""
-    for model in models:
-        if model.name == "k-anonymity":
-            if len(rows) < model.k:
-                return False
-            continue
-        values = [column(model.attribute)[r] for r in rows]
-        counts = sorted(Counter(values).values(), reverse=True)
-        n = len(values)
-        if model.name == "distinct-l-diversity":
-            ok = len(counts) >= model.l
-        elif model.name == "entropy-l-diversity":
-            entropy = -sum(c / n * math.log(c / n) for c in counts)
-            ok = n > 0 and math.exp(entropy) >= model.l - 1e-9
-        elif model.name == "recursive-cl-diversity":
-            ok = len(counts) >= model.l and counts[0] < model.c * sum(
-                counts[model.l - 1 :]
-            )
-        elif model.name == "t-closeness":
-            reference_values = [column(model.attribute)[r] for r in whole]
-            ok = _emd(values, reference_values) <= model.t + 1e-9
-        else:
-            raise AssertionError(model.name)
-        if not ok:
-            return False
-    return True
-
-
 def reference_decision(case: dict, node: tuple[int, ...], requirement) -> dict:
     """What a node releases under ``requirement``, class by class in Python.
 
@@ -347,7 +292,7 @@ def reference_decision(case: dict, node: tuple[int, ...], requirement) -> dict:
     eta = math.floor(case["limit"] * n + 1e-9)
     generalized, loss = _generalize(case, node)
     values = {
-        a: [_plain(v) for v in table[a].astype(object)]
+        a: [plain(v) for v in table[a].astype(object)]
         for a in requirement.sensitive_attributes
     }
     classes: dict[tuple, list[int]] = {}
@@ -388,7 +333,7 @@ def reference_decision(case: dict, node: tuple[int, ...], requirement) -> dict:
     kept = [c for c in classes if c not in suppressed]
     kept_rows = [r for c in kept for r in classes[c]]
     tracked = requirement.sensitive_attribute or "sens"  # the lattice's l index
-    sens = [_plain(v) for v in table[tracked].astype(object)]
+    sens = [plain(v) for v in table[tracked].astype(object)]
     return {
         "feasible": feasible,
         "over_budget": rejected > eta,
