@@ -35,11 +35,21 @@ _PREFECT_DEFAULTS = {
 }
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("ppdm")
+    except PackageNotFoundError:  # running from a checkout that is not installed
+        return "unknown"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ppdm",
         description="Verified, audited anonymized releases of person-level data.",
     )
+    parser.add_argument("--version", action="version", version=f"ppdm {_version()}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser(
@@ -111,7 +121,9 @@ def _run(args: argparse.Namespace) -> int:
         os.environ.setdefault(key, value)
     from flows.release import release
 
-    if os.environ.get("PREFECT_API_URL"):
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():  # a server, or the test harness, is configured
         release_dir = release(config)
     else:
         # Not Prefect's own ephemeral server: that one outlives a killed run.
@@ -255,7 +267,11 @@ def _export_sqlite(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    if not (sys.argv[1:] if argv is None else argv):
+        parser.print_help()
+        return EXIT_OK
+    args = parser.parse_args(argv)
     handlers = {
         "run": _run,
         "verify": _verify,

@@ -36,7 +36,20 @@ def run_task(name: str, fn: Callable[..., Any], *args: Any) -> Any:
     return TASKS[name](*args)
 
 
-@flow(name="release", log_prints=True)
+def run_name() -> str:
+    """``<dataset>-<algorithm>-k<k>-<UTC date and time>``: what the operator sees in the UI."""
+    from datetime import UTC, datetime
+
+    from prefect.runtime import flow_run
+
+    config = flow_run.parameters["config"]
+    if not isinstance(config, ReleaseConfig):  # a served run gets it as JSON
+        config = ReleaseConfig.model_validate(config)
+    when = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{config.dataset}-{config.algorithm}-k{config.k}-{when}"
+
+
+@flow(name="release", flow_run_name=run_name, log_prints=True)
 def release(config: ReleaseConfig) -> str:
     """Release: ingest -> validate -> discretize -> anonymize -> verify -> report -> publish."""
     schema, suite = get_schema(config.schema)

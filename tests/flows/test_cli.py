@@ -143,3 +143,19 @@ def test_an_unsupported_model_fails_without_importing_prefect(tmp_path):
         f"ppdm run: config {config}: algorithm 'k-only' does not support privacy "
         "model(s) distinct-l-diversity; it supports: k-anonymity"
     )
+
+
+def test_version_and_bare_command(capsys):
+    from importlib.metadata import version
+
+    import pytest
+
+    from flows.cli import main
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--version"])
+    assert exited.value.code == 0
+    assert capsys.readouterr().out.strip() == f"ppdm {version('ppdm')}"
+    assert main([]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("usage: ppdm") and "serve" in printed

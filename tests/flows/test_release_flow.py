@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from pathlib import Path
@@ -341,3 +342,13 @@ def test_readme_notebook_example_releases_pbg_ea(tmp_path, monkeypatch):
         a for a in qi if set(table[a]) - set(hierarchies[a].labels[0]) - {""}
     ]
     assert generalized  # the hierarchies were used, not just passed
+
+
+def test_the_flow_run_is_named_for_the_operator(published):
+    from prefect.client.orchestration import get_client
+
+    _, release_dir = published
+    manifest = json.loads((release_dir / "manifest.json").read_text())
+    with get_client(sync_client=True) as client:
+        run = client.read_flow_run(manifest["flow_run_id"])
+    assert re.fullmatch(r"german-mondrian-k5-\d{8}T\d{6}Z", run.name), run.name
