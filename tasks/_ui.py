@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import logging
 import re
 import sys
 from typing import Any
@@ -10,6 +11,8 @@ from typing import Any
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import INPUTS, TASK_SOURCE, CacheKeyFnPolicy
 from prefect.utilities.hashing import hash_objects
+
+from ppdm.exceptions import StorageError
 
 __all__ = [
     "STEP_CACHE",
@@ -78,3 +81,26 @@ def transient_only(task: Any, task_run: Any, state: Any) -> bool:
 
     exc = state.result(raise_on_failure=False)
     return isinstance(exc, BaseException) and is_retryable(exc)
+
+
+class _StorageErrorsWithoutTraceback(logging.Filter):
+    """Log a :class:`~ppdm.exceptions.StorageError` as its message alone.
+
+    Its message names the path, what the file system said and the fix; the
+    traceback Prefect's flow engine adds to a failed run (``logger.exception``)
+    says nothing more to whoever freed the disk.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info and isinstance(record.exc_info[1], StorageError):
+            record.exc_info = None
+            record.exc_text = None
+        return True
+
+
+for _name in ("prefect.flow_runs", "prefect.task_runs"):
+    _logger = logging.getLogger(_name)
+    if not any(
+        type(f).__name__ == "_StorageErrorsWithoutTraceback" for f in _logger.filters
+    ):
+        _logger.addFilter(_StorageErrorsWithoutTraceback())

@@ -14,20 +14,23 @@ The invariant: at every instant, every release directory visible under
 
 - An entry is appended with one ``write`` of the whole line on a file opened
   for appending, then ``fsync``; the directory is synced when the log is
-  created. A crash or a full disk can still leave a *torn tail*: bytes after
-  the last newline. Opening the log (:func:`opened`, which every writer and
-  ``ppdm audit verify`` go through, under an exclusive lock) moves such bytes
-  to a side file next to the log (``audit.jsonl.torn-<sha256>``, never
-  deleted), truncates the log to its last complete line, and appends a
-  ``recovered`` entry with the side file's name, size and sha256. Only bytes
-  after the last newline are a torn tail: a complete line that was edited or
-  removed is tampering, and :func:`verify_audit_log` reports it as such.
+  created. An append that fails is truncated away again, so a failed append
+  leaves no entry. A crash (or a failure of that truncation) can still leave
+  a *torn tail*: bytes after the last newline. Opening the log
+  (:func:`opened`, which every writer and ``ppdm audit verify`` go through,
+  under an exclusive lock) moves such bytes to a side file next to the log
+  (``audit.jsonl.torn-<sha256>``, never deleted), truncates the log to its
+  last complete line, and appends a ``recovered`` entry with the side file's
+  name, size and sha256. Only bytes after the last newline are a torn tail:
+  a complete line that was edited or removed is tampering, and
+  :func:`verify_audit_log` reports it as such.
 - Publishing renames a release into place and appends its entry while holding
   the same lock (:func:`opened`), so another process never sees a release
   between the two. A crash between them leaves a release without an entry:
   opening the log finds it, re-checks its files against its manifest and
   appends a ``recovered`` entry recording them (``intact`` says whether every
-  hash matched).
+  hash matched). :func:`verify_audit_log` opens the log even where none
+  exists yet if a release is visible (a crash before the log's first line).
 """
 
 from __future__ import annotations
@@ -135,21 +138,43 @@ def _torn_tail(data: bytes) -> bytes:
 
 
 def _append_line(log_path: Path, line: bytes) -> None:
+    """Append ``line`` durably, or leave the log as it was and raise.
+
+    A write, ``fsync`` or directory sync that fails (a full disk, an I/O
+    error) truncates the log back to its length before the append: the caller
+    learns the entry is not recorded, so it must not be in the log either (a
+    publication then takes its release back). Only a crash, or a failure of
+    that truncation too, leaves a torn tail for the next opening to set aside.
+    """
     created = not log_path.exists()
     fd = os.open(log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
     try:
-        written = os.write(fd, line)
-        if written != len(line):  # a short write is a torn tail; report it
-            raise OSError(
-                errno.ENOSPC,
-                f"wrote {written} of {len(line)} bytes of an audit entry",
-                str(log_path),
-            )
-        os.fsync(fd)
+        before = os.fstat(fd).st_size  # the caller holds the lock: no other writer
+        try:
+            written = os.write(fd, line)
+            if written != len(line):  # a short write: the disk is full
+                raise OSError(
+                    errno.ENOSPC,
+                    f"wrote {written} of {len(line)} bytes of an audit entry",
+                    str(log_path),
+                )
+            os.fsync(fd)
+            if created:
+                fsync_directory(log_path.parent)
+        except BaseException:
+            _take_back(fd, before)
+            raise
     finally:
         os.close(fd)
-    if created:
-        fsync_directory(log_path.parent)
+
+
+def _take_back(fd: int, length: int) -> None:
+    """Truncate a failed append away (best effort: a torn tail is recovered later)."""
+    try:
+        os.ftruncate(fd, length)
+        os.fsync(fd)
+    except OSError:
+        pass
 
 
 @dataclass
@@ -222,17 +247,23 @@ class AuditLog:
 
     def _recover_releases(self, exclude: Sequence[str]) -> None:
         recorded = self.recorded_releases() | set(exclude)
-        for manifest in sorted(self.out_dir.glob("*/*/manifest.json")):
-            release_dir = manifest.parent
-            relative = release_dir.relative_to(self.out_dir).as_posix()
-            if relative in recorded or any(
-                part.startswith(".")
-                for part in release_dir.relative_to(self.out_dir).parts
-            ):
+        for release_dir in _release_dirs(self.out_dir):
+            if release_dir.relative_to(self.out_dir).as_posix() in recorded:
                 continue
             self.recovered.append(
                 self.append(_recovered_release(self.out_dir, release_dir))
             )
+
+
+def _release_dirs(out_dir: Path) -> list[Path]:
+    """Visible release directories: ``<dataset>/<release>/`` with a manifest."""
+    return [
+        manifest.parent
+        for manifest in sorted(out_dir.glob("*/*/manifest.json"))
+        if not any(
+            part.startswith(".") for part in manifest.parent.relative_to(out_dir).parts
+        )
+    ]
 
 
 def _recovered_release(out_dir: Path, release_dir: Path) -> dict[str, Any]:
@@ -369,23 +400,58 @@ def _describe_recovery(entry: dict[str, Any]) -> str:
     )
 
 
+def _unrecordable(
+    out_dir: Path, entries: list[dict[str, Any]], err: OSError
+) -> list[str]:
+    """What opening the log would record, where it cannot be written."""
+    log_path = out_dir / AUDIT_LOG_NAME
+    why = (
+        f"cannot be recorded ({os.strerror(err.errno).lower()}: "
+        f"{err.filename or out_dir})"
+    )
+    problems = []
+    tail = _torn_tail(log_path.read_bytes()) if log_path.exists() else b""
+    if tail:
+        problems.append(
+            f"{log_path} ends in a torn line ({len(tail)} bytes) that {why}"
+        )
+    recorded = AuditLog(out_dir, entries).recorded_releases()
+    for release_dir in _release_dirs(out_dir):
+        relative = release_dir.relative_to(out_dir).as_posix()
+        if relative not in recorded:
+            problems.append(f"release {relative} has no entry and {why}")
+    return problems
+
+
 def verify_audit_log(out_dir: Path | str) -> AuditReport:
     """Check the hash chain of ``<out_dir>/audit.jsonl`` and every recorded file.
 
     The log is opened as writers open it (:func:`opened`), so what a crash
     left is recovered and recorded first; recoveries are reported apart from
-    tampering.
+    tampering. Where the output directory is read-only (an archive), the log
+    is checked as it is; what a crash left (a torn tail, a release without
+    entry) cannot be recorded there and is reported as a problem.
     """
     out_dir = Path(out_dir)
     log_path = out_dir / AUDIT_LOG_NAME
-    if not log_path.exists():
+    # A crash between the first release's rename and the log's first line
+    # leaves releases and no log: opening it records them.
+    if not log_path.exists() and not _release_dirs(out_dir):
         return AuditReport(0, 0, f"no audit log at {log_path}")
+    problems: list[str] = []
     try:
         with opened(out_dir) as log:
             entries, recovered_now = list(log.entries), len(log.recovered)
     except ValueError as err:
         return AuditReport(0, 0, str(err))
-    problems: list[str] = []
+    except OSError as err:
+        if err.errno not in (errno.EROFS, errno.EACCES, errno.EPERM):
+            raise
+        try:
+            entries, recovered_now = read_entries(log_path), 0
+        except ValueError as invalid:
+            return AuditReport(0, 0, str(invalid))
+        problems = _unrecordable(out_dir, entries, err)
     recoveries: list[str] = []
     prev = GENESIS_HASH
     files_checked = 0

@@ -5,13 +5,15 @@ directory visible under the output directory has its audit entry, or the next
 opening of the audit log records it (see :mod:`ppdm.release.audit`). Files are
 staged under a hidden temporary name beside the final place, each synced to
 disk, then renamed into place in one step while the audit log is locked, and
-the entry is appended under the same lock. A failure of the append that is
-not a crash (a full disk, a read-only log) renames the release back out of
-sight before the error is raised.
+the entry is appended under the same lock. A failure after the rename that
+is not a crash (syncing the directory, appending the entry: a full disk, a
+read-only log) renames the release back out of sight before the error is
+raised; a failed append leaves no entry (:mod:`ppdm.release.audit`).
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -34,7 +36,14 @@ __all__ = ["publish_directory"]
 
 
 def _copy_durably(source: Path, target: Path) -> None:
-    shutil.copyfile(source, target)
+    try:
+        shutil.copyfile(source, target)
+    except OSError as err:
+        # Only writing fills a disk: name the copy, not the file read (the
+        # error of a sendfile names both, that of a plain write neither).
+        if err.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise OSError(err.errno, err.strerror, str(target)) from err
+        raise
     fd = os.open(target, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -87,9 +96,10 @@ def publish_directory(
 
     Holding the lock across the rename and the append means no other process
     sees the release without its entry. A crash between the two is recorded
-    as ``recovered`` by the next opening of the log; any other failure of the
-    append (a full disk, a read-only log) renames the release back out of
-    sight before the error is raised: the entry-less release never stays.
+    as ``recovered`` by the next opening of the log; any other failure after
+    the rename (the directory sync, the append: a full disk, a read-only log)
+    renames the release back out of sight before the error is raised: the
+    entry-less release never stays.
     """
     try:
         return _publish(out_dir, release_dir, named, hashes, manifest, entry)
@@ -139,8 +149,9 @@ def _publish(
             else:
                 assert staging is not None
                 os.rename(staging, release_dir)
-                fsync_directory(release_dir.parent)
             try:
+                if event == "publish":
+                    fsync_directory(release_dir.parent)
                 log.append(_entry(event, out_dir, release_dir, hashes, entry))
             except BaseException:
                 if event == "publish":  # not a crash: take the release back
