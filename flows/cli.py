@@ -119,9 +119,9 @@ def _run(args: argparse.Namespace) -> int:
     get_schema(config.schema)
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
-    from flows.release import release
-
     from prefect.settings import PREFECT_API_URL
+
+    from flows.release import release
 
     if PREFECT_API_URL.value():  # a server, or the test harness, is configured
         release_dir = release(config)

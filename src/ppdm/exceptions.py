@@ -22,6 +22,7 @@ __all__ = [
     "SourceError",
     "VerificationError",
     "ArtifactIntegrityError",
+    "AuditLogError",
     "StorageError",
     "storage_error",
     "is_retryable",
@@ -104,6 +105,10 @@ class VerificationError(AnonymizationError):
 
 class ArtifactIntegrityError(AnonymizationError):
     """A stored file or audit-log entry no longer matches its recorded hash."""
+
+
+class AuditLogError(ArtifactIntegrityError, ValueError):
+    """A complete line of the audit log is not an entry: the log was edited."""
 
 
 #: File-system failures that a retry cannot mend, with what the operator can do.

@@ -47,6 +47,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from ppdm.exceptions import AuditLogError
 from ppdm.release.artifacts import sha256_bytes, sha256_file, write_atomic
 
 __all__ = [
@@ -104,11 +105,16 @@ def _parse_lines(data: bytes, log_path: Path) -> list[dict[str, Any]]:
             entry = json.loads(line.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as err:
             reason = err.msg if isinstance(err, json.JSONDecodeError) else str(err)
-            raise ValueError(
-                f"{log_path}: line {number} is not valid JSON ({reason})"
+            raise AuditLogError(
+                f"{log_path}: line {number} is not valid JSON ({reason}); the log "
+                f"was edited or damaged, `ppdm audit verify --out {log_path.parent}` "
+                "shows where"
             ) from None
         if not isinstance(entry, dict):
-            raise ValueError(f"{log_path}: line {number} is not a JSON object")
+            raise AuditLogError(
+                f"{log_path}: line {number} is not a JSON object; the log was "
+                "edited or damaged"
+            )
         entries.append(entry)
     return entries
 

@@ -35,6 +35,30 @@ from ppdm.release.audit import fsync_directory
 __all__ = ["publish_directory"]
 
 
+_STAGING = ".staging-"
+
+
+def _remove_abandoned_staging(parent: Path) -> None:
+    """Remove staging directories whose publisher was killed.
+
+    A staging directory's name carries its publisher's process id; one whose
+    process is gone was abandoned mid-copy (it never became visible: nothing
+    but its own publisher renames it) and is deleted. Another live publisher's
+    is left alone.
+    """
+    for staging in parent.glob(f"{_STAGING}*"):
+        try:
+            pid = int(staging.name[len(_STAGING) :].split("-")[1])
+        except (IndexError, ValueError):
+            continue  # not one of ours
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(staging, ignore_errors=True)
+        except PermissionError:
+            continue  # alive, under another user
+
+
 def _copy_durably(source: Path, target: Path) -> None:
     try:
         shutil.copyfile(source, target)
@@ -118,11 +142,13 @@ def _publish(
 ) -> Path:
     files = {f["path"]: f["sha256"] for f in manifest["files"]}
     release_dir.parent.mkdir(parents=True, exist_ok=True)
+    _remove_abandoned_staging(release_dir.parent)
     staging: Path | None = None
     if not release_dir.exists():
         staging = Path(
             tempfile.mkdtemp(
-                prefix=f".staging-{release_dir.name}-", dir=release_dir.parent
+                prefix=f"{_STAGING}{release_dir.name}-{os.getpid()}-",
+                dir=release_dir.parent,
             )
         )
     try:

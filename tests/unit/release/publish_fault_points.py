@@ -339,7 +339,10 @@ def normalized(calls: list[tuple[str, str]], out_dir: Path) -> list[tuple[str, s
     """``calls`` with ``out_dir`` as ``<out>`` and random name parts as ``*``."""
     import re
 
-    random_part = re.compile(r"(\.staging-[0-9a-f]+-|\.manifest\.json\.)[a-z0-9_]+")
+    # staging: .staging-<release id>-<publisher pid>-<random>
+    random_part = re.compile(
+        r"(\.staging-[0-9a-f]+-|\.manifest\.json\.)(?:[0-9]+-)?[a-z0-9_]+"
+    )
     return [
         (name, random_part.sub(r"\1*", path.replace(str(out_dir), "<out>")))
         for name, path in calls

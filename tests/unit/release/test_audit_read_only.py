@@ -131,3 +131,17 @@ def test_other_errors_are_not_taken_for_read_only(tmp_path, read_only):
     with pytest.raises(OSError) as raised:
         verify_audit_log(tmp_path)
     assert raised.value.errno == errno.EIO
+
+
+def test_an_edited_line_is_one_clear_error_for_writers(tmp_path):
+    from ppdm.exceptions import AnonymizationError, AuditLogError
+    from ppdm.release.audit import append_entry
+
+    log = tmp_path / "audit.jsonl"
+    append_entry(log, {"event": "publish", "release_id": "a"})
+    log.write_text(log.read_text().replace('"publish"', '"publish'))
+    with pytest.raises(AuditLogError) as err:
+        append_entry(log, {"event": "publish", "release_id": "b"})
+    assert isinstance(err.value, AnonymizationError)  # the CLI's one-line errors
+    assert "line 1 is not valid JSON" in str(err.value)
+    assert "ppdm audit verify --out" in str(err.value)

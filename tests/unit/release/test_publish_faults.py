@@ -368,6 +368,8 @@ def test_sigkill_at_every_write_point_is_recovered(
         if list(out.glob("*/.staging-*")):
             outcomes["a hidden .staging-* directory stays"] += 1
         problems += _rerun(inputs, out)
+        if list(out.glob("*/.staging-*")):
+            problems.append("the next publication left the killed one's staging")
         if problems:
             failures[index] = [str(point), *problems]
     print(
