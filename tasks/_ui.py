@@ -12,7 +12,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import INPUTS, TASK_SOURCE, CacheKeyFnPolicy
 from prefect.utilities.hashing import hash_objects
 
-from ppdm.exceptions import StorageError
+from ppdm.exceptions import AnonymizationError
 
 __all__ = [
     "STEP_CACHE",
@@ -83,16 +83,18 @@ def transient_only(task: Any, task_run: Any, state: Any) -> bool:
     return isinstance(exc, BaseException) and is_retryable(exc)
 
 
-class _StorageErrorsWithoutTraceback(logging.Filter):
-    """Log a :class:`~ppdm.exceptions.StorageError` as its message alone.
+class _ExpectedErrorsWithoutTraceback(logging.Filter):
+    """Log the project's own errors as their message alone.
 
-    Its message names the path, what the file system said and the fix; the
-    traceback Prefect's flow engine adds to a failed run (``logger.exception``)
-    says nothing more to whoever freed the disk.
+    An :class:`~ppdm.exceptions.AnonymizationError` (a full disk, a requirement
+    the table cannot meet, a failed verification, bad input) names what is
+    wrong and the fix; the traceback Prefect's engine adds to a failed run
+    (``logger.exception``) says nothing more to the data owner. Any other
+    exception is a defect and keeps its traceback.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], StorageError):
+        if record.exc_info and isinstance(record.exc_info[1], AnonymizationError):
             record.exc_info = None
             record.exc_text = None
         return True
@@ -101,6 +103,6 @@ class _StorageErrorsWithoutTraceback(logging.Filter):
 for _name in ("prefect.flow_runs", "prefect.task_runs"):
     _logger = logging.getLogger(_name)
     if not any(
-        type(f).__name__ == "_StorageErrorsWithoutTraceback" for f in _logger.filters
+        type(f).__name__ == "_ExpectedErrorsWithoutTraceback" for f in _logger.filters
     ):
-        _logger.addFilter(_StorageErrorsWithoutTraceback())
+        _logger.addFilter(_ExpectedErrorsWithoutTraceback())

@@ -385,6 +385,15 @@ def load_config(path: Path | str) -> ReleaseConfig:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise ConfigError(f"config {path}: file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"config {path}: is a directory, not a YAML file") from None
+    except PermissionError:
+        raise ConfigError(f"config {path}: not readable (permission denied)") from None
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"config {path}: not UTF-8 text (byte {err.start}: {err.reason}); save "
+            "it as UTF-8"
+        ) from None
     except yaml.YAMLError as err:
         raise ConfigError(f"config {path}: not valid YAML ({err})") from None
     return parse_config(data, origin=str(path))

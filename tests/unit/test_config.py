@@ -258,3 +258,12 @@ def test_a_column_the_source_lacks_is_named_with_the_closest_ones(tmp_path):
     embedded = default_config("german").with_overrides(target="credits")
     with pytest.raises(ConfigError, match="did you mean 'credit'"):
         check_source_columns(embedded)
+
+
+def test_unreadable_config_files_are_one_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="is a directory"):
+        load_config(tmp_path)
+    latin = tmp_path / "latin.yaml"
+    latin.write_bytes("dataset: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        load_config(latin)
