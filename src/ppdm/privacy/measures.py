@@ -77,21 +77,7 @@ def equivalence_classes(
     ids : numpy.ndarray of int64, shape (n_rows,)
     n_classes : int
     """
-    n = len(table)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), 0
-    key = np.zeros(n, dtype=np.int64)
-    radix_used = 1
-    for name in quasi_identifiers:
-        codes, card = _codes(table[name])
-        if radix_used * card >= 2**62:  # compact before the key could overflow
-            key, uniques = pd.factorize(key)
-            key = key.astype(np.int64)
-            radix_used = len(uniques)
-        key = key * card + codes
-        radix_used *= card
-    ids, uniques = pd.factorize(key)
-    return ids.astype(np.int64, copy=False), len(uniques)
+    return _class_ids(table, quasi_identifiers, sort=False)
 
 
 def _sorted_codes(column: pd.Series) -> tuple[np.ndarray, int]:
@@ -119,20 +105,32 @@ def canonical_classes(
     in-memory and the Dask verifier rely on it to report the same example
     classes.
     """
+    return _class_ids(table, quasi_identifiers, sort=True)
+
+
+def _class_ids(
+    table: pd.DataFrame, quasi_identifiers: Sequence[str], *, sort: bool
+) -> tuple[np.ndarray, int]:
+    """Combine the columns' codes into one integer key per row, then number it.
+
+    ``sort`` numbers the keys in the order of the columns' sorted values (and
+    keeps that order through the compaction that stops the key overflowing).
+    """
     n = len(table)
     if n == 0:
         return np.zeros(0, dtype=np.int64), 0
+    codes_of = _sorted_codes if sort else _codes
     key = np.zeros(n, dtype=np.int64)
     radix_used = 1
     for name in quasi_identifiers:
-        codes, card = _sorted_codes(table[name])
-        if radix_used * card >= 2**62:  # order-preserving compaction
-            key, uniques = pd.factorize(key, sort=True)
+        codes, card = codes_of(table[name])
+        if radix_used * card >= 2**62:  # compact before the key could overflow
+            key, uniques = pd.factorize(key, sort=sort)
             key = key.astype(np.int64)
             radix_used = len(uniques)
         key = key * card + codes
         radix_used *= card
-    ids, uniques = pd.factorize(key, sort=True)
+    ids, uniques = pd.factorize(key, sort=sort)
     return ids.astype(np.int64, copy=False), len(uniques)
 
 
