@@ -249,6 +249,18 @@ def _spec(qi, k, l=1, target="y"):  # noqa: E741
     return AnonymizationSpec.of(tuple(qi), "s" if l > 1 else None, target, k=k, l=l)
 
 
+#: Every combination of kACTUS's parameters, for the property tests.
+KACTUS_PARAMS = st.fixed_dictionaries(
+    {
+        "inducer": st.sampled_from(["c45", "sklearn"]),
+        "lending": st.sampled_from(["random", "greedy"]),
+        "generalize_small_siblings": st.booleans(),
+        "pruning_confidence": st.sampled_from([0.25, None]),
+        "numeric_release": st.sampled_from(["mean", "interval"]),
+    }
+)
+
+
 @st.composite
 def tables(draw):
     n = draw(st.integers(1, 70))
@@ -270,17 +282,7 @@ def tables(draw):
     frame = pd.DataFrame(rows, columns=["c1", "c2", "num", "c3", "other", "y"])
     frame["c1"] = frame["c1"].astype("string")
     frame.index = pd.RangeIndex(100, 100 + n)  # a non-default index must survive
-    params = draw(
-        st.fixed_dictionaries(
-            {
-                "inducer": st.sampled_from(["c45", "sklearn"]),
-                "lending": st.sampled_from(["random", "greedy"]),
-                "generalize_small_siblings": st.booleans(),
-                "pruning_confidence": st.sampled_from([0.25, None]),
-                "numeric_release": st.sampled_from(["mean", "interval"]),
-            }
-        )
-    )
+    params = draw(KACTUS_PARAMS)
     seed = draw(st.integers(0, 2**16))
     return frame, k, params, seed
 
@@ -816,17 +818,7 @@ def model_tables(draw):
     frame.index = pd.RangeIndex(100, 100 + n)
     k = draw(st.integers(1, min(n, 8)))
     models = draw(_MODEL_CHOICES)
-    params = draw(
-        st.fixed_dictionaries(
-            {
-                "inducer": st.sampled_from(["c45", "sklearn"]),
-                "lending": st.sampled_from(["random", "greedy"]),
-                "generalize_small_siblings": st.booleans(),
-                "pruning_confidence": st.sampled_from([0.25, None]),
-                "numeric_release": st.sampled_from(["mean", "interval"]),
-            }
-        )
-    )
+    params = draw(KACTUS_PARAMS)
     return frame, k, models, params, draw(st.integers(0, 2**16))
 
 
