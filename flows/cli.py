@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 from flows import serve
-from ppdm.exceptions import AnonymizationError, StorageError
+from ppdm.exceptions import AnonymizationError, StorageError, UnknownDatasetError
 
 #: Exit codes, documented in the README: 0 done; 1 the release or the check
 #: failed (verification, validation, an infeasible requirement, a broken audit
@@ -287,7 +287,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_STORAGE
     except AnonymizationError as err:
         print(f"ppdm {args.command}: {err}", file=sys.stderr)
-        return EXIT_USAGE if "config" in type(err).__name__.lower() else EXIT_FAILED
+        usage = (
+            isinstance(err, UnknownDatasetError)
+            or "config" in type(err).__name__.lower()
+        )
+        return EXIT_USAGE if usage else EXIT_FAILED
     except json.JSONDecodeError as err:
         print(f"ppdm {args.command}: unreadable JSON: {err}", file=sys.stderr)
         return 1
