@@ -33,10 +33,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ppdm import resources
 from ppdm.prepare import datasets
+from ppdm.prepare.dataset_folder import load_contract
 from ppdm.prepare.ingest import fingerprint, load_source, write_sqlite
 from ppdm.prepare.validation import _run_gx, validate_table
-from schemas import get_schema
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -84,7 +85,8 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=5)
     args = parser.parse_args()
     start_load = loadavg()
-    schema, suite = get_schema("adult")
+    contract = load_contract(resources.schema_dir("adult"))
+    schema, suite = contract.schema, contract.suite
     adult = datasets.load("adult")
     dirty = corrupted(adult, 0.01, seed=0)
     rows: list[tuple[str, float, float, str]] = []

@@ -50,6 +50,11 @@ def _parser() -> argparse.ArgumentParser:
         description="Verified, audited anonymized releases of person-level data.",
     )
     parser.add_argument("--version", action="version", version=f"ppdm {_version()}")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="show the traceback of an expected error (a wrong config, bad input)",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser(
@@ -65,6 +70,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--l", type=int, help="l of l-diversity")
     run.add_argument("--seed", type=int, help="seed of every random choice")
     run.add_argument("--out", help="output directory (releases, audit log)")
+    run.add_argument(
+        "--work-dir",
+        help="private directory of the intermediate artifacts (raw data); "
+        "default: $PPDM_WORK_DIR or ~/.cache/ppdm/work",
+    )
 
     verify = commands.add_parser("verify", help="re-check a published release")
     verify.add_argument("release_dir", type=Path)
@@ -93,9 +103,11 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _run(args: argparse.Namespace) -> int:
-    # The configuration is checked (keys, ranges, the algorithm's capabilities,
-    # hierarchies, schema) before Prefect is imported: a bad one fails at once.
-    from ppdm.config import check_source_columns, default_config, load_config
+    # The configuration is checked (keys, ranges, roles, the algorithm's
+    # capabilities, hierarchies, dataset folder, cheap feasibility) before
+    # Prefect is imported: a bad one fails at once.
+    from ppdm.config import default_config, load_config
+    from ppdm.preflight import preflight
 
     if args.config is not None:
         config = load_config(args.config)
@@ -112,11 +124,9 @@ def _run(args: argparse.Namespace) -> int:
         l=args.l,
         seed=args.seed,
         output_dir=args.out,
+        work_dir=args.work_dir,
     )
-    check_source_columns(config)
-    from schemas import get_schema
-
-    get_schema(config.schema)
+    preflight(config)
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     from prefect.settings import PREFECT_API_URL
@@ -282,19 +292,24 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         return handlers[args.command](args)
-    except StorageError as err:
-        print(f"ppdm {args.command}: {err}", file=sys.stderr)
+    except (StorageError, AnonymizationError, json.JSONDecodeError):
+        if args.debug:
+            raise
+        return _report(args.command, sys.exc_info()[1])
+
+
+def _report(command: str, err: BaseException | None) -> int:
+    """One line on stderr for an expected error, and its exit code."""
+    if isinstance(err, json.JSONDecodeError):
+        print(f"ppdm {command}: unreadable JSON: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"ppdm {command}: {err}", file=sys.stderr)
+    if isinstance(err, StorageError):
         return EXIT_STORAGE
-    except AnonymizationError as err:
-        print(f"ppdm {args.command}: {err}", file=sys.stderr)
-        usage = (
-            isinstance(err, UnknownDatasetError)
-            or "config" in type(err).__name__.lower()
-        )
-        return EXIT_USAGE if usage else EXIT_FAILED
-    except json.JSONDecodeError as err:
-        print(f"ppdm {args.command}: unreadable JSON: {err}", file=sys.stderr)
-        return 1
+    usage = (
+        isinstance(err, UnknownDatasetError) or "config" in type(err).__name__.lower()
+    )
+    return EXIT_USAGE if usage else EXIT_FAILED
 
 
 if __name__ == "__main__":

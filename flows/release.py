@@ -9,7 +9,6 @@ from prefect import flow
 
 from ppdm.config import ReleaseConfig
 from ppdm.pipeline import run_steps
-from schemas import get_schema
 from tasks.anonymize import anonymize
 from tasks.discretize import discretize
 from tasks.ingest import ingest
@@ -52,5 +51,4 @@ def run_name() -> str:
 @flow(name="release", flow_run_name=run_name, log_prints=True)
 def release(config: ReleaseConfig) -> str:
     """Release: ingest -> validate -> discretize -> anonymize -> verify -> report -> publish."""
-    schema, suite = get_schema(config.schema)
-    return str(run_steps(config, schema, suite, run_step=run_task))
+    return str(run_steps(config, run_step=run_task).release_dir)

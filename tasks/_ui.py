@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import inspect
 import logging
 import re
-import sys
 from typing import Any
 
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import INPUTS, TASK_SOURCE, CacheKeyFnPolicy
-from prefect.utilities.hashing import hash_objects
 
 from ppdm.exceptions import AnonymizationError
 
 __all__ = [
     "STEP_CACHE",
-    "VALIDATE_CACHE",
     "artifact_key",
     "markdown_artifact",
     "table_artifact",
@@ -27,15 +23,6 @@ def _store_generation(context: Any, parameters: dict[str, Any]) -> str:
     return parameters["store"].generation()
 
 
-def _schema_identity(context: Any, parameters: dict[str, Any]) -> str | None:
-    schema = parameters["schema"]
-    try:
-        source = inspect.getsource(sys.modules[schema.__module__])
-    except (KeyError, OSError, TypeError):  # defined interactively: no source
-        source = ""
-    return hash_objects(schema.__module__, schema.__qualname__, source)
-
-
 #: Deterministic steps are cached on their settings (the slice of the config
 #: they read), the content-addressed references of their inputs, their source,
 #: and the artifact store's generation. The store itself is not hashed, only its
@@ -43,12 +30,6 @@ def _schema_identity(context: Any, parameters: dict[str, Any]) -> str | None:
 #: reference into the old one.
 STEP_CACHE = (
     (INPUTS - "store") + TASK_SOURCE + CacheKeyFnPolicy(cache_key_fn=_store_generation)
-)
-
-#: The validation step also keys on its pandera model's module source (a class
-#: is not hashed by value) and on the expectation suite's content (an input).
-VALIDATE_CACHE = (STEP_CACHE - "schema") + CacheKeyFnPolicy(
-    cache_key_fn=_schema_identity
 )
 
 

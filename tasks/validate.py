@@ -5,21 +5,20 @@ from prefect import task
 
 from ppdm.pipeline import StepOutput, ValidateSettings, validate_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from tasks._ui import VALIDATE_CACHE, table_artifact
+from tasks._ui import STEP_CACHE, table_artifact
 
 SHOWN_REJECTIONS = 50
 
 
-@task(name="validate", cache_policy=VALIDATE_CACHE)
+@task(name="validate", cache_policy=STEP_CACHE)
 def validate(
-    settings: ValidateSettings,
-    store: ArtifactStore,
-    raw: ArtifactRef,
-    schema: type,
-    suite: dict,
+    settings: ValidateSettings, store: ArtifactStore, raw: ArtifactRef
 ) -> StepOutput:
-    """Validate: pandera schema + Great Expectations suite; rejected rows to quarantine."""
-    output = validate_step(settings, store, raw, schema, suite)
+    """Validate: pandera schema + Great Expectations suite; rejected rows to quarantine.
+
+    The schema and suite are keyed by content (``settings.schema_source``).
+    """
+    output = validate_step(settings, store, raw)
     report = output.summary
     quarantine = output.refs["quarantine"]
     table_artifact(

@@ -17,6 +17,8 @@ for _key, _value in {
     # Core logs reach Prefect through PREFECT_LOGGING_EXTRA_LOGGERS; outside a
     # flow run (unit tests) there is no run to attach them to.
     "PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW": "ignore",
+    # Intermediate artifacts (raw data) of test runs: never in a user's cache.
+    "PPDM_WORK_DIR": str(_ROOT / ".prefect" / "work"),
     "MPLBACKEND": "Agg",
     "MPLCONFIGDIR": str(_ROOT / ".prefect" / "matplotlib"),
 }.items():

@@ -8,8 +8,9 @@ integer >= 1 and <= 1000000``.
 from __future__ import annotations
 
 import difflib
+import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import yaml
 from pydantic import (
@@ -18,6 +19,7 @@ from pydantic import (
     Field,
     PrivateAttr,
     ValidationError,
+    ValidationInfo,
     model_validator,
 )
 
@@ -28,6 +30,9 @@ from ppdm.privacy import Requirement, model_from_description
 
 __all__ = [
     "check_source_columns",
+    "ROLES",
+    "Role",
+    "PassthroughLimits",
     "ReleaseConfig",
     "SourceConfig",
     "DiscretizeConfig",
@@ -38,12 +43,40 @@ __all__ = [
     "load_config",
     "parse_config",
     "default_config",
-    "STORE_DIR",
+    "default_work_dir",
 ]
 
+#: The role of a column: how it leaves the building (ARX's four attribute
+#: kinds, plus what an analyst needs). ``identifying``: never released as is
+#: (dropped, or a keyed pseudonym with ``pseudonymize: true``);
+#: ``quasi_identifier``: generalized or suppressed by the algorithm;
+#: ``sensitive``: released as is, protected by the privacy models;
+#: ``insensitive``: released as is on purpose, checked by the verifier's
+#: pass-through check; ``target``: the class an analyst predicts, released as
+#: is; ``weight``: a survey weight, dropped unless named in ``keep_weights``;
+#: ``drop``: never released.
+Role = Literal[
+    "identifying",
+    "quasi_identifier",
+    "sensitive",
+    "insensitive",
+    "target",
+    "weight",
+    "drop",
+]
+ROLES: tuple[str, ...] = get_args(Role)
 
-#: The artifact store's directory under ``output_dir`` when ``work_dir`` is not set.
-STORE_DIR = ".artifacts"
+
+def default_work_dir() -> Path:
+    """Where intermediate artifacts (raw snapshot, clean table) live by default.
+
+    ``$PPDM_WORK_DIR``, else ``$XDG_CACHE_HOME/ppdm/work`` (``~/.cache/ppdm/work``):
+    never inside an output directory, which holds only what may be shared.
+    """
+    if os.environ.get("PPDM_WORK_DIR"):
+        return Path(os.environ["PPDM_WORK_DIR"]).expanduser()
+    cache = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(cache).expanduser() / "ppdm" / "work"
 
 
 class ConfigError(InvalidParameterError):
@@ -107,6 +140,20 @@ class VerificationConfig(_Strict):
     memory_limit: str = Field("2GB", pattern=r"^[0-9.]+\s*[KMGT]i?B$")
 
 
+class PassthroughLimits(_Strict):
+    """How much a column released as is may add to what singles people out.
+
+    For each column released as is (role ``insensitive``, or a kept weight)
+    the verifier adds it to the quasi-identifiers and measures the share of
+    rows in classes below k, and how often it pins a quasi-identifier's raw
+    value that the release generalized (a proxy, such as education-num for
+    education).
+    """
+
+    max_below_k_share: float = Field(0.0, ge=0.0, le=1.0)
+    max_proxy_share: float = Field(0.01, ge=0.0, le=1.0)
+
+
 class UtilityConfig(_Strict):
     """The utility report's hold-out protocol."""
 
@@ -119,11 +166,40 @@ class ReleaseConfig(_Strict):
     dataset: str = Field(..., min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
     source: SourceConfig
     schema_name: str | None = Field(
-        None, alias="schema", description="schema to validate with; default: dataset"
+        None,
+        alias="schema",
+        description="dataset folder (schema.yaml, suite.json; a relative path is "
+        "read from the config file's folder) or the name of a shipped one; "
+        "default: dataset",
+    )
+    columns: dict[str, Role] = Field(
+        default_factory=dict,
+        description="the role of every column of the source; quasi_identifiers, "
+        "sensitive_attribute and target are derived from it when not given",
     )
     quasi_identifiers: list[str] = Field(..., min_length=1)
     sensitive_attribute: str | None = None
     target: str
+    pseudonymize: bool = Field(
+        False,
+        description="release identifying columns as keyed HMAC-SHA256 pseudonyms "
+        "instead of dropping them",
+    )
+    pseudonym_key: str = Field(
+        "env:PPDM_PSEUDONYM_KEY",
+        pattern=r"^[a-z-]+:.+$",
+        description="where the pseudonym key is: env:<VARIABLE> or "
+        "prefect-secret:<block name>",
+    )
+    keep_weights: list[str] = Field(
+        default_factory=list, description="weight columns released as is"
+    )
+    accept_passthrough: list[str] = Field(
+        default_factory=list,
+        description="columns released as is although the pass-through check "
+        "flags them (the report says so)",
+    )
+    passthrough: PassthroughLimits = PassthroughLimits()
     k: int = Field(10, ge=1, le=1_000_000)
     l: int = Field(1, ge=1, le=1000)  # noqa: E741 - the literature's name
     l_variant: Literal["distinct", "entropy", "recursive"] = "distinct"
@@ -149,16 +225,41 @@ class ReleaseConfig(_Strict):
     output_dir: str = "releases"
     work_dir: str | None = Field(
         None,
-        description="artifact store of the intermediate artifacts; default: "
-        "<output_dir>/.artifacts",
+        description="artifact store of the intermediate artifacts (raw data: keep "
+        "it private); default: $PPDM_WORK_DIR or ~/.cache/ppdm/work",
     )
 
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     _requirement: Requirement = PrivateAttr()
 
+    @model_validator(mode="before")
+    @classmethod
+    def _derive_roles(cls, data: Any, info: ValidationInfo) -> Any:
+        if not isinstance(data, dict):
+            return data
+        data = dict(data)
+        base_dir = (info.context or {}).get("base_dir")
+        if base_dir is not None:
+            data = _resolve_folder_paths(data, Path(base_dir))
+        columns = data.get("columns")
+        if columns is None:
+            columns = {}
+        if not isinstance(columns, dict):
+            return data  # the field's own validation names the problem
+        columns = dict(columns)
+        for key, role in (
+            ("quasi_identifiers", "quasi_identifier"),
+            ("target", "target"),
+            ("sensitive_attribute", "sensitive"),
+        ):
+            columns, data = _merge_role(key, role, columns, data)
+        data["columns"] = columns
+        return data
+
     @model_validator(mode="after")
     def _consistent(self) -> ReleaseConfig:
+        self._check_roles()
         if self.algorithm not in ALGORITHMS:
             raise ValueError(
                 f"algorithm {self.algorithm!r} is not registered; "
@@ -187,7 +288,67 @@ class ReleaseConfig(_Strict):
             )
         except InvalidParameterError as err:
             raise ValueError(str(err)) from None
+        for attribute in self._requirement.sensitive_attributes:
+            if self.columns.get(attribute) != "sensitive":
+                raise ValueError(
+                    f"{attribute!r} is protected by a privacy model, so its role "
+                    f"must be 'sensitive' (columns: has {self.columns.get(attribute)!r})"
+                )
         return self
+
+    def _check_roles(self) -> None:
+        for key, names, role in (
+            ("keep_weights", self.keep_weights, "weight"),
+            ("accept_passthrough", self.accept_passthrough, None),
+        ):
+            for name in names:
+                have = self.columns.get(name)
+                if have is None or (role is not None and have != role):
+                    want = f"a column of role {role!r}" if role else "a column"
+                    raise ValueError(
+                        f"{key} names {name!r}, which is not {want} under 'columns'"
+                        + (f" (its role is {have!r})" if have else "")
+                    )
+        if self.pseudonymize and "identifying" not in self.columns.values():
+            raise ValueError(
+                "pseudonymize: true, but no column has the role 'identifying'"
+            )
+
+    @property
+    def roles(self) -> dict[str, str]:
+        """Column -> role, for every column the configuration names."""
+        return dict(self.columns)
+
+    @property
+    def released_as_is(self) -> list[str]:
+        """Columns released unchanged that the pass-through check judges.
+
+        Role ``insensitive``, and weights kept with ``keep_weights``.
+        """
+        return [
+            c
+            for c, role in self.columns.items()
+            if role == "insensitive" or (role == "weight" and c in self.keep_weights)
+        ]
+
+    @property
+    def pseudonymized(self) -> list[str]:
+        """Identifying columns released as keyed pseudonyms (none unless asked)."""
+        if not self.pseudonymize:
+            return []
+        return [c for c, role in self.columns.items() if role == "identifying"]
+
+    @property
+    def released_columns(self) -> list[str]:
+        """Every column that leaves the building, in the order of ``columns``."""
+        kept = {"quasi_identifier", "sensitive", "target", "insensitive"}
+        return [
+            c
+            for c, role in self.columns.items()
+            if role in kept
+            or (role == "weight" and c in self.keep_weights)
+            or (role == "identifying" and self.pseudonymize)
+        ]
 
     def _hierarchy_attributes(self, algorithm: type[Anonymizer]) -> list[str] | None:
         """Attributes with a hierarchy file, for an algorithm that needs them.
@@ -221,33 +382,72 @@ class ReleaseConfig(_Strict):
 
     @property
     def schema(self) -> str:
-        """Name of the validation schema: ``schema``, or the dataset's name."""
+        """The ``schema`` key: a dataset folder or a shipped name (default: dataset)."""
         return self.schema_name or self.dataset
+
+    @property
+    def schema_dir(self) -> Path:
+        """The dataset folder with ``schema.yaml`` and ``suite.json``.
+
+        Raises
+        ------
+        UnknownDatasetError
+            No such folder, and no shipped dataset of that name.
+        """
+        from ppdm.prepare.dataset_folder import resolve_schema_dir
+
+        return resolve_schema_dir(self.schema)
 
     @property
     def hierarchy_dir(self) -> Path | None:
         """The generalization hierarchies' directory, or None when there are none.
 
-        The ``hierarchies`` key when given, otherwise the hierarchies that ship
-        for the dataset (:func:`ppdm.resources.hierarchies_dir`).
+        The ``hierarchies`` key when given, else the ``hierarchies/`` folder
+        of the dataset folder, else the hierarchies that ship for the dataset
+        (:func:`ppdm.resources.hierarchies_dir`).
         """
         if self.hierarchies is not None:
             return Path(self.hierarchies)
+        if self.schema_name is not None and Path(self.schema_name).is_dir():
+            beside = Path(self.schema_name) / "hierarchies"
+            if beside.is_dir():
+                return beside
         return resources.hierarchies_dir(self.dataset)
 
     @property
     def store_dir(self) -> Path:
-        """The artifact store's directory: ``work_dir`` or ``<output_dir>/.artifacts``."""
+        """The artifact store's directory: ``work_dir`` or :func:`default_work_dir`."""
         if self.work_dir is not None:
             return Path(self.work_dir)
-        return Path(self.output_dir) / STORE_DIR
+        return default_work_dir()
 
     def with_overrides(self, **overrides: Any) -> ReleaseConfig:
-        """A copy with top-level keys replaced (``None`` values are ignored)."""
+        """A copy with top-level keys replaced (``None`` values are ignored).
+
+        Replacing ``quasi_identifiers`` or ``target`` moves the roles with
+        them: a column that loses the role becomes ``drop`` (never released
+        as is by accident).
+        """
         data = self.model_dump(by_alias=True)
-        data.update(
-            {key: value for key, value in overrides.items() if value is not None}
-        )
+        given = {key: value for key, value in overrides.items() if value is not None}
+        columns = dict(data["columns"])
+        for key, role in (
+            ("quasi_identifiers", "quasi_identifier"),
+            ("target", "target"),
+            ("sensitive_attribute", "sensitive"),
+        ):
+            if key not in given:
+                continue
+            new = given[key] if isinstance(given[key], list) else [given[key]]
+            for column in new:
+                columns.pop(column, None)
+            if role != "sensitive":
+                for column, had in list(columns.items()):
+                    if had == role:
+                        columns[column] = "drop"
+            data.pop(key, None)
+        data["columns"] = columns
+        data.update(given)
         return parse_config(data, origin="overrides")
 
 
@@ -295,6 +495,75 @@ def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     return " or ".join(parts)
 
 
+def _resolve_folder_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:
+    """Read relative ``schema`` and ``hierarchies`` paths from the config's folder.
+
+    A dataset folder travels with its configuration (``ppdm init`` writes
+    ``schema: .`` and ``hierarchies: hierarchies``), so these two keys are
+    resolved against the configuration file's folder and stored absolute; a
+    shipped schema name stays a name. Source paths, ``output_dir`` and
+    ``work_dir`` are read from the working directory.
+    """
+    from ppdm.prepare.dataset_folder import SCHEMA_FILE
+
+    schema = data.get("schema")
+    if isinstance(schema, str) and not Path(schema).is_absolute():
+        folder = base_dir / schema
+        if (folder / SCHEMA_FILE).is_file():
+            data["schema"] = str(folder.resolve())
+    hierarchies = data.get("hierarchies")
+    if (
+        isinstance(hierarchies, str)
+        and not Path(hierarchies).expanduser().is_absolute()
+    ):
+        data["hierarchies"] = str((base_dir / hierarchies).resolve())
+    return data
+
+
+def _merge_role(
+    key: str, role: str, columns: dict[str, Any], data: dict[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """Make the shorthand key and the ``columns`` roles one consistent answer.
+
+    The key, when given, wins only if ``columns`` agrees; when absent it is
+    derived from ``columns`` (in their order).
+    """
+    having = [c for c, r in columns.items() if r == role]
+    given = data.get(key)
+    if given is None:
+        if key == "quasi_identifiers":
+            if having:
+                data[key] = having
+        elif len(having) == 1 or (role == "target" and having):
+            if len(having) > 1:
+                raise ValueError(
+                    f"columns: several columns have the role 'target' "
+                    f"({', '.join(having)}); a release predicts one"
+                )
+            data[key] = having[0]
+        return columns, data
+    names = given if isinstance(given, list) else [given]
+    if not all(isinstance(n, str) for n in names):
+        return columns, data  # the field's own validation names the problem
+    for name in names:
+        have = columns.get(name, role)
+        if have != role:
+            raise ValueError(
+                f"{key} names {name!r}, whose role under 'columns' is {have!r}"
+            )
+        columns[name] = role
+    if role != "sensitive":
+        stray = [c for c in having if c not in names]
+        if stray:
+            raise ValueError(
+                f"columns: {', '.join(map(repr, stray))} ha"
+                + ("s" if len(stray) == 1 else "ve")
+                + f" the role {role!r} but {'is' if len(stray) == 1 else 'are'} "
+                f"not in {key}"
+            )
+    return columns, data
+
+
 def _format_errors(err: ValidationError, origin: str) -> str:
     lines = []
     for error in err.errors():
@@ -326,23 +595,36 @@ def _format_errors(err: ValidationError, origin: str) -> str:
     return f"config {origin}: " + "; ".join(lines)
 
 
-def parse_config(data: Any, *, origin: str = "<dict>") -> ReleaseConfig:
-    """Validate a mapping into a :class:`ReleaseConfig` or raise :class:`ConfigError`."""
+def parse_config(
+    data: Any, *, origin: str = "<dict>", base_dir: Path | str | None = None
+) -> ReleaseConfig:
+    """Validate a mapping into a :class:`ReleaseConfig` or raise :class:`ConfigError`.
+
+    ``base_dir`` is the configuration file's folder: relative ``schema`` and
+    ``hierarchies`` paths are read from there.
+    """
     if not isinstance(data, dict):
         raise ConfigError(
             f"config {origin}: expected a mapping of keys, got {type(data).__name__}"
         )
+    context = {"base_dir": str(base_dir)} if base_dir is not None else None
     try:
-        return ReleaseConfig.model_validate(data)
+        return ReleaseConfig.model_validate(data, context=context)
     except ValidationError as err:
         raise ConfigError(_format_errors(err, origin)) from None
 
 
-def check_source_columns(config: ReleaseConfig) -> None:
-    """Refuse a configuration naming a column its source lacks, before any step.
+def check_source_columns(config: ReleaseConfig) -> list[str] | None:
+    """Refuse a configuration that does not fit its source's columns, before any step.
 
-    Reads the source's header only. The message names the key, the column,
-    the closest existing names and the source.
+    Reads the source's header only. Every column the configuration names
+    must exist (the message names the key, the column, the closest existing
+    names and the source), and every column of the source must have a role.
+
+    Returns
+    -------
+    list of str or None
+        The source's columns, or None when they cannot be known cheaply.
 
     Raises
     ------
@@ -355,7 +637,7 @@ def check_source_columns(config: ReleaseConfig) -> None:
         source.kind, source.path or source.url, query=source.query, embedded=source.name
     )
     if columns is None:
-        return
+        return None
     named: list[tuple[str, str]] = [
         ("quasi_identifiers", q) for q in config.quasi_identifiers
     ]
@@ -364,18 +646,34 @@ def check_source_columns(config: ReleaseConfig) -> None:
         ("sensitive attribute", a) for a in config.requirement.sensitive_attributes
     ]
     named += [("discretize.columns", c) for c in config.discretize.columns or ()]
+    named += [
+        ("columns", c)
+        for c in config.columns
+        if c not in config.quasi_identifiers and c != config.target
+    ]
     problems = []
+    seen = set()
     for key, column in named:
-        if column not in columns:
+        if column not in columns and (key, column) not in seen:
+            seen.add((key, column))
             close = difflib.get_close_matches(column, columns, n=3, cutoff=0.6)
             hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
             problems.append(f"{key} names {column!r}, not a column of the source{hint}")
+    unroled = [c for c in columns if c not in config.columns]
+    if unroled:
+        problems.append(
+            f"column{'s' if len(unroled) > 1 else ''} "
+            f"{', '.join(map(repr, unroled))} of the source "
+            f"{'have' if len(unroled) > 1 else 'has'} no role; give each one under "
+            f"'columns:' ({' | '.join(ROLES)}), e.g. '{unroled[0]}: drop'"
+        )
     if problems:
         raise ConfigError(
             f"config for {config.dataset}: "
             + "; ".join(problems)
             + f" (the source has columns: {', '.join(columns)})"
         )
+    return columns
 
 
 def load_config(path: Path | str) -> ReleaseConfig:
@@ -396,7 +694,7 @@ def load_config(path: Path | str) -> ReleaseConfig:
         ) from None
     except yaml.YAMLError as err:
         raise ConfigError(f"config {path}: not valid YAML ({err})") from None
-    return parse_config(data, origin=str(path))
+    return parse_config(data, origin=str(path), base_dir=path.parent)
 
 
 def default_config(dataset: str = "adult") -> ReleaseConfig:

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 
 from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
-from ppdm.config import ReleaseConfig, SourceConfig, check_source_columns
+from ppdm.config import ReleaseConfig, SourceConfig
 from ppdm.exceptions import (
     DataValidationError,
     VerificationError,
@@ -41,7 +41,9 @@ from ppdm.exceptions import (
 from ppdm.generalization.hierarchies import Hierarchy, load_hierarchies
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
 from ppdm.prepare import ingest, validation
+from ppdm.prepare.dataset_folder import contract_fingerprint, load_contract
 from ppdm.prepare.discretize import discretize
+from ppdm.prepare.roles import release_bound
 from ppdm.privacy import Requirement
 from ppdm.release import audit, provenance
 from ppdm.release.artifacts import (
@@ -61,6 +63,8 @@ __all__ = [
     "StepOutput",
     "StepRunner",
     "HierarchySource",
+    "SchemaSource",
+    "ReleaseOutcome",
     "IngestSettings",
     "ValidateSettings",
     "DiscretizeSettings",
@@ -161,6 +165,28 @@ class HierarchySource(BaseModel):
         return load_hierarchies(Path(self.directory))
 
 
+class SchemaSource(BaseModel):
+    """A dataset folder's contract (schema.yaml, suite.json) and its hash.
+
+    Serialised (and so cache-keyed) by content only, like :class:`HierarchySource`.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    directory: str = Field(exclude=True)
+    sha256: str
+
+    @classmethod
+    def of(cls, directory: Path | str) -> SchemaSource:
+        directory = Path(directory).resolve()
+        return cls(directory=str(directory), sha256=contract_fingerprint(directory))
+
+    def load(self) -> tuple[Any, dict[str, Any]]:
+        """The pandera schema and the GX suite."""
+        contract = load_contract(self.directory)
+        return contract.schema, contract.suite
+
+
 def _load(source: HierarchySource | None) -> dict[str, Hierarchy] | None:
     return source.load() if source is not None else None
 
@@ -176,10 +202,21 @@ class IngestSettings(_Settings):
 
 
 class ValidateSettings(_Settings):
-    """Validate: the rejection limit, and the source named in the report."""
+    """Validate: the contract, the rejection limit, and what may leave the building.
+
+    ``released_columns`` are kept of the valid rows (identifiers, weights and
+    dropped columns stop here); ``pseudonymized`` identifying columns are
+    replaced by keyed pseudonyms, the key named by ``pseudonym_key`` and
+    recorded only by its id (so a new key re-runs the step).
+    """
 
     source: str
     max_rejected_fraction: float
+    schema_source: SchemaSource
+    released_columns: tuple[str, ...]
+    pseudonymized: tuple[str, ...] = ()
+    pseudonym_key: str | None = None
+    pseudonym_key_id: str | None = None
 
 
 class DiscretizeSettings(_Settings):
@@ -198,7 +235,11 @@ class DiscretizeSettings(_Settings):
 
 
 class AnonymizeSettings(_Settings):
-    """Anonymize: the algorithm, its parameters, the requirement and the seed."""
+    """Anonymize: the algorithm, its parameters, the requirement and the seed.
+
+    The released tables' rows are shuffled with a generator of their own,
+    derived from the same seed (no positional linkage to the input order).
+    """
 
     algorithm: str
     params: dict[str, Any]
@@ -234,6 +275,10 @@ class VerifySettings(_Settings):
         None, description="read released hierarchy labels as the values they cover"
     )
     audit_log: str
+    passthrough: dict[str, Any] = Field(
+        default_factory=dict,
+        description="columns released as is, those accepted, and the limits",
+    )
 
 
 class UtilitySettings(_Settings):
@@ -244,6 +289,8 @@ class UtilitySettings(_Settings):
     test_size: float
     hierarchies: HierarchySource | None = None
     title: str
+    roles: dict[str, str] = Field(default_factory=dict)
+    pseudonymized: tuple[str, ...] = ()
 
 
 class PublishSettings(_Settings):
@@ -261,6 +308,9 @@ class PublishSettings(_Settings):
     source: str
     config: dict[str, Any]
     hierarchies: HierarchySource | None = None
+    schema_source: SchemaSource | None = None
+    roles: dict[str, str] = Field(default_factory=dict)
+    passthrough: dict[str, Any] = Field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -278,8 +328,23 @@ class ReleasePlan:
 
 
 def store_for(config: ReleaseConfig) -> ArtifactStore:
-    """The artifact store of a configuration (``work_dir`` or ``<output_dir>/.artifacts``)."""
+    """The artifact store of a configuration (``work_dir``, else the default work dir)."""
     return ArtifactStore(config.store_dir.resolve())
+
+
+def passthrough_policy(config: ReleaseConfig) -> dict[str, Any]:
+    """What the verifier's pass-through check reads: columns, acceptances, limits."""
+    return {
+        "columns": list(config.released_as_is),
+        "accepted": list(config.accept_passthrough),
+        **config.passthrough.model_dump(),
+    }
+
+
+def _pseudonym_key(spec: str) -> bytes:
+    from ppdm.release.keys import resolve_key
+
+    return resolve_key(spec)
 
 
 def _discretize_settings(config: ReleaseConfig) -> DiscretizeSettings:
@@ -309,6 +374,13 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
     hierarchies = HierarchySource.of(directory) if directory is not None else None
     uses_hierarchies = ALGORITHMS[config.algorithm].uses_hierarchies
     out_dir = Path(config.output_dir).resolve()
+    schema = SchemaSource.of(config.schema_dir)
+    key_id = None
+    if config.pseudonymized:
+        from ppdm.release.keys import key_id as identify_key
+
+        key_id = identify_key(_pseudonym_key(config.pseudonym_key))
+    passthrough = passthrough_policy(config)
     dataset = config.dataset
     source = describe_source(config.source)
     anonymize = AnonymizeSettings(
@@ -328,6 +400,11 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             dataset=dataset,
             source=source,
             max_rejected_fraction=config.validation.max_rejected_fraction,
+            schema_source=schema,
+            released_columns=tuple(config.released_columns),
+            pseudonymized=tuple(config.pseudonymized),
+            pseudonym_key=config.pseudonym_key if config.pseudonymized else None,
+            pseudonym_key_id=key_id,
         ),
         discretize=_discretize_settings(config),
         anonymize=anonymize,
@@ -340,6 +417,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             memory_limit=config.verification.memory_limit,
             hierarchies=hierarchies,
             audit_log=str(out_dir / audit.AUDIT_LOG_NAME),
+            passthrough=passthrough,
         ),
         utility=UtilitySettings(
             dataset=dataset,
@@ -349,6 +427,8 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             hierarchies=hierarchies,
             title=f"{dataset}: {config.algorithm}, "
             + ", ".join(str(m) for m in config.requirement.models),
+            roles=config.roles,
+            pseudonymized=tuple(config.pseudonymized),
         ),
         publish=PublishSettings(
             dataset=dataset,
@@ -364,6 +444,9 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             source=source,
             config=config.model_dump(mode="json", by_alias=True),
             hierarchies=hierarchies,
+            schema_source=schema,
+            roles=config.roles,
+            passthrough=passthrough,
         ),
     )
 
@@ -404,14 +487,15 @@ def describe_source(source: SourceConfig) -> str:
 
 # -- validate ---------------------------------------------------------------
 def validate_step(
-    settings: ValidateSettings,
-    store: ArtifactStore,
-    raw: ArtifactRef,
-    schema: type,
-    suite: dict,
+    settings: ValidateSettings, store: ArtifactStore, raw: ArtifactRef
 ) -> StepOutput:
-    """Validate with pandera and Great Expectations; quarantine rejected rows."""
+    """Validate with pandera and Great Expectations; quarantine rejected rows.
+
+    The clean table keeps only what may be released (by role), with
+    identifying columns as keyed pseudonyms when asked.
+    """
     table = store.read_table(raw)
+    schema, suite = settings.schema_source.load()
     try:
         outcome = validation.validate_table(
             table,
@@ -428,8 +512,19 @@ def validate_step(
                 f"{err} Rejected rows and reasons: {ref.path}", err.failure_cases
             ) from err
         raise
+    key = (
+        _pseudonym_key(settings.pseudonym_key)
+        if settings.pseudonym_key is not None
+        else None
+    )
+    clean = release_bound(
+        outcome.clean,
+        settings.released_columns,
+        pseudonymized=settings.pseudonymized,
+        key=key,
+    )
     refs = {
-        "clean": store.put_table(outcome.clean, kind="clean-table"),
+        "clean": store.put_table(clean, kind="clean-table"),
         "quarantine": store.put_csv(outcome.quarantine, kind="quarantine"),
         "validation": store.put_json(outcome.report, kind="validation-report"),
     }
@@ -479,8 +574,11 @@ def anonymize_step(
         settings.spec(_load(settings.hierarchies)),
         np.random.default_rng(settings.seed),
     )
+    shuffle = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(1)[0])
     refs = {
-        f"table:{name}": store.put_csv(frame, kind="release-candidate")
+        f"table:{name}": store.put_csv(
+            shuffled_rows(frame, shuffle), kind="release-candidate"
+        )
         for name, frame in sorted(release.tables.items())
     }
     refs["evidence"] = store.put_json(
@@ -501,6 +599,11 @@ def anonymize_step(
             "rows_out": rows_out,
         },
     )
+
+
+def shuffled_rows(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+    """The rows of a released table in a random order (no positional linkage)."""
+    return frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
 
 
 def candidate_files(refs: Mapping[str, ArtifactRef]) -> dict[str, Path]:
@@ -608,8 +711,12 @@ def utility_step(
     discretization fitted on that split only (no test row shapes a cut point).
     """
     hierarchies = _load(settings.hierarchies)
+    # A pseudonym is a row key, not a feature: the learners never see it.
+    hidden = list(settings.pseudonymized)
     released = {
-        name: pd.read_csv(path, dtype=str, keep_default_na=False)
+        name: pd.read_csv(path, dtype=str, keep_default_na=False).drop(
+            columns=hidden, errors="ignore"
+        )
         for name, path in candidate_files(candidate).items()
     }
     risk = {
@@ -617,7 +724,7 @@ def utility_step(
         for name, table in store.read_json(certificate)["tables"].items()
     }
     utility, html = utility_report(
-        store.read_table(clean),
+        store.read_table(clean).drop(columns=hidden, errors="ignore"),
         released,
         algorithm=settings.anonymize.build_algorithm(),
         spec=settings.anonymize.spec(hierarchies),
@@ -642,7 +749,7 @@ def _now() -> str:
 
 #: Configuration keys that say where things are, not what is released: left
 #: out of a release's identity, so moving them never makes a second release.
-_LOCATION_KEYS = ("output_dir", "work_dir", "hierarchies")
+_LOCATION_KEYS = ("output_dir", "work_dir", "hierarchies", "schema")
 
 
 def publish_step(
@@ -715,6 +822,11 @@ def publish_step(
             if settings.hierarchies is not None
             else None
         ),
+        "schema_sha256": (
+            settings.schema_source.sha256 if settings.schema_source else None
+        ),
+        "roles": dict(settings.roles),
+        "passthrough": dict(settings.passthrough),
         "files": files,
         "artifacts": {
             rel: hashes[rel] for rel in sorted(hashes) if not rel.startswith("data/")
@@ -741,28 +853,39 @@ def publish_step(
 
 
 # -- the one order of the steps -----------------------------------------------
-def run_steps(
-    config: ReleaseConfig, schema: type, suite: dict, *, run_step: StepRunner
-) -> Any:
-    """Run every step of a release in order; return what the publish step returns.
+@dataclass(frozen=True)
+class ReleaseOutcome:
+    """What a release run produced: where it is, and what was checked and measured."""
+
+    release_dir: Path
+    certificate: dict[str, Any]
+    utility: dict[str, Any]
+
+    def __fspath__(self) -> str:
+        return str(self.release_dir)
+
+    def __str__(self) -> str:
+        return str(self.release_dir)
+
+
+def run_steps(config: ReleaseConfig, *, run_step: StepRunner) -> ReleaseOutcome:
+    """Run every step of a release in order.
 
     Parameters
     ----------
     config : ReleaseConfig
-    schema : type
-        The dataset's pandera model (``schemas.get_schema(config.schema)[0]``).
-    suite : dict
-        The dataset's Great Expectations suite.
+        Names the dataset folder (schema and suite), the source and the rest.
     run_step : callable
         ``run_step(name, fn, *args)`` executes the step ``name`` (one of
         :data:`STEPS`), whose work is ``fn(*args)``, and returns its result.
 
     Returns
     -------
-    Path or str
-        The release directory, as the publish step returned it.
+    ReleaseOutcome
     """
-    check_source_columns(config)
+    from ppdm.preflight import preflight
+
+    preflight(config)
     plan = plan_release(config)
     store = plan.store
     ingested = run_step("ingest", ingest_step, plan.ingest, store)
@@ -773,8 +896,6 @@ def run_steps(
         plan.validate,
         store,
         ingested.refs["raw"],
-        schema,
-        suite,
     )
     clean = validated.refs["clean"]
     binned = run_step("discretize", discretize_step, plan.discretize, store, clean)
@@ -800,17 +921,23 @@ def run_steps(
         verified.refs["certificate"],
     )
     refs = publication_refs(validated, binned, candidate, verified, reported)
-    return run_step("publish", publish_step, plan.publish, source_sha, refs)
+    release_dir = run_step("publish", publish_step, plan.publish, source_sha, refs)
+    return ReleaseOutcome(
+        release_dir=Path(release_dir),
+        certificate=dict(verified.summary),
+        utility=dict(reported.summary),
+    )
 
 
 def _call(name: str, fn: Callable[..., Any], *args: Any) -> Any:
     return fn(*args)
 
 
-def run_release(config: ReleaseConfig, schema: type, suite: dict) -> Path:
-    """Run every step in order in this process and return the release directory.
+def run_release(config: ReleaseConfig) -> ReleaseOutcome:
+    """Run every step in order in this process.
 
-    From a notebook: ``cfg = config.load_config("configs/adult.yaml")``, then
-    ``pipeline.run_release(cfg, *schemas.get_schema(cfg.schema))``.
+    From a notebook: ``outcome = pipeline.run_release(config.load_config(PATH))``;
+    ``outcome.release_dir``, ``outcome.certificate`` and ``outcome.utility``
+    hold where the release is, what the verifier found and what it is worth.
     """
-    return Path(run_steps(config, schema, suite, run_step=_call))
+    return run_steps(config, run_step=_call)

@@ -1,8 +1,9 @@
-"""Data files that ship with ppdm: generalization hierarchies and release configurations.
+"""Data files that ship with ppdm: schemas, hierarchies and release configurations.
 
-Their home is the repository's top-level ``hierarchies/<dataset>/`` and
-``configs/`` folders. A wheel carries copies inside the package, under
-``ppdm/_data/hierarchies`` and ``ppdm/_data/configs`` (hatch's
+Their home is the repository's top-level ``schemas/<dataset>/``,
+``hierarchies/<dataset>/`` and ``configs/`` folders. A wheel carries copies
+inside the package, under ``ppdm/_data/schemas``, ``ppdm/_data/hierarchies``
+and ``ppdm/_data/configs`` (hatch's
 ``force-include`` in ``pyproject.toml``), so an installed ppdm finds them
 without a checkout. :func:`data_dir` looks for the packaged copy first, then,
 in a source checkout (an editable install), for the repository folder two
@@ -34,6 +35,8 @@ __all__ = [
     "hierarchies_dir",
     "hierarchy_files",
     "hierarchy_fingerprint",
+    "schema_dir",
+    "schema_names",
 ]
 
 _PACKAGE = Path(__file__).resolve().parent
@@ -45,7 +48,7 @@ CHECKOUT = _PACKAGE.parents[1]
 #: Hierarchy file types read by :func:`ppdm.generalization.hierarchies.load_hierarchy`.
 HIERARCHY_SUFFIXES = (".csv", ".json")
 
-Kind = Literal["hierarchies", "configs"]
+Kind = Literal["hierarchies", "configs", "schemas"]
 
 
 def data_dir(kind: Kind, *, roots: tuple[Path, ...] = (PACKAGED, CHECKOUT)) -> Path:
@@ -53,7 +56,7 @@ def data_dir(kind: Kind, *, roots: tuple[Path, ...] = (PACKAGED, CHECKOUT)) -> P
 
     Parameters
     ----------
-    kind : {"hierarchies", "configs"}
+    kind : {"hierarchies", "configs", "schemas"}
     roots : tuple of Path, default=(PACKAGED, CHECKOUT)
         Places searched in order, each for a ``kind`` sub-directory.
 
@@ -62,8 +65,10 @@ def data_dir(kind: Kind, *, roots: tuple[Path, ...] = (PACKAGED, CHECKOUT)) -> P
     UnknownDatasetError
         Neither place has the directory (a broken installation).
     """
-    if kind not in ("hierarchies", "configs"):
-        raise ValueError(f"kind must be 'hierarchies' or 'configs'; got {kind!r}")
+    if kind not in ("hierarchies", "configs", "schemas"):
+        raise ValueError(
+            f"kind must be 'hierarchies', 'configs' or 'schemas'; got {kind!r}"
+        )
     for root in roots:
         candidate = root / kind
         if candidate.is_dir():
@@ -131,3 +136,26 @@ def config_file(name: str) -> Path:
             f"no shipped configuration {name!r}; shipped: {', '.join(config_names())}"
         )
     return path
+
+
+def schema_names() -> list[str]:
+    """Names of the shipped dataset schemas (folders with a ``schema.yaml``)."""
+    return sorted(
+        path.parent.name for path in data_dir("schemas").glob("*/schema.yaml")
+    )
+
+
+def schema_dir(name: str) -> Path:
+    """The shipped dataset folder ``schemas/<name>/`` (schema.yaml, suite.json).
+
+    Raises
+    ------
+    UnknownDatasetError
+        No schema ships under ``name``; the message lists those that do.
+    """
+    directory = data_dir("schemas") / name
+    if not (directory / "schema.yaml").is_file():
+        raise UnknownDatasetError(
+            f"no shipped schema {name!r}; shipped: {', '.join(schema_names())}"
+        )
+    return directory

@@ -6,16 +6,17 @@ them (no flow run). The end-to-end proof on Prefect is in test_release_flow.py.
 
 from __future__ import annotations
 
+import json
+import shutil
 from types import SimpleNamespace
 
 import pytest
 
 from flows.release import TASKS
 from ppdm import pipeline
-from ppdm.config import default_config
+from ppdm.config import default_config, default_work_dir
 from ppdm.release.artifacts import ArtifactRef
-from schemas import get_schema
-from tasks._ui import STEP_CACHE, VALIDATE_CACHE
+from tasks._ui import STEP_CACHE
 
 #: ReleasePlan attribute of each step name.
 FIELDS = {name: name.split("-")[0] for name in pipeline.STEPS}
@@ -81,9 +82,10 @@ def test_slices_carry_the_config_values(tmp_path):
     )
     assert plan.store.root == (tmp_path / "store").resolve()
     assert plan.verify.audit_log == str((tmp_path / "out" / "audit.jsonl").resolve())
-    # The config's own default store lives under output_dir.
+    # The default store is outside the output directory (which may be shared).
     plain = default_config("german").with_overrides(output_dir=str(tmp_path / "o"))
-    assert pipeline.store_for(plain).root == (tmp_path / "o" / ".artifacts").resolve()
+    assert pipeline.store_for(plain).root == default_work_dir().resolve()
+    assert not pipeline.store_for(plain).root.is_relative_to(tmp_path / "o")
 
 
 def test_mondrian_gets_no_hierarchies_but_the_verifier_does(tmp_path):
@@ -137,28 +139,31 @@ def test_the_anonymize_cache_key_ignores_what_anonymize_does_not_read(tmp_path):
     assert _anonymize_key(moved, ref) != key
 
 
-def test_the_validate_cache_key_follows_schema_and_suite_not_the_algorithm(tmp_path):
-    schema, suite = get_schema("german")
+def test_the_validate_cache_key_follows_the_contract_not_its_place(tmp_path):
     ref = ArtifactRef(str(tmp_path / "raw.parquet"), "ef", "raw-snapshot", 3)
 
-    def key(config, suite):
+    def key(config):
         plan = pipeline.plan_release(config)
-        return VALIDATE_CACHE.compute_key(
+        return STEP_CACHE.compute_key(
             task_ctx=SimpleNamespace(task=TASKS["validate"]),
-            inputs={
-                "settings": plan.validate,
-                "store": plan.store,
-                "raw": ref,
-                "schema": schema,
-                "suite": suite,
-            },
+            inputs={"settings": plan.validate, "store": plan.store, "raw": ref},
             flow_parameters={},
         )
 
     base = _base(tmp_path)
-    assert key(base.with_overrides(algorithm="kactus", k=3), suite) == key(base, suite)
-    edited = {**suite, "expectations": suite["expectations"][1:]}
-    assert key(base, edited) != key(base, suite)
+    assert key(base.with_overrides(algorithm="kactus", k=3)) == key(base)
+    folder = tmp_path / "contract"
+    shutil.copytree(base.schema_dir, folder)
+    assert key(base.with_overrides(schema=str(folder))) == key(base)  # moved, same
+    suite = json.loads((folder / "suite.json").read_text())
+    suite["expectations"] = suite["expectations"][1:]
+    (folder / "suite.json").write_text(json.dumps(suite))
+    assert key(base.with_overrides(schema=str(folder))) != key(base)
+    # Which columns leave the building is part of what validate makes.
+    unreleased = base.with_overrides(columns={**base.columns, "telephone": "weight"})
+    assert key(unreleased) == key(base)  # dropped either way
+    more = base.with_overrides(columns={**base.columns, "duration": "drop"})
+    assert key(more) != key(base)
 
 
 def test_the_flow_has_one_task_per_core_step_with_its_retries_and_cache():

@@ -1,4 +1,4 @@
-"""Dataset contracts: pandera models and GX suites agree with data and each other."""
+"""Dataset contracts (folders of data): pandera schemas and GX suites agree with data."""
 
 from __future__ import annotations
 
@@ -7,18 +7,27 @@ import json
 import pandas as pd
 import pytest
 
+from ppdm import resources
+from ppdm.exceptions import UnknownDatasetError
 from ppdm.prepare import datasets
+from ppdm.prepare.dataset_folder import load_contract, resolve_schema_dir
 from ppdm.prepare.datasets import ADULT_COLUMNS, GERMAN_COLUMNS, data_path
 from ppdm.prepare.validation import build_expectations, validate_table
-from schemas import SCHEMAS, get_schema, load_suite
-from schemas.adult import AdultSchema
-from schemas.german import GermanSchema
 
 COLUMNS = {"adult": ADULT_COLUMNS, "german": GERMAN_COLUMNS}
 
 
+def get_schema(dataset):
+    contract = load_contract(resources.schema_dir(dataset))
+    return contract.schema, contract.suite
+
+
+def load_suite(dataset):
+    return get_schema(dataset)[1]
+
+
 def _isin(model) -> dict[str, set[str]]:
-    columns = model.to_schema().columns
+    columns = model.columns
     return {
         name: set(check.statistics["allowed_values"])
         for name, column in columns.items()
@@ -29,7 +38,7 @@ def _isin(model) -> dict[str, set[str]]:
 
 def _ranges(model) -> dict[str, tuple]:
     found = {}
-    for name, column in model.to_schema().columns.items():
+    for name, column in model.columns.items():
         for check in column.checks:
             stats = check.statistics
             if check.name == "in_range":
@@ -39,35 +48,49 @@ def _ranges(model) -> dict[str, tuple]:
     return found
 
 
-def test_registry_and_lookup():
-    assert SCHEMAS == {"adult": AdultSchema, "german": GermanSchema}
+def test_shipped_folders_and_lookup():
+    assert resources.schema_names() == ["adult", "german"]
     schema, suite = get_schema("adult")
-    assert schema is AdultSchema
+    assert schema.name == "adult"
     assert suite["name"] == "adult" and suite["expectations"]
 
 
-def test_unknown_dataset_lists_the_known_ones():
-    with pytest.raises(KeyError, match="known: adult, german"):
-        get_schema("titanic")
+def test_unknown_dataset_lists_the_shipped_ones():
+    with pytest.raises(UnknownDatasetError, match=r"shipped: adult, german"):
+        resolve_schema_dir("titanic")
+
+
+def test_a_folder_is_read_relative_to_the_config(tmp_path):
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    for name in ("schema.yaml", "suite.json"):
+        (folder / name).write_bytes(
+            (resources.schema_dir("german") / name).read_bytes()
+        )
+    assert resolve_schema_dir("mine", tmp_path) == folder.resolve()
+    assert resolve_schema_dir(".", folder) == folder.resolve()
+    assert load_contract(folder).schema == get_schema("german")[0]
+
+
+def test_a_broken_folder_names_the_file(tmp_path):
+    (tmp_path / "schema.yaml").write_text("columns: [", encoding="utf-8")
+    (tmp_path / "suite.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(UnknownDatasetError, match="schema.yaml"):
+        load_contract(tmp_path)
 
 
 def test_suites_load_from_any_working_directory(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    assert get_schema("german")[1] == load_suite("german")
+    assert get_schema("german")[1]["name"] == "german"
 
 
 @pytest.mark.parametrize("dataset", ["adult", "german"])
 def test_schema_declares_exactly_the_embedded_columns(dataset):
     schema, _ = get_schema(dataset)
-    frame_schema = schema.to_schema()
+    frame_schema = schema
     assert list(frame_schema.columns) == COLUMNS[dataset]
     assert frame_schema.strict is True and frame_schema.coerce is True
     assert list(datasets.load(dataset).columns) == COLUMNS[dataset]
-
-
-def test_aliases_resolve_to_column_names():
-    assert AdultSchema.education_num == "education-num"
-    assert GermanSchema.credit_amount == "credit-amount"
 
 
 @pytest.mark.parametrize("dataset", ["adult", "german"])
@@ -92,7 +115,7 @@ def test_domains_cover_the_values_in_the_data(dataset):
 
 def test_german_domains_are_the_code_book_meanings():
     codes = json.loads(data_path("german.codes.json").read_text(encoding="utf-8"))
-    domains = _isin(GermanSchema)
+    domains = _isin(get_schema("german")[0])
     assert set(domains) == set(codes)
     for column, meaning in codes.items():
         assert domains[column] == set(meaning.values())
@@ -100,7 +123,8 @@ def test_german_domains_are_the_code_book_meanings():
 
 def test_adult_nullable_columns_are_those_with_missing_values():
     table = datasets.load("adult")
-    nullable = {n for n, c in AdultSchema.to_schema().columns.items() if c.nullable}
+    columns = get_schema("adult")[0].columns
+    nullable = {n for n, c in columns.items() if c.nullable}
     assert nullable == set(table.columns[table.isna().any()])
     assert nullable == {"workclass", "occupation", "native-country"}
 
@@ -119,7 +143,7 @@ def test_suite_builds_and_names_only_declared_columns(dataset):
     schema, suite = get_schema(dataset)
     expectations = build_expectations(suite)
     assert len(expectations) == len(suite["expectations"])
-    declared = set(schema.to_schema().columns)
+    declared = set(schema.columns)
     for entry in suite["expectations"]:
         kwargs = entry["kwargs"]
         if "column" in kwargs:

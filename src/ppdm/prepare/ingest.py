@@ -43,7 +43,15 @@ from ppdm.exceptions import InvalidParameterError, SourceError
 from ppdm.prepare import datasets
 from ppdm.release.artifacts import sha256_file
 
-__all__ = ["SOURCE_KINDS", "file_sha256", "fingerprint", "load_source", "write_sqlite"]
+__all__ = [
+    "SOURCE_KINDS",
+    "file_sha256",
+    "fingerprint",
+    "load_source",
+    "source_bounds",
+    "source_columns",
+    "write_sqlite",
+]
 
 #: The kinds of source :func:`load_source` reads.
 SOURCE_KINDS = ("embedded", "csv", "parquet", "sql")
@@ -159,6 +167,85 @@ def source_columns(
         raise SourceError(
             f"source {path}: cannot be read as {kind}: {_first_line(exc)}"
         ) from exc
+
+
+def source_bounds(
+    kind: str,
+    location: str | Path | None,
+    *,
+    query: str | None = None,
+    embedded: str | None = None,
+    distinct_of: str | None = None,
+) -> tuple[int | None, int | None]:
+    """Cheap upper bounds on a source's row count and one column's distinct values.
+
+    Both are bounds, never underestimates: a CSV's rows are at most its line
+    breaks, and validation only removes rows, so the distinct values of the
+    raw column bound those of the valid ones. A requirement above a bound is
+    infeasible for certain (pre-flight refuses it at once); None means not
+    known cheaply.
+    """
+    try:
+        if kind == "embedded":
+            table = datasets.load(embedded) if embedded else None
+            if table is None:
+                return None, None
+            distinct = (
+                int(table[distinct_of].nunique()) if distinct_of in table else None
+            )
+            return len(table), distinct
+        if kind == "sql":
+            return _sql_bounds(str(location), query, distinct_of)
+        path = Path(str(location))
+        if kind == "parquet":
+            import pyarrow.parquet as pq
+
+            rows = pq.ParquetFile(path).metadata.num_rows
+            distinct = None
+            if distinct_of is not None:
+                column = pd.read_parquet(path, columns=[distinct_of])[distinct_of]
+                distinct = int(column.nunique())
+            return rows, distinct
+        # Lines are line breaks, plus one if the last line has none; one line
+        # is the header. Quoted line breaks only raise the bound.
+        breaks, last = 0, b"\n"
+        with path.open("rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                breaks, last = breaks + chunk.count(b"\n"), chunk[-1:]
+        rows = breaks + (last != b"\n") - 1
+        distinct = None
+        if distinct_of is not None:
+            column = pd.read_csv(
+                path, usecols=[distinct_of], dtype=str, skipinitialspace=True
+            )[distinct_of]
+            distinct = int(column.str.strip().nunique())
+        return rows, distinct
+    except Exception:  # noqa: BLE001 - a bound is optional; ingest reports problems
+        return None, None
+
+
+def _sql_bounds(
+    url: str, query: str | None, distinct_of: str | None
+) -> tuple[int | None, int | None]:
+    import sqlalchemy as sa
+
+    if not query:
+        return None, None
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            preparer = engine.dialect.identifier_preparer
+            distinct = (
+                f", COUNT(DISTINCT {preparer.quote(distinct_of)})"
+                if distinct_of
+                else ""
+            )
+            row = connection.execute(
+                sa.text(f"SELECT COUNT(*){distinct} FROM ({query}) AS ppdm_bounds")
+            ).one()
+            return int(row[0]), (int(row[1]) if distinct_of else None)
+    finally:
+        engine.dispose()
 
 
 def _sql_columns(url: str, query: str) -> list[str] | None:

@@ -132,7 +132,7 @@ class ValidationOutcome:
 
 def validate_table(
     df: pd.DataFrame,
-    schema: type[pa.DataFrameModel],
+    schema: pa.DataFrameSchema | type[pa.DataFrameModel],
     suite: Mapping[str, Any],
     *,
     max_rejected_fraction: float = 0.05,
@@ -145,9 +145,10 @@ def validate_table(
     df : pandas.DataFrame
         The raw table; not modified. Its index is ignored: rows are numbered
         0..n-1 in their order.
-    schema : type of pandera.pandas.DataFrameModel
-        The dataset's schema; with ``coerce=True`` values are converted to the
-        declared types, and a value that cannot be is a row failure.
+    schema : pandera.pandas.DataFrameSchema or DataFrameModel class
+        The dataset's schema (as read from a dataset folder's ``schema.yaml``);
+        with ``coerce=True`` values are converted to the declared types, and a
+        value that cannot be is a row failure.
     suite : dict
         The dataset's expectation suite, ``{"name": str, "expectations":
         [{"type": "expect_...", "kwargs": {...}}, ...]}``.
@@ -179,7 +180,9 @@ def validate_table(
             f"max_rejected_fraction must be a number in [0, 1]; "
             f"got {max_rejected_fraction!r}"
         )
-    frame_schema = schema.to_schema()
+    frame_schema = (
+        schema if isinstance(schema, pa.DataFrameSchema) else schema.to_schema()
+    )
     raw = df.reset_index(drop=True)
     work = _check_columns(raw, frame_schema, source)
     typed, coerce_failures = _coerce(work, frame_schema, source)
@@ -204,7 +207,7 @@ def validate_table(
     over_limit = fraction > max_rejected_fraction
     report = {
         "source": source,
-        "schema": frame_schema.name or schema.__name__,
+        "schema": frame_schema.name or getattr(schema, "__name__", "schema"),
         "suite": str(suite.get("name", "")),
         "rows_in": rows_in,
         "rows_clean": len(keep),

@@ -131,6 +131,9 @@ class ArtifactRef:
 class ArtifactStore:
     """A directory of content-addressed artifacts: ``<root>/<sha[:2]>/<sha>.<ext>``.
 
+    The store holds raw data (the source snapshot, the clean table), so its
+    directory is created readable by its owner only (mode 0700).
+
     Parameters
     ----------
     root : path
@@ -142,12 +145,22 @@ class ArtifactStore:
     def __init__(self, root: Path | str) -> None:
         self.root = Path(root)
 
+    def _ensure_root(self) -> None:
+        if not self.root.is_dir():
+            self.root.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                self.root.mkdir(mode=0o700)
+            except FileExistsError:  # another run made it first
+                return
+            os.chmod(self.root, 0o700)  # whatever the umask
+
     def generation(self) -> str:
         """An id of this store's lifetime, written when the store is first created.
 
         Caches that hold references into the store key on it, so a store that
         was deleted and made anew never serves references to files it lost.
         """
+        self._ensure_root()
         marker = self.root / self.GENERATION_FILE
         if not marker.is_file():
             # Not a data choice (nothing released depends on it): a creation time.
@@ -157,6 +170,7 @@ class ArtifactStore:
     def put_bytes(
         self, data: bytes, *, kind: str, suffix: str, rows: int | None = None
     ) -> ArtifactRef:
+        self._ensure_root()
         digest = sha256_bytes(data)
         path = self.root / digest[:2] / f"{digest}.{suffix}"
         if not (path.is_file() and sha256_file(path) == digest):

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import schemas
 from ppdm import config, pipeline
 from ppdm.algorithms import ALGORITHMS, get_algorithm
 from ppdm.algorithms.kactus import Kactus, _ModelPruning, anonymize_tree
@@ -852,7 +851,7 @@ def test_adult_entropy_release_publishes_through_the_core_pipeline(tmp_path):
     cfg = config.default_config("adult").with_overrides(
         algorithm="kactus", l_variant="entropy", l=2, output_dir=str(tmp_path)
     )
-    release_dir = pipeline.run_release(cfg, *schemas.get_schema(cfg.schema))
+    release_dir = pipeline.run_release(cfg)
     certificate = json.loads((release_dir / "verification.json").read_text())
     assert certificate["passed"]
     measures = certificate["tables"]["release"]["measures"]

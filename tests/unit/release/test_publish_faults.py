@@ -50,7 +50,6 @@ from ppdm.release.audit import (
     verify_audit_log,
 )
 from ppdm.release.publish import publish_directory
-from schemas import get_schema
 
 HELPER = Path(__file__).with_name("publish_fault_points.py")
 SCENARIOS = ("empty", "logged")
@@ -108,7 +107,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
         with mock.patch.object(pipeline, "publish_directory", record):
             return fn(*args)
 
-    pipeline.run_steps(config, *get_schema(config.schema), run_step=run_step)
+    pipeline.run_steps(config, run_step=run_step)
     (args,) = calls
     args_file = root / "publish-args.pickle"
     args_file.write_bytes(pickle.dumps(args))
