@@ -155,7 +155,7 @@ def test_same_seed_gives_byte_identical_data_without_prefect(published, tmp_path
     config = default_config("german").with_overrides(
         k=5, l=2, seed=7, output_dir=str(tmp_path)
     )
-    again = pipeline.run_release(config)
+    again = pipeline.run_release(config).release_dir
     assert again.name == release_dir.name
     for path in (release_dir / "data").iterdir():
         assert (again / "data" / path.name).read_bytes() == path.read_bytes()
@@ -222,16 +222,14 @@ def test_bad_input_file_stops_the_run_naming_the_column(tmp_path, capsys):
 
     source = tmp_path / "german.csv"
     datasets.load("german").drop(columns=["age"]).to_csv(source, index=False)
-    config = tmp_path / "c.yaml"
-    config.write_text(
-        "dataset: german\nsource: {kind: csv, path: " + str(source) + "}\n"
-        "quasi_identifiers: [personal-status-sex, job]\ntarget: credit\nk: 5\n"
-        f"output_dir: {tmp_path / 'out'}\n"
-    )
-    from ppdm.config import load_config
+    from ppdm.config import ConfigError, parse_config
 
-    with pytest.raises(Exception, match="age"):
-        pipeline.run_release(load_config(config))
+    config = default_config("german").model_dump(by_alias=True)
+    config.update(
+        source={"kind": "csv", "path": str(source)}, output_dir=str(tmp_path / "out")
+    )
+    with pytest.raises(ConfigError, match="quasi_identifiers names 'age', not a col"):
+        pipeline.run_release(parse_config(config))
     assert not (tmp_path / "out" / "german").exists()
 
 
@@ -251,7 +249,7 @@ def test_release_from_a_sqlite_database(tmp_path):
     )
     from ppdm.config import parse_config
 
-    release_dir = pipeline.run_release(parse_config(config))
+    release_dir = pipeline.run_release(parse_config(config)).release_dir
     manifest = json.loads((release_dir / "manifest.json").read_text())
     assert manifest["source"] == f"sql:sqlite:///{database}"
     # The same rows as the embedded route: the same content fingerprint.
@@ -315,7 +313,7 @@ def test_readme_notebook_example_releases_pbg_ea(tmp_path, monkeypatch):
 
     monkeypatch.chdir(tmp_path)  # nothing is found through the working directory
     cfg = config.load_config(resources.config_file("adult-pbg-ea"))
-    release_dir = pipeline.run_release(cfg)
+    release_dir = pipeline.run_release(cfg).release_dir
     assert release_dir.parent == tmp_path / "releases" / "adult"
     manifest = json.loads((release_dir / "manifest.json").read_text())
     shipped = resources.hierarchies_dir("adult")

@@ -851,7 +851,7 @@ def test_adult_entropy_release_publishes_through_the_core_pipeline(tmp_path):
     cfg = config.default_config("adult").with_overrides(
         algorithm="kactus", l_variant="entropy", l=2, output_dir=str(tmp_path)
     )
-    release_dir = pipeline.run_release(cfg)
+    release_dir = pipeline.run_release(cfg).release_dir
     certificate = json.loads((release_dir / "verification.json").read_text())
     assert certificate["passed"]
     measures = certificate["tables"]["release"]["measures"]
