@@ -46,6 +46,7 @@ from ppdm.utility.views import as_training_views
 
 __all__ = [
     "build_utility",
+    "column_releases",
     "figure_png",
     "new_figure",
     "plot_style",
@@ -100,6 +101,8 @@ def build_utility(
     evidence: Mapping[str, Any],
     *,
     risk: Mapping[str, Mapping[str, Any]] | None = None,
+    roles: Mapping[str, str] | None = None,
+    passthrough: Sequence[Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """The ``utility.json`` content of a release.
 
@@ -120,6 +123,15 @@ def build_utility(
         Re-identification risk per released table, as the verifier measured
         it (the ``risk`` of each table in ``verification.json``); shown so the
         owner sees the privacy side next to the utility side.
+    roles : mapping of str to str, optional
+        Column -> role (``identifying``, ``quasi_identifier``, ``sensitive``,
+        ``insensitive``, ``target``, ``weight``, ``drop``), e.g. the
+        configuration's ``columns``. Without it, roles are read from ``spec``
+        (quasi-identifiers, sensitive attributes, target) and other columns
+        have none.
+    passthrough : sequence of dict, optional
+        The certificate's ``passthrough`` section: the verifier's figures for
+        every column released as is (see :mod:`ppdm.verify.passthrough`).
 
     Returns
     -------
@@ -129,7 +141,9 @@ def build_utility(
         ``release`` (the whole release, :func:`ppdm.utility.loss.release_loss`:
         every quasi-identifier charged, withheld ones included),
         ``suppressed_cells`` and ``lost_records`` over all tables, ``holdout``,
-        ``protocol`` and ``pareto_front``. JSON-serialisable.
+        ``protocol``, ``pareto_front``, ``risk``, ``columns`` (every column:
+        its role, how it leaves and the tables that carry it) and
+        ``passthrough``. JSON-serialisable.
     """
     tables: dict[str, Any] = {}
     for name, released in released_tables.items():
@@ -159,8 +173,77 @@ def build_utility(
         "protocol": holdout.get("protocol") if holdout is not None else None,
         "pareto_front": list(pareto) if pareto is not None else None,
         "risk": {str(name): dict(r) for name, r in risk.items()} if risk else None,
+        "columns": column_releases(original, released_tables, spec, roles),
+        "passthrough": (
+            [dict(r) for r in passthrough] if passthrough is not None else None
+        ),
     }
     return _json_ready(utility)
+
+
+def _leaves(role: str | None, released: bool) -> str:
+    """How a column of ``role`` leaves the building, in words."""
+    if role == "quasi_identifier":
+        if released:
+            return "generalized or suppressed (quasi-identifier)"
+        return "withheld (a quasi-identifier no table carries)"
+    if not released:
+        return "dropped (never released)"
+    if role == "identifying":
+        return "pseudonymized (keyed HMAC-SHA256)"
+    if role == "sensitive":
+        return "released as is, protected by the privacy models (sensitive)"
+    if role in ("insensitive", "target", "weight"):
+        return f"released as is on purpose ({role})"
+    if role is None:
+        return "released as is (no role given)"
+    return f"released as is (role {role})"
+
+
+def column_releases(
+    original: pd.DataFrame,
+    released_tables: Mapping[str, pd.DataFrame],
+    spec: AnonymizationSpec,
+    roles: Mapping[str, str] | None = None,
+) -> list[dict[str, Any]]:
+    """Every column, its role and how it leaves: the report's column table.
+
+    Columns come in the order of ``roles``, then those released or in
+    ``original`` that ``roles`` does not name. Whether a column is released
+    is read from the released tables themselves.
+
+    Returns
+    -------
+    list of dict
+        ``column``, ``role`` (None when unknown), ``released_as`` (words) and
+        ``tables`` (the released tables that carry it).
+    """
+    known: dict[str, str | None] = {}
+    if roles is not None:
+        known.update(roles)
+    else:
+        for q in spec.quasi_identifiers:
+            known[q] = "quasi_identifier"
+        for a in spec.requirement.sensitive_attributes:
+            known[a] = "sensitive"
+        if spec.target is not None:
+            known[spec.target] = "target"
+    order = list(known)
+    for frame in (*released_tables.values(), original):
+        order += [str(c) for c in frame.columns if c not in known and c not in order]
+    out = []
+    for column in dict.fromkeys(order):
+        tables = [str(n) for n, t in released_tables.items() if column in t.columns]
+        role = known.get(column)
+        out.append(
+            {
+                "column": column,
+                "role": role,
+                "released_as": _leaves(role, bool(tables)),
+                "tables": tables,
+            }
+        )
+    return out
 
 
 # ----------------------------------------------------------------- rendering
@@ -352,6 +435,115 @@ def _preprocessing_html(preprocessing: Mapping[str, Any] | None) -> list[str]:
     ]
 
 
+def _share(value: Any) -> str | None:
+    """A share as a percentage (never shown as 100% when below it)."""
+    if value is None:
+        return None
+    text = f"{100 * float(value):.3g}%"
+    return ">99.9%" if text == "100%" and float(value) < 1.0 else text
+
+
+def _columns_html(
+    columns: Sequence[Mapping[str, Any]] | None,
+    passthrough: Sequence[Mapping[str, Any]] | None,
+) -> list[str]:
+    """Every column with its role and how it leaves; figures of the as-is ones."""
+    if not columns and passthrough is None:
+        return []
+    parts = ["<h2>Columns and how they are released</h2>"]
+    if columns:
+        parts.append(
+            _table(
+                ["column", "role", "how it leaves", "released in"],
+                [
+                    [
+                        c.get("column"),
+                        (c.get("role") or "–").replace("_", " "),
+                        c.get("released_as"),
+                        ", ".join(c.get("tables") or []) or "–",
+                    ]
+                    for c in columns
+                ],
+            )
+        )
+    if passthrough is None:
+        parts.append(
+            "<p>The verifier did not check the columns released as is for this "
+            "release.</p>"
+        )
+        return parts
+    if not passthrough:
+        parts.append("<p>No column is released as is beyond the ones above.</p>")
+        return parts
+    parts.append(
+        "<p>Columns released as is, measured by the independent verifier on the "
+        "released files. <i>Below k</i>: the column added to the "
+        "quasi-identifiers, the classes smaller than k and the share of rows "
+        "in them, and the share of rows alone in their class. <i>Proxy</i>: "
+        "the share of rows whose value of the column reveals a "
+        "quasi-identifier's original value (at least k rows of the original "
+        "table share that column value and that one quasi-identifier value) "
+        "while the release generalized or suppressed it.</p>"
+    )
+    rows = []
+    for r in passthrough:
+        limits = r.get("limits") or {}
+        proxy = (
+            _share(r.get("proxy_share")) if r.get("proxy_measured") else "not measured"
+        )
+        attribute = r.get("proxy_attribute")
+        rows.append(
+            [
+                r.get("column"),
+                r.get("table"),
+                r.get("k"),
+                r.get("classes_below_k"),
+                _share(r.get("below_k_share")),
+                _share(r.get("unique_share")),
+                f"{proxy} ({attribute})" if attribute else proxy,
+                f"{_share(limits.get('max_below_k_share'))} / "
+                f"{_share(limits.get('max_proxy_share'))}",
+                r.get("status"),
+            ]
+        )
+    parts.append(
+        _table(
+            [
+                "column",
+                "table",
+                "k",
+                "classes below k",
+                "rows below k",
+                "rows unique",
+                "proxy (quasi-identifier)",
+                "limits (below k / proxy)",
+                "verdict",
+            ],
+            rows,
+        )
+    )
+    accepted = [r.get("column") for r in passthrough if r.get("accepted")]
+    if any(r.get("exceeds") and r.get("accepted") for r in passthrough):
+        names = ", ".join(
+            dict.fromkeys(
+                str(r.get("column"))
+                for r in passthrough
+                if r.get("exceeds") and r.get("accepted")
+            )
+        )
+        parts.append(
+            "<p><strong>Accepted by the data owner</strong> although above a "
+            f"limit: {html.escape(names)} (configuration key "
+            "<code>accept_passthrough</code>).</p>"
+        )
+    elif accepted:
+        parts.append(
+            "<p>Accepted by the data owner in advance, and within the limits: "
+            f"{html.escape(', '.join(dict.fromkeys(map(str, accepted))))}.</p>"
+        )
+    return parts
+
+
 _CSS = """
 body { font-family: sans-serif; max-width: 60em; margin: 2em auto; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
@@ -375,7 +567,9 @@ def render_report_html(
 ) -> str:
     """A self-contained HTML page for a ``utility.json`` dict.
 
-    Sections: summary, accuracy before/after per model (bar chart and table),
+    Sections: summary, every column with its role and how it leaves (with the
+    verifier's figures for the columns released as is, and which the data
+    owner accepted), accuracy before/after per model (bar chart and table),
     the evaluation protocol, information loss per released table, the
     class-size distribution and, when the algorithm produced one, its Pareto
     front (table and GLM-vs-k scatter with the chosen node highlighted).
@@ -421,6 +615,8 @@ def render_report_html(
             ],
         )
     )
+
+    parts.extend(_columns_html(utility.get("columns"), utility.get("passthrough")))
 
     holdout = utility.get("holdout")
     parts.append("<h2>Classification accuracy</h2>")
@@ -641,6 +837,8 @@ def utility_report(
     title: str | None = None,
     models: Sequence[str] = MODELS,
     missing: str = "weka",
+    roles: Mapping[str, str] | None = None,
+    passthrough: Sequence[Mapping[str, Any]] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The utility report of a release: ``utility.json`` content and ``report.html``.
 
@@ -684,6 +882,12 @@ def utility_report(
         Page title; default names the algorithm, k and l.
     models : sequence of str, default=MODELS
     missing : {"weka", "zeros"}, default="weka"
+    roles : mapping of str to str, optional
+        Column -> role (the configuration's ``columns``), for the section
+        "Columns and how they are released".
+    passthrough : sequence of dict, optional
+        The verification certificate's ``passthrough`` section (figures of
+        every column released as is, and whether the data owner accepted it).
 
     Returns
     -------
@@ -736,7 +940,14 @@ def utility_report(
             prepare=prepare,
         )
     utility = build_utility(
-        original, release_tables, spec, holdout, evidence or {}, risk=risk
+        original,
+        release_tables,
+        spec,
+        holdout,
+        evidence or {},
+        risk=risk,
+        roles=roles,
+        passthrough=passthrough,
     )
     if title is None:
         name = getattr(algorithm, "name", type(algorithm).__name__)

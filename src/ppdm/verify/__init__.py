@@ -3,6 +3,9 @@
 - :mod:`ppdm.verify.certificate`: checks released tables against the
   requirement's privacy models and builds the certificate
   (``verification.json``);
+- :mod:`ppdm.verify.passthrough`: the pass-through check of columns released
+  as is (below k once added to the quasi-identifiers; proxies of a
+  quasi-identifier);
 - :mod:`ppdm.verify.out_of_core`: the same checks on files larger than memory,
   with Dask;
 - :mod:`ppdm.verify.release_check`: re-checks a published release directory
@@ -21,12 +24,20 @@ from ppdm.verify.certificate import (
     verify_partition,
     verify_tables,
 )
+from ppdm.verify.passthrough import (
+    PassthroughPolicy,
+    PassthroughResult,
+    check_passthrough,
+)
 
 __all__ = [
     "VERIFIER_NAME",
     "Certificate",
+    "PassthroughPolicy",
+    "PassthroughResult",
     "TableVerification",
     "certificate_of",
+    "check_passthrough",
     "read_released_table",
     "verify_files",
     "verify_partition",

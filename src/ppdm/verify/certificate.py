@@ -20,7 +20,7 @@ FAILED: 2-anonymity not met in release.csv: achieved k=1;
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +34,12 @@ from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
 from ppdm.privacy.risk import RiskReport, reidentification_risk
 from ppdm.release.artifacts import sha256_file
+from ppdm.verify.passthrough import (
+    FIX,
+    PassthroughPolicy,
+    PassthroughResult,
+    check_passthrough,
+)
 
 #: ``{attribute: {generalized label: raw values it covers}}``.
 Covers = Mapping[str, Mapping[str, Sequence[str]]]
@@ -146,7 +152,8 @@ class Certificate:
     Attributes
     ----------
     passed : bool
-        Every model holds on every table.
+        Every model holds on every table, and no column released as is
+        exceeds a pass-through limit unless the data owner accepted it.
     requirement : Requirement
     tables : tuple of TableVerification
         Sorted by table name.
@@ -154,6 +161,10 @@ class Certificate:
         Hash of the input the release was made from, as given by the caller.
     verifier : dict
         ``{"name": "ppdm.verify", "version": ppdm.__version__}``.
+    passthrough : tuple of PassthroughResult, or None
+        The pass-through check of the columns released as is (by table name,
+        then in the policy's order); None when no policy was given (not
+        checked).
     """
 
     passed: bool
@@ -163,6 +174,7 @@ class Certificate:
     verifier: dict[str, str] = field(
         default_factory=lambda: {"name": VERIFIER_NAME, "version": ppdm.__version__}
     )
+    passthrough: tuple[PassthroughResult, ...] | None = None
 
     @property
     def release_sha256(self) -> dict[str, str | None]:
@@ -190,6 +202,11 @@ class Certificate:
             "release_sha256": self.release_sha256,
             "rows": {t.name: int(t.rows) for t in self.tables},
             "tables": {t.name: t.to_dict() for t in self.tables},
+            "passthrough": (
+                None
+                if self.passthrough is None
+                else [r.to_dict() for r in self.passthrough]
+            ),
         }
 
     def to_json(self) -> str:
@@ -197,7 +214,13 @@ class Certificate:
         return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
 
     def summary(self) -> str:
-        """Human text: one line per failed model, or one PASSED line."""
+        """Human text: one line per failed model or column, or one PASSED line.
+
+        A column released as is that exceeds a pass-through limit is named
+        with its figures and what the data owner can do about it; when
+        passed, the columns released as is are listed, the accepted ones
+        flagged.
+        """
         if self.passed:
             parts = []
             for t in self.tables:
@@ -205,7 +228,14 @@ class Certificate:
                     f"{r.model} ({r.measure}={_fmt(r.achieved)})" for r in t.results
                 )
                 parts.append(f"{t.name} ({t.rows} rows): {achieved}")
-            return "PASSED: " + "; ".join(parts)
+            text = "PASSED: " + "; ".join(parts)
+            if self.passthrough:
+                text += "; released as is: " + ", ".join(
+                    f"{r.column} in {r.table}"
+                    + (" (accepted by the data owner)" if r.flagged else "")
+                    for r in self.passthrough
+                )
+            return text
         lines = []
         for t in self.tables:
             for r in t.results:
@@ -221,6 +251,9 @@ class Certificate:
                     if r.examples:
                         line += ", e.g. " + _describe_class(r.examples[0], r.measure)
                 lines.append(line)
+        for r in self.passthrough or ():
+            if not r.passed:
+                lines.append(f"FAILED: {r.describe()}; {FIX}")
         return "\n".join(lines)
 
     def raise_for_failure(self) -> None:
@@ -335,16 +368,25 @@ def certificate_of(
     checked: Sequence[TableVerification],
     requirement: Requirement,
     input_sha256: str | None = None,
+    passthrough: Sequence[PassthroughResult] | None = None,
 ) -> Certificate:
-    """Assemble the certificate of verified tables (sorted by name)."""
+    """Assemble the certificate of verified tables (sorted by name).
+
+    ``passthrough`` are the pass-through results of every table (None: not
+    checked); they are ordered by table name, keeping each table's order.
+    """
     if not checked:
         raise InvalidParameterError("nothing to verify: no released tables given")
     tables = tuple(sorted(checked, key=lambda t: t.name))
+    columns = None
+    if passthrough is not None:
+        columns = tuple(sorted(passthrough, key=lambda r: r.table or ""))
     return Certificate(
-        passed=all(t.passed for t in tables),
+        passed=all(t.passed for t in tables) and all(r.passed for r in columns or ()),
         requirement=requirement,
         tables=tables,
         input_sha256=input_sha256,
+        passthrough=columns,
     )
 
 
@@ -355,6 +397,7 @@ def verify_tables(
     original: pd.DataFrame | None = None,
     input_sha256: str | None = None,
     covers: Covers | None = None,
+    passthrough: PassthroughPolicy | None = None,
 ) -> Certificate:
     """Verify in-memory released tables (cells as released: text).
 
@@ -372,6 +415,10 @@ def verify_tables(
         Hierarchy labels -> raw values, per attribute, so the population risk
         can read hierarchy-generalized cells (see
         :func:`ppdm.privacy.risk.reidentification_risk`).
+    passthrough : PassthroughPolicy, optional
+        Columns released as is, checked by
+        :func:`ppdm.verify.passthrough.check_passthrough` in every table
+        that carries them (proxy part against ``original``).
 
     Returns
     -------
@@ -381,7 +428,28 @@ def verify_tables(
         _verify_table(name, table, requirement, original, None, covers)
         for name, table in tables.items()
     ]
-    return certificate_of(checked, requirement, input_sha256)
+    columns = _passthrough_of(
+        tables.items(), requirement, passthrough, original, covers
+    )
+    return certificate_of(checked, requirement, input_sha256, columns)
+
+
+def _passthrough_of(
+    tables: Iterable[tuple[str, pd.DataFrame]],
+    requirement: Requirement,
+    policy: PassthroughPolicy | None,
+    original: pd.DataFrame | None,
+    covers: Covers | None,
+) -> list[PassthroughResult] | None:
+    if policy is None:
+        return None
+    return [
+        result
+        for name, table in tables
+        for result in check_passthrough(
+            table, requirement, policy, original, covers, table=name
+        )
+    ]
 
 
 def verify_files(
@@ -391,6 +459,7 @@ def verify_files(
     original: pd.DataFrame | None = None,
     input_sha256: str | None = None,
     covers: Covers | None = None,
+    passthrough: PassthroughPolicy | None = None,
 ) -> Certificate:
     """Verify released CSV files as they will be published.
 
@@ -410,6 +479,11 @@ def verify_files(
         Hash of the pipeline's input, recorded in the certificate.
     covers : mapping, optional
         Hierarchy labels -> raw values, as for :func:`verify_tables`.
+    passthrough : PassthroughPolicy, optional
+        Columns released as is and the limits they must keep (see
+        :mod:`ppdm.verify.passthrough`); a column above a limit fails the
+        certificate unless the policy accepts it by name. Without
+        ``original`` only the below-k part is measured.
 
     Returns
     -------
@@ -419,11 +493,21 @@ def verify_files(
     ------
     SourceError
         A file cannot be read.
+    InvalidParameterError
+        A column of ``passthrough`` is a quasi-identifier or sensitive
+        attribute.
     """
     checked = []
+    columns: list[PassthroughResult] | None = None if passthrough is None else []
     for name, path in files.items():
         table = read_released_table(path)
         checked.append(
             _verify_table(name, table, requirement, original, sha256_file(path), covers)
         )
-    return certificate_of(checked, requirement, input_sha256)
+        if passthrough is not None and columns is not None:
+            columns.extend(
+                check_passthrough(
+                    table, requirement, passthrough, original, covers, table=name
+                )
+            )
+    return certificate_of(checked, requirement, input_sha256, columns)

@@ -8,13 +8,20 @@ aggregate (one row per class and sensitive value) is brought into memory,
 never the rows; it is then handed to the same code as the in-memory path
 (:func:`ppdm.verify.verify_partition`), so both give equal certificates.
 
+The pass-through check of columns released as is
+(:mod:`ppdm.verify.passthrough`) is computed the same way: per column, the
+class sizes over the quasi-identifiers plus the column stay on the cluster
+and only four sums come back, and the proxy part reads only the counts of
+rows whose column value pins a quasi-identifier in the original table.
+
 Dask and distributed are imported only when the Dask engine is used.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +42,18 @@ from ppdm.verify.certificate import (
     Covers,
     certificate_of,
     verify_partition,
+)
+from ppdm.verify.passthrough import (
+    PassthroughPolicy,
+    PassthroughResult,
+    below_k_from_sums,
+    canonical_text,
+    check_passthrough,
+    checked_columns,
+    not_measured_note,
+    passthrough_result,
+    proxy_groups,
+    proxy_shares,
 )
 
 __all__ = [
@@ -103,6 +122,8 @@ def verify_parquet(
     n_workers: int = 1,
     threads_per_worker: int = 2,
     client: Any = None,
+    covers: Covers | None = None,
+    passthrough: PassthroughPolicy | None = None,
 ) -> Certificate:
     """Verify a release stored as a Parquet file or a directory of parts.
 
@@ -127,6 +148,11 @@ def verify_parquet(
     client : distributed.Client, optional
         Run on this existing cluster instead of starting a local one (then
         ``memory_limit`` and the sizes above are the cluster's business).
+    covers : mapping, optional
+        Hierarchy labels -> raw values, as for :func:`ppdm.verify.verify_files`.
+    passthrough : PassthroughPolicy, optional
+        Columns released as is, checked as :func:`ppdm.verify.verify_files`
+        checks them (with Dask: from group-by counts, out of core).
 
     Returns
     -------
@@ -144,29 +170,46 @@ def verify_parquet(
         size = sum(f.stat().st_size for f in files)
         engine = "dask" if size > DASK_THRESHOLD_BYTES else "pandas"
     digest = _release_hash(files, root)
+    results: list[PassthroughResult] | None = None
     if engine == "pandas":
         frames = [pd.read_parquet(f) for f in files]
         table = released_text(pd.concat(frames, ignore_index=True))
         qis = tuple(q for q in requirement.quasi_identifiers if q in table.columns)
         partition = ClassPartition.of(table, qis)
         columns: Sequence[str] = list(table.columns)
+        if passthrough is not None:
+            results = check_passthrough(
+                table, requirement, passthrough, original, covers, table=table_name
+            )
     else:
         import pyarrow.parquet as pq
 
         columns = list(pq.read_schema(files[0]).names)
-        partition, columns = _dask_partition(
-            lambda wanted: _read_parquet_text(files, wanted),
-            columns,
-            requirement,
-            memory_limit,
-            n_workers,
-            threads_per_worker,
-            client,
-        )
+        with _dask_session(memory_limit, n_workers, threads_per_worker, client):
+            partition = _dask_partition(
+                lambda wanted: _read_parquet_text(files, wanted), columns, requirement
+            )
+            if passthrough is not None:
+                results = _dask_passthrough(
+                    lambda wanted: _read_parquet_text(files, wanted),
+                    table_name,
+                    partition.n_rows,
+                    columns,
+                    requirement,
+                    passthrough,
+                    original,
+                    covers,
+                )
     checked = verify_partition(
-        table_name, partition, columns, requirement, original=original, sha256=digest
+        table_name,
+        partition,
+        columns,
+        requirement,
+        original=original,
+        sha256=digest,
+        covers=covers,
     )
-    return certificate_of([checked], requirement, input_sha256)
+    return certificate_of([checked], requirement, input_sha256, results)
 
 
 def verify_csv_files(
@@ -179,6 +222,8 @@ def verify_csv_files(
     covers: Covers | None = None,
     n_workers: int = 1,
     threads_per_worker: int = 2,
+    passthrough: PassthroughPolicy | None = None,
+    client: Any = None,
 ) -> Certificate:
     """Out-of-core :func:`ppdm.verify.verify_files`: released CSVs read by Dask.
 
@@ -186,34 +231,54 @@ def verify_csv_files(
     reads them (text, ``"*"`` and ``""`` kept as values) and only the
     (class, sensitive value) counts come into memory, so a release larger than
     memory is checked with the same code and gives the same certificate.
+
+    With ``passthrough``, every column released as is is checked as
+    :func:`ppdm.verify.verify_files` checks it: the below-k figures are
+    reduced by Dask (the class sizes never come into memory), and the proxy
+    part brings in only the counts of rows whose column value pins a
+    quasi-identifier in ``original`` (at most one group per k original rows).
+    ``client`` runs on an existing cluster instead of a local one.
     """
-    checked = []
-    for table_name, path in files.items():
-        path = Path(path)
+    paths = {name: Path(path) for name, path in files.items()}
+    for path in paths.values():
         if not path.is_file():
             raise SourceError(f"released table {str(path)!r} does not exist")
-        columns = list(pd.read_csv(path, nrows=0).columns)
-        partition, _ = _dask_partition(
-            lambda wanted, p=path: _read_csv_text(p, wanted),
-            columns,
-            requirement,
-            memory_limit,
-            n_workers,
-            threads_per_worker,
-            None,
-        )
-        checked.append(
-            verify_partition(
-                table_name,
-                partition,
-                columns,
-                requirement,
-                original=original,
-                sha256=sha256_file(path),
-                covers=covers,
+    checked = []
+    results: list[PassthroughResult] | None = None if passthrough is None else []
+    with _dask_session(memory_limit, n_workers, threads_per_worker, client):
+        for table_name, path in paths.items():
+            columns = list(pd.read_csv(path, nrows=0).columns)
+            read = _csv_reader(path)
+            partition = _dask_partition(read, columns, requirement)
+            checked.append(
+                verify_partition(
+                    table_name,
+                    partition,
+                    columns,
+                    requirement,
+                    original=original,
+                    sha256=sha256_file(path),
+                    covers=covers,
+                )
             )
-        )
-    return certificate_of(checked, requirement, input_sha256)
+            if passthrough is not None and results is not None:
+                results.extend(
+                    _dask_passthrough(
+                        read,
+                        table_name,
+                        partition.n_rows,
+                        columns,
+                        requirement,
+                        passthrough,
+                        original,
+                        covers,
+                    )
+                )
+    return certificate_of(checked, requirement, input_sha256, results)
+
+
+def _csv_reader(path: Path) -> Any:
+    return lambda wanted: _read_csv_text(path, wanted)
 
 
 def _read_csv_text(path: Path, wanted: list[str]) -> Any:
@@ -232,16 +297,11 @@ def _read_parquet_text(files: Sequence[Path], wanted: list[str]) -> Any:
     return frame.map_partitions(released_text, meta=meta)
 
 
-def _dask_partition(
-    read: Any,
-    columns: list[str],
-    requirement: Requirement,
-    memory_limit: str,
-    n_workers: int,
-    threads_per_worker: int,
-    client: Any,
-) -> tuple[ClassPartition, list[str]]:
-    """Class partition from ``read(wanted_columns)``, a Dask frame of text cells."""
+@contextlib.contextmanager
+def _dask_session(
+    memory_limit: str, n_workers: int, threads_per_worker: int, client: Any
+) -> Iterator[None]:
+    """Dask computations inside run on ``client``, or on a local cluster."""
     try:
         from distributed import Client, LocalCluster
     except ImportError as exc:  # pragma: no cover - dask ships with prefect-dask
@@ -249,38 +309,137 @@ def _dask_partition(
             "engine='dask' needs dask[dataframe] and distributed "
             "(pip install 'dask[dataframe]' distributed)"
         ) from exc
+    if client is not None:
+        with client.as_current():
+            yield
+        return
+    with (
+        LocalCluster(
+            n_workers=n_workers,
+            threads_per_worker=threads_per_worker,
+            memory_limit=memory_limit,
+            processes=True,
+            dashboard_address=None,
+        ) as cluster,
+        Client(cluster),
+    ):
+        yield
 
+
+def _dask_partition(
+    read: Any, columns: list[str], requirement: Requirement
+) -> ClassPartition:
+    """Class partition from ``read(wanted_columns)``, a Dask frame of text cells.
+
+    Runs inside :func:`_dask_session`.
+    """
     qis = [q for q in requirement.quasi_identifiers if q in columns]
     sa = requirement.sensitive_attribute
     wanted = [*qis, sa] if sa is not None and sa in columns else list(qis)
-
-    def aggregate() -> pd.Series:
-        text = read(wanted)
-        # One output partition: the aggregate is small (classes x values), and
-        # a tree reduction avoids the shuffle Dask would otherwise plan.
-        return (
-            text.groupby(wanted, dropna=False, observed=True)
-            .size(split_out=1)
-            .compute()
-        )
-
-    if client is not None:
-        with client.as_current():
-            counts = aggregate()
-    else:
-        with (
-            LocalCluster(
-                n_workers=n_workers,
-                threads_per_worker=threads_per_worker,
-                memory_limit=memory_limit,
-                processes=True,
-                dashboard_address=None,
-            ) as cluster,
-            Client(cluster),
-        ):
-            counts = aggregate()
+    text = read(wanted)
+    # One output partition: the aggregate is small (classes x values), and
+    # a tree reduction avoids the shuffle Dask would otherwise plan.
+    counts = (
+        text.groupby(wanted, dropna=False, observed=True).size(split_out=1).compute()
+    )
     sensitive = sa if len(wanted) > len(qis) else None
-    return _partition_from_counts(counts, qis, sensitive), columns
+    return _partition_from_counts(counts, qis, sensitive)
+
+
+def _dask_passthrough(
+    read: Any,
+    table_name: str,
+    n_rows: int,
+    columns: list[str],
+    requirement: Requirement,
+    policy: PassthroughPolicy,
+    original: pd.DataFrame | None,
+    covers: Covers | None,
+) -> list[PassthroughResult]:
+    """:func:`ppdm.verify.passthrough.check_passthrough` from Dask aggregates.
+
+    Per column, the class sizes over the QIs plus the column stay distributed
+    (one output partition per four input blocks: a near-unique column has
+    about as many classes as rows) and only four sums come back; the proxy
+    part reads
+    the (column value, QI cells) counts of the rows whose value pins a
+    quasi-identifier. Everything is computed in one pass over the files.
+    Runs inside :func:`_dask_session`.
+    """
+    import dask
+
+    checked = checked_columns(columns, requirement, policy)
+    if not checked:
+        return []
+    qis = [q for q in requirement.quasi_identifiers if q in columns]
+    k = requirement.minimal_class_size
+    text = read([*qis, *checked])
+    pending: list[Any] = []
+    groups_of: dict[str, Any] = {}
+    split_out = max(1, text.npartitions // 4)
+    for column in checked:
+        keys = [column, *qis]
+        sizes = text.groupby(keys, dropna=False, observed=True).size(
+            split_out=split_out
+        )
+        small = sizes[sizes < k]
+        pending.append(
+            (sizes.count(), (sizes < k).sum(), small.sum(), (sizes == 1).sum())
+        )
+        if original is not None and column in original.columns:
+            groups = proxy_groups(original, column, requirement.quasi_identifiers, k)
+            groups_of[column] = groups
+            # an Index, not a list: Dask passes it to each partition untraversed
+            pinning = pd.Index(groups.pinning_keys())
+            rows = text[keys].map_partitions(
+                _rows_with_values, column, pinning, meta=text[keys]._meta
+            )
+            pending.append(
+                rows.groupby(keys, dropna=False, observed=True).size(split_out=1)
+            )
+    computed = list(dask.compute(*pending))
+    results = []
+    for column in checked:
+        n_classes, n_small, rows_small, n_unique = computed.pop(0)
+        figures = below_k_from_sums(
+            classes=n_classes,
+            classes_below_k=n_small,
+            rows_below_k=rows_small,
+            unique_rows=n_unique,
+            n_rows=n_rows,
+        )
+        shares = None
+        if column in groups_of:
+            counts = computed.pop(0).rename("n").reset_index()
+            shares = proxy_shares(
+                counts,
+                groups_of[column],
+                n_rows,
+                marker=requirement.suppression_marker,
+                covers=covers,
+            )
+        results.append(
+            passthrough_result(
+                column,
+                policy,
+                table=table_name,
+                rows=n_rows,
+                quasi_identifiers=qis,
+                k=k,
+                figures=figures,
+                shares=shares,
+                note=not_measured_note(original, column),
+            )
+        )
+    return results
+
+
+def _rows_with_values(
+    frame: pd.DataFrame, column: str, values: pd.Index
+) -> pd.DataFrame:
+    """The rows of a partition whose ``column`` value (canonical text) is in ``values``."""
+    keep = pd.Series(canonical_text(frame[column]), index=frame.index).isin(values)
+    return frame[keep.to_numpy()]
 
 
 def _partition_from_counts(

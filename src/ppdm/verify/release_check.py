@@ -2,7 +2,11 @@
 
 Used by ``ppdm verify``: every file's sha256 must equal the manifest's record,
 and the data files must meet the manifest's privacy requirement when checked
-afresh by the independent verifier.
+afresh by the independent verifier. When the manifest records the columns
+released as is (its ``passthrough`` entry), their below-k figures are
+measured afresh against its limits and acceptances; the proxy part needs the
+original table, which a release does not hold, and is reported as not
+measured.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from ppdm.privacy import Requirement
 from ppdm.release.artifacts import sha256_file
 from ppdm.verify import verify_files
 from ppdm.verify.out_of_core import DASK_THRESHOLD_BYTES, verify_csv_files
+from ppdm.verify.passthrough import PassthroughPolicy
 
 __all__ = ["ReleaseCheck", "check_release"]
 
@@ -50,6 +55,11 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
                 "(sha256 differs from the manifest)"
             )
     requirement = Requirement.from_dict(manifest["requirement"])
+    # Releases made before the pass-through check carry no policy: nothing
+    # to re-check then. Without the original table only the below-k part is
+    # measured (the proxy part needs the original values).
+    recorded = manifest.get("passthrough")
+    policy = PassthroughPolicy.from_dict(recorded) if recorded is not None else None
     data = {
         Path(f["path"]).stem: release_dir / f["path"]
         for f in manifest["files"]
@@ -57,9 +67,9 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
     }
     size = sum(path.stat().st_size for path in data.values())
     if size > DASK_THRESHOLD_BYTES:  # larger than memory comfortably holds
-        certificate = verify_csv_files(data, requirement)
+        certificate = verify_csv_files(data, requirement, passthrough=policy)
     else:
-        certificate = verify_files(data, requirement)
+        certificate = verify_files(data, requirement, passthrough=policy)
     lines.append(
         f"release {manifest['release_id']} ({manifest['dataset']}, "
         f"{manifest['algorithm']}): required {requirement}"
@@ -67,6 +77,13 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
     for table, measures in sorted(certificate.achieved.items()):
         shown = ", ".join(f"{name}={value}" for name, value in sorted(measures.items()))
         lines.append(f"achieved in {table}: {shown}")
+    if policy is None:
+        lines.append(
+            "columns released as is: not checked (the manifest records no "
+            "pass-through policy)"
+        )
+    for result in certificate.passthrough or ():
+        lines.append(f"{result.describe()}: {result.status}")
     lines.append(certificate.summary())
     passed = intact and certificate.passed
     lines.append("PASS" if passed else "FAIL")

@@ -128,3 +128,94 @@ def test_a_failing_algorithm_still_gives_a_report(original):
     page = render_report_html(utility, title="failed")
     assert "could not anonymize the training part" in page
     assert "k=500 exceeds" in page
+
+
+def test_the_report_lists_every_column_with_its_role_and_as_is_figures(original):
+    from ppdm.verify.passthrough import PassthroughPolicy, check_passthrough
+
+    n = len(original)
+    source = original.assign(
+        visits=3,  # one value: splits no class, pins nothing
+        wt=np.arange(n) * 11 + 5,  # a kept survey weight, unique per row
+        **{"<b>code</b>": 1},
+    )
+    roles = {
+        "patient_id": "identifying",
+        "name": "identifying",
+        "age": "quasi_identifier",
+        "sex": "quasi_identifier",
+        "income": "target",
+        "visits": "insensitive",
+        "wt": "weight",
+        "survey_wt": "weight",
+        "notes": "drop",
+        "<b>code</b>": "insensitive",
+    }
+    released = source.astype(str).assign(
+        age=[f"[{a // 10 * 10}, {a // 10 * 10 + 9}]" for a in source["age"]],
+        sex="*",
+        patient_id=[f"{i:032x}" for i in range(n)],  # pseudonyms
+    )
+    spec = AnonymizationSpec.of(
+        quasi_identifiers=QI, sensitive_attribute=None, target="income", k=2
+    )
+    policy = PassthroughPolicy(
+        columns=("visits", "wt", "<b>code</b>"), accepted=("wt",)
+    )
+    results = check_passthrough(
+        released, spec.requirement, policy, source, table="release"
+    )
+    section = [r.to_dict() for r in results]
+    utility = build_utility(
+        source, {"release": released}, spec, None, {}, roles=roles, passthrough=section
+    )
+    json.dumps(utility, allow_nan=False)
+    how = {c["column"]: (c["role"], c["released_as"]) for c in utility["columns"]}
+    assert list(how) == list(roles)  # every column, in the roles' order
+    assert how["patient_id"][1] == "pseudonymized (keyed HMAC-SHA256)"
+    assert how["name"][1] == how["notes"][1] == "dropped (never released)"
+    assert how["survey_wt"][1] == "dropped (never released)"  # weight not kept
+    assert how["wt"][1] == "released as is on purpose (weight)"
+    assert how["visits"][1] == "released as is on purpose (insensitive)"
+    assert how["age"][1] == "generalized or suppressed (quasi-identifier)"
+    assert utility["passthrough"] == section
+
+    page = render_report_html(utility, title="clinic")
+    assert "<h2>Columns and how they are released</h2>" in page
+    for column, (role, leaves) in how.items():
+        if column == "<b>code</b>":
+            continue
+        cells = f"<td>{column}</td><td>{role.replace('_', ' ')}</td><td>{leaves}</td>"
+        assert cells in page
+    # the weight: unique per row, so every row is alone in its class
+    assert (
+        "<tr><td>wt</td><td>release</td><td>2</td>"
+        f"<td>{n:,}</td><td>100%</td><td>100%</td><td>0%</td>"
+        "<td>0% / 1%</td><td>accepted by the data owner</td></tr>"
+    ) in page
+    assert (
+        "<tr><td>visits</td><td>release</td><td>2</td><td>0</td><td>0%</td>"
+        "<td>0%</td><td>0%</td><td>0% / 1%</td><td>within limits</td></tr>"
+    ) in page
+    assert "Accepted by the data owner</strong> although above a limit: wt" in page
+    # column names are escaped, never markup
+    assert "&lt;b&gt;code&lt;/b&gt;" in page and "<b>code</b>" not in page
+
+
+def test_without_roles_the_report_reads_them_from_the_spec(original):
+    spec = AnonymizationSpec.of(
+        quasi_identifiers=QI, sensitive_attribute=None, target="income", k=1
+    )
+    extra = original.assign(visits="2")
+    utility = build_utility(
+        extra, {"release": extra.drop(columns="sex")}, spec, None, {}
+    )
+    how = {c["column"]: (c["role"], c["released_as"]) for c in utility["columns"]}
+    assert how == {
+        "age": ("quasi_identifier", "generalized or suppressed (quasi-identifier)"),
+        "sex": ("quasi_identifier", "withheld (a quasi-identifier no table carries)"),
+        "income": ("target", "released as is on purpose (target)"),
+        "visits": (None, "released as is (no role given)"),
+    }
+    page = render_report_html(utility, title="plain")
+    assert "did not check the columns released as is" in page

@@ -20,6 +20,7 @@ from ppdm.privacy import (
 )
 from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.verify import (
+    PassthroughPolicy,
     read_released_table,
     verify_files,
     verify_tables,
@@ -107,8 +108,9 @@ def test_passing_release_certificate(tmp_path):
     d = cert.to_dict()
     assert list(d) == [
         "verifier", "passed", "requirement", "input_sha256", "release_sha256",
-        "rows", "tables",
+        "rows", "tables", "passthrough",
     ]  # fmt: skip
+    assert d["passthrough"] is None  # no columns released as is were declared
     assert d["verifier"] == {"name": "ppdm.verify", "version": ppdm.__version__}
     assert d["input_sha256"] == "ab" * 32
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -145,6 +147,13 @@ def test_certificates_are_deterministic(tmp_path):
     second = verify_files({"b.csv": b, "a.csv": a}, req, original=GOOD)
     assert first.to_json() == second.to_json()
     assert list(first.to_dict()["tables"]) == ["a.csv", "b.csv"]
+    # the pass-through results follow the table names too
+    policy = PassthroughPolicy(columns=("income",))
+    req_k = Requirement.of(QI, k=2)
+    first = verify_files({"b.csv": b, "a.csv": a}, req_k, passthrough=policy)
+    second = verify_files({"a.csv": a, "b.csv": b}, req_k, passthrough=policy)
+    assert first.to_json() == second.to_json()
+    assert [r["table"] for r in first.to_dict()["passthrough"]] == ["a.csv", "b.csv"]
 
 
 def test_table_without_some_qis_or_sensitive_attribute(tmp_path):
