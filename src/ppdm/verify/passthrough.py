@@ -103,7 +103,7 @@ class PassthroughPolicy:
 
     Parameters
     ----------
-    columns : tuple of str
+    columns : tuple of str, default=()
         Columns released unchanged on purpose (role ``insensitive``, and kept
         weights); each is checked in every released table that carries it.
     accepted : tuple of str, default=()
@@ -123,7 +123,7 @@ class PassthroughPolicy:
     True
     """
 
-    columns: tuple[str, ...]
+    columns: tuple[str, ...] = ()
     accepted: tuple[str, ...] = ()
     max_below_k_share: float = 0.0
     max_proxy_share: float = 0.01

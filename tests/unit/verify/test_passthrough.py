@@ -283,6 +283,10 @@ def test_policy_round_trip_and_errors():
     assert policy.columns == ("a", "b") and policy.max_proxy_share == 0.0
     assert PassthroughPolicy.from_dict(policy.to_dict()) == policy
     assert PassthroughPolicy.from_dict({"columns": ["a"]}).max_proxy_share == 0.01
+    assert PassthroughPolicy.from_dict({}) == PassthroughPolicy()  # nothing as is
+    released = release_of(adult_like(np.random.default_rng(18)), np.ones(600, bool))
+    cert = verify_tables({"t": released}, REQ, passthrough=PassthroughPolicy())
+    assert cert.passed and cert.to_dict()["passthrough"] == []  # checked, none
     with pytest.raises(InvalidParameterError, match="max_proxy_share.*got 1.5"):
         PassthroughPolicy(columns=("a",), max_proxy_share=1.5)
     with pytest.raises(InvalidParameterError, match="unknown pass-through policy keys"):
