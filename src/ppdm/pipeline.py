@@ -57,6 +57,7 @@ from ppdm.release.publish import publish_directory
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.utility.report import utility_report
 from ppdm.verify import verify_files
+from ppdm.verify.passthrough import PassthroughPolicy
 
 __all__ = [
     "STEPS",
@@ -656,6 +657,7 @@ def verify_step(
         "original": store.read_table(original),
         "input_sha256": source_sha256,
         "covers": covers_from_hierarchies(hierarchies) if hierarchies else None,
+        "passthrough": PassthroughPolicy.from_dict(settings.passthrough),
     }
     if _out_of_core(settings, files):
         from ppdm.verify.out_of_core import verify_csv_files
@@ -719,10 +721,8 @@ def utility_step(
         )
         for name, path in candidate_files(candidate).items()
     }
-    risk = {
-        name: table["risk"]
-        for name, table in store.read_json(certificate)["tables"].items()
-    }
+    checked = store.read_json(certificate)
+    risk = {name: table["risk"] for name, table in checked["tables"].items()}
     utility, html = utility_report(
         store.read_table(clean).drop(columns=hidden, errors="ignore"),
         released,
@@ -734,6 +734,9 @@ def utility_step(
         evidence=store.read_json(evidence)["evidence"],
         risk=risk,
         title=settings.title,
+        roles=dict(settings.roles),
+        passthrough=checked.get("passthrough"),
+        pseudonymized=hidden,
     )
     refs = {
         "utility": store.put_json(utility, kind="utility"),
@@ -826,7 +829,7 @@ def publish_step(
             settings.schema_source.sha256 if settings.schema_source else None
         ),
         "roles": dict(settings.roles),
-        "passthrough": dict(settings.passthrough),
+        "passthrough": PassthroughPolicy.from_dict(settings.passthrough).to_dict(),
         "files": files,
         "artifacts": {
             rel: hashes[rel] for rel in sorted(hashes) if not rel.startswith("data/")

@@ -535,7 +535,12 @@ def _run_gx(typed: pd.DataFrame, suite: Mapping[str, Any]) -> tuple[pd.DataFrame
                 "success": bool(item.success),
                 "mostly": _jsonable(kwargs.get("mostly")),
                 "unexpected_count": _jsonable(outcome.get("unexpected_count")),
-                "observed_value": _jsonable(outcome.get("observed_value")),
+                # A column statistic (a maximum, a mean) is a fact about the
+                # raw data; the report is published, so only table-level
+                # observations (row count, column names) are kept.
+                "observed_value": (
+                    None if column else _jsonable(outcome.get("observed_value"))
+                ),
             }
         )
         if item.success:

@@ -103,6 +103,7 @@ def build_utility(
     risk: Mapping[str, Mapping[str, Any]] | None = None,
     roles: Mapping[str, str] | None = None,
     passthrough: Sequence[Mapping[str, Any]] | None = None,
+    pseudonymized: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The ``utility.json`` content of a release.
 
@@ -132,6 +133,9 @@ def build_utility(
     passthrough : sequence of dict, optional
         The certificate's ``passthrough`` section: the verifier's figures for
         every column released as is (see :mod:`ppdm.verify.passthrough`).
+    pseudonymized : sequence of str, optional
+        Identifying columns released as keyed pseudonyms (not in
+        ``released_tables``: the learners never see them).
 
     Returns
     -------
@@ -173,7 +177,9 @@ def build_utility(
         "protocol": holdout.get("protocol") if holdout is not None else None,
         "pareto_front": list(pareto) if pareto is not None else None,
         "risk": {str(name): dict(r) for name, r in risk.items()} if risk else None,
-        "columns": column_releases(original, released_tables, spec, roles),
+        "columns": column_releases(
+            original, released_tables, spec, roles, pseudonymized=pseudonymized
+        ),
         "passthrough": (
             [dict(r) for r in passthrough] if passthrough is not None else None
         ),
@@ -205,12 +211,16 @@ def column_releases(
     released_tables: Mapping[str, pd.DataFrame],
     spec: AnonymizationSpec,
     roles: Mapping[str, str] | None = None,
+    *,
+    pseudonymized: Sequence[str] = (),
 ) -> list[dict[str, Any]]:
     """Every column, its role and how it leaves: the report's column table.
 
     Columns come in the order of ``roles``, then those released or in
     ``original`` that ``roles`` does not name. Whether a column is released
-    is read from the released tables themselves.
+    is read from the released tables themselves, except ``pseudonymized``
+    identifiers, which the report's learners are not given (a pseudonym is a
+    row key, not a feature) and which every released table carries.
 
     Returns
     -------
@@ -234,6 +244,8 @@ def column_releases(
     out = []
     for column in dict.fromkeys(order):
         tables = [str(n) for n, t in released_tables.items() if column in t.columns]
+        if column in pseudonymized:
+            tables = [str(n) for n in released_tables]
         role = known.get(column)
         out.append(
             {
@@ -839,6 +851,7 @@ def utility_report(
     missing: str = "weka",
     roles: Mapping[str, str] | None = None,
     passthrough: Sequence[Mapping[str, Any]] | None = None,
+    pseudonymized: Sequence[str] = (),
 ) -> tuple[dict[str, Any], str]:
     """The utility report of a release: ``utility.json`` content and ``report.html``.
 
@@ -888,6 +901,9 @@ def utility_report(
     passthrough : sequence of dict, optional
         The verification certificate's ``passthrough`` section (figures of
         every column released as is, and whether the data owner accepted it).
+    pseudonymized : sequence of str, optional
+        Identifying columns released as keyed pseudonyms (not in
+        ``released_tables``: the learners never see them).
 
     Returns
     -------
@@ -948,6 +964,7 @@ def utility_report(
         risk=risk,
         roles=roles,
         passthrough=passthrough,
+        pseudonymized=pseudonymized,
     )
     if title is None:
         name = getattr(algorithm, "name", type(algorithm).__name__)
