@@ -21,6 +21,7 @@ for _key, _value in {
     "PPDM_WORK_DIR": str(_ROOT / ".prefect" / "work"),
     "MPLBACKEND": "Agg",
     "MPLCONFIGDIR": str(_ROOT / ".prefect" / "matplotlib"),
+    "PPDM_AUDIT_KEY": "ppdm-test-suite-audit-key-not-a-secret",  # keyed audit logs
 }.items():
     os.environ.setdefault(_key, _value)
 

@@ -9,6 +9,10 @@ the entry is appended under the same lock. A failure after the rename that
 is not a crash (syncing the directory, appending the entry: a full disk, a
 read-only log) renames the release back out of sight before the error is
 raised; a failed append leaves no entry (:mod:`ppdm.release.audit`).
+
+The audit key (``PPDM_AUDIT_KEY`` by default) signs the entry and seals the
+manifest (``audit_seal``); the entry records the manifest's sha256
+(``manifest_sha256``), binding the two.
 """
 
 from __future__ import annotations
@@ -82,6 +86,8 @@ def publish_directory(
     hashes: Mapping[str, str],
     manifest: Mapping[str, Any],
     entry: Mapping[str, Any],
+    *,
+    audit_key: audit.KeyArg = audit.DEFAULT_AUDIT_KEY,
 ) -> Path:
     """Publish ``named`` files and ``manifest`` as ``release_dir``, with its audit entry.
 
@@ -99,8 +105,12 @@ def publish_directory(
     manifest : mapping
         The ``manifest.json`` content; its ``files`` list the data files.
     entry : mapping
-        The audit entry's fields (the event, the release directory and the
-        files with their hashes are added here).
+        The audit entry's fields (the event, the release directory, the files
+        with their hashes and the manifest's sha256 are added here).
+    audit_key : str, bytes or None, default "env:PPDM_AUDIT_KEY"
+        The key that signs the entry and seals the manifest: a key spec
+        (naming no key: unkeyed, with a warning), the key, or None (unkeyed on
+        purpose). A keyed log refuses an unkeyed entry or another key.
 
     Returns
     -------
@@ -113,6 +123,12 @@ def publish_directory(
         The file system refused (full disk, read-only, no permission).
     ArtifactIntegrityError
         ``release_dir`` exists with other data.
+    AuditLogError
+        The audit log was tampered with (its end does not match its head);
+        nothing is published.
+    KeyConfigError
+        The log is keyed and the key is missing or not the log's; nothing is
+        published.
 
     Notes
     -----
@@ -125,8 +141,9 @@ def publish_directory(
     renames the release back out of sight before the error is raised: the
     entry-less release never stays.
     """
+    signer = audit.audit_key(audit_key)
     try:
-        return _publish(out_dir, release_dir, named, hashes, manifest, entry)
+        return _publish(out_dir, release_dir, named, hashes, manifest, entry, signer)
     except OSError as err:
         # A full disk or a read-only directory is no reason to retry: say so.
         raise (storage_error(err, "publish into") or err) from err
@@ -139,8 +156,10 @@ def _publish(
     hashes: Mapping[str, str],
     manifest: Mapping[str, Any],
     entry: Mapping[str, Any],
+    signer: audit.AuditKey,
 ) -> Path:
     files = {f["path"]: f["sha256"] for f in manifest["files"]}
+    sealed = audit.seal_manifest(manifest, signer.key)
     release_dir.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_staging(release_dir.parent)
     staging: Path | None = None
@@ -158,9 +177,9 @@ def _publish(
                 (staging / rel).parent.mkdir(parents=True, exist_ok=True)
                 _copy_durably(path, staging / rel)
             fsync_directory(staging / "data")
-            write_atomic(staging / "manifest.json", canonical_json(manifest))
+            write_atomic(staging / "manifest.json", canonical_json(sealed))
             fsync_directory(staging)
-        with audit.opened(out_dir) as log:
+        with audit.opened(out_dir, key=signer) as log:
             event = "publish"
             if release_dir.exists():
                 existing = _existing_data_hashes(release_dir)
@@ -213,6 +232,7 @@ def _entry(
         **fields,
         "release_dir": str(release_dir.relative_to(out_dir)),
         "files": recorded,
+        "manifest_sha256": recorded[-1]["sha256"],
     }
 
 

@@ -5,8 +5,11 @@ import json
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import (
     GENESIS_HASH,
+    HEAD_NAME,
     append_entry,
+    audit_key,
     read_entries,
+    seal_manifest,
     verify_audit_log,
 )
 
@@ -75,15 +78,14 @@ def _publish_like(out, name):
     (release / "data").mkdir(parents=True)
     data = release / "data" / "release.csv"
     data.write_text(f"x\n{name}\n")
-    (release / "manifest.json").write_text(
-        json.dumps(
-            {
-                "dataset": "ds",
-                "release_id": name,
-                "files": [{"path": "data/release.csv", "sha256": sha256_file(data)}],
-            }
-        )
-    )
+    manifest = {
+        "dataset": "ds",
+        "release_id": name,
+        "files": [{"path": "data/release.csv", "sha256": sha256_file(data)}],
+    }
+    # sealed as a publisher holding the audit key seals it
+    sealed = seal_manifest(manifest, audit_key().key)
+    (release / "manifest.json").write_text(json.dumps(sealed))
     return release
 
 
@@ -106,6 +108,7 @@ def test_every_torn_tail_length_is_set_aside_and_recorded(tmp_path):
                 (tmp_path / name / "data.csv").read_bytes()
             )
         (out / "audit.jsonl").write_bytes(intact + whole[:cut])
+        (out / HEAD_NAME).write_bytes((tmp_path / HEAD_NAME).read_bytes())
         report = verify_audit_log(out)
         assert report.ok, (cut, report.problems)
         assert report.recovered_now == 1 and len(report.recoveries) == 1
@@ -148,7 +151,12 @@ def test_a_changed_unlogged_release_is_recorded_not_intact_and_fails(tmp_path):
     report = verify_audit_log(tmp_path)
     assert not report.ok
     assert "differs from its manifest" in report.recoveries[0]
-    assert "ds/orphan/data/release.csv changed" in report.broken
+    assert report.broken.startswith("entry seq=2 (line 3): release ds/orphan was ")
+    assert "NOT intact: ds/orphan/data/release.csv differs" in report.broken
+    assert (
+        "entry seq=2 (line 3): file ds/orphan/data/release.csv changed"
+        in (report.problems[1])
+    )
 
 
 def test_the_release_being_recorded_is_not_recovered_twice(tmp_path):

@@ -27,7 +27,8 @@ def _release(out: Path, name: str) -> Path:
     data = release / "data" / "release.csv"
     data.write_text(f"x\n{name}\n")
     files = [{"path": "data/release.csv", "sha256": sha256_file(data)}]
-    (release / "manifest.json").write_text(json.dumps({"files": files}))
+    sealed = audit.seal_manifest({"files": files}, audit.audit_key().key)
+    (release / "manifest.json").write_text(json.dumps(sealed))
     return release
 
 
