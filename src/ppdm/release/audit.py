@@ -109,6 +109,7 @@ __all__ = [
     "KeyArg",
     "append_entry",
     "audit_key",
+    "check_key",
     "entry_hash",
     "entry_mac",
     "fsync_directory",
@@ -838,6 +839,32 @@ def opened(
         log._recover_tail()
         log._recover_releases(exclude)
         yield log
+
+
+def check_key(out_dir: Path | str, key: KeyArg = DEFAULT_AUDIT_KEY) -> AuditKey:
+    """What a writer would refuse about ``key``, found before any work (a pre-flight).
+
+    Reads ``<out_dir>/audit.jsonl`` without locking or writing it.
+
+    Returns
+    -------
+    AuditKey
+        The resolved key (``key`` None: the log is not keyed, entries will be
+        written unkeyed).
+
+    Raises
+    ------
+    MissingKeyError
+        The log is keyed and ``key`` names no key.
+    KeyConfigError
+        A malformed spec or a short key, or the log is signed with another key.
+    """
+    signer = audit_key(key)
+    log = AuditLog(Path(out_dir), signer=AuditKey(signer.key, signer.source, True))
+    if log.path.exists():
+        log.entries = read_entries(log.path)
+        log._signing_key()
+    return signer
 
 
 def append_entry(

@@ -726,3 +726,18 @@ def test_a_second_rotation_verifies_with_the_newest_key(
     _publish(out, "r5", "x,y\n0,0\n", third)
     assert _verify(out, third).ok
     assert _lines(out)[-1]["key_id"] == key_id(third)
+
+
+def test_the_pre_flight_check_finds_what_a_writer_would_refuse(
+    base: Path, tmp_path: Path
+) -> None:
+    before = (base / AUDIT_LOG_NAME).read_bytes()
+    assert audit.check_key(base, NEW).id == key_id(NEW)
+    with pytest.raises(KeyConfigError, match=f"signed with key id {key_id(NEW)}"):
+        audit.check_key(base, OLD)
+    with pytest.raises(MissingKeyError, match="PPDM_NO_SUCH_KEY"):
+        audit.check_key(base, "env:PPDM_NO_SUCH_KEY")
+    assert (base / AUDIT_LOG_NAME).read_bytes() == before  # nothing written
+    # a new output directory takes any key, or none
+    assert audit.check_key(tmp_path / "new", "env:PPDM_NO_SUCH_KEY").key is None
+    assert not (tmp_path / "new").exists()
