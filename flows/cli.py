@@ -85,6 +85,12 @@ def _parser() -> argparse.ArgumentParser:
         "verify", help="check the hash chain and every recorded file hash"
     )
     audit_verify.add_argument("--out", type=Path, default=Path("releases"))
+    audit_verify.add_argument(
+        "--key",
+        default="env:PPDM_AUDIT_KEY",
+        help="the audit key: env:<VARIABLE> (default env:PPDM_AUDIT_KEY) or "
+        "prefect-secret:<block name>",
+    )
 
     commands.add_parser(
         "algorithms",
@@ -126,6 +132,11 @@ def _run(args: argparse.Namespace) -> int:
         output_dir=args.out,
         work_dir=args.work_dir,
     )
+    if any(
+        spec.startswith("prefect-secret:")
+        for spec in (config.audit_key, config.pseudonym_key)
+    ):
+        import tasks  # noqa: F401 - registers the prefect-secret key resolver
     preflight(config)
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
@@ -157,7 +168,9 @@ def _verify(args: argparse.Namespace) -> int:
 def _audit_verify(args: argparse.Namespace) -> int:
     from ppdm.release.audit import verify_audit_log
 
-    report = verify_audit_log(args.out)
+    if args.key.startswith("prefect-secret:"):
+        import tasks  # noqa: F401 - registers the prefect-secret key resolver
+    report = verify_audit_log(args.out, key=args.key)
     for recovery in report.recoveries:
         print(f"recovered: {recovery}")
     if report.ok:
@@ -170,8 +183,13 @@ def _audit_verify(args: argparse.Namespace) -> int:
                 else ""
             )
         )
+        print(
+            f"head: {report.head} (key id {report.key_id}); keep a copy outside "
+            f"{args.out} to detect a roll-back of the whole log"
+        )
         return EXIT_RECOVERED if report.recovered_now else EXIT_OK
-    print(f"audit log BROKEN: {report.broken}", file=sys.stderr)
+    state = "UNKEYED" if report.unkeyed else "BROKEN"
+    print(f"audit log {state}: {report.broken}", file=sys.stderr)
     for problem in report.problems[1:]:
         print(f"  also: {problem}", file=sys.stderr)
     return EXIT_FAILED

@@ -276,6 +276,7 @@ class VerifySettings(_Settings):
         None, description="read released hierarchy labels as the values they cover"
     )
     audit_log: str
+    audit_key: str = "env:PPDM_AUDIT_KEY"
     passthrough: dict[str, Any] = Field(
         default_factory=dict,
         description="columns released as is, those accepted, and the limits",
@@ -312,6 +313,7 @@ class PublishSettings(_Settings):
     schema_source: SchemaSource | None = None
     roles: dict[str, str] = Field(default_factory=dict)
     passthrough: dict[str, Any] = Field(default_factory=dict)
+    audit_key: str = "env:PPDM_AUDIT_KEY"
 
 
 @dataclass(frozen=True)
@@ -418,6 +420,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             memory_limit=config.verification.memory_limit,
             hierarchies=hierarchies,
             audit_log=str(out_dir / audit.AUDIT_LOG_NAME),
+            audit_key=config.audit_key,
             passthrough=passthrough,
         ),
         utility=UtilitySettings(
@@ -448,6 +451,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             schema_source=schema,
             roles=config.roles,
             passthrough=passthrough,
+            audit_key=config.audit_key,
         ),
     )
 
@@ -682,6 +686,7 @@ def verify_step(
                 "certificate_sha256": ref.sha256,
                 "created_at": _now(),
             },
+            key=settings.audit_key,
         )
         raise VerificationError(
             f"verification failed, nothing was published: {certificate.summary()}",
@@ -752,7 +757,7 @@ def _now() -> str:
 
 #: Configuration keys that say where things are, not what is released: left
 #: out of a release's identity, so moving them never makes a second release.
-_LOCATION_KEYS = ("output_dir", "work_dir", "hierarchies", "schema")
+_LOCATION_KEYS = ("output_dir", "work_dir", "hierarchies", "schema", "audit_key")
 
 
 def publish_step(
@@ -852,7 +857,15 @@ def publish_step(
         "flow_run_id": flow_run_id,
         "created_at": manifest["created_at"],
     }
-    return publish_directory(out_dir, release_dir, named, hashes, manifest, entry)
+    return publish_directory(
+        out_dir,
+        release_dir,
+        named,
+        hashes,
+        manifest,
+        entry,
+        audit_key=settings.audit_key,
+    )
 
 
 # -- the one order of the steps -----------------------------------------------

@@ -21,6 +21,7 @@ from ppdm.config import ConfigError, ReleaseConfig, check_source_columns
 from ppdm.exceptions import InfeasibleConstraintError, UnknownDatasetError
 from ppdm.prepare import ingest
 from ppdm.prepare.dataset_folder import SCHEMA_FILE, SUITE_FILE
+from ppdm.release import audit
 
 __all__ = ["preflight"]
 
@@ -75,6 +76,9 @@ def preflight(config: ReleaseConfig) -> None:
                 )
             )
     _check_feasible(config)
+    # A writer refuses a missing or different key once the log is keyed:
+    # better now than after the anonymization.
+    audit.check_key(config.output_dir, config.audit_key)
 
 
 def _describe(config: ReleaseConfig) -> str:
