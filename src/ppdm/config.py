@@ -83,6 +83,12 @@ class ConfigError(InvalidParameterError):
     """A release configuration is unreadable, has unknown keys or bad values."""
 
 
+#: A number key: strictly a number (an integer is one; a boolean, a quoted
+#: string, NaN and infinity are not). Integer keys are ``strict=True``: no
+#: boolean (YAML's ``k: true`` would be k = 1), no string, no 2.0.
+_NUMBER: dict[str, Any] = {"strict": True, "allow_inf_nan": False}
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -116,7 +122,7 @@ class DiscretizeConfig(_Strict):
     """How numeric quasi-identifiers become intervals before anonymization."""
 
     method: Literal["mdl", "equal-frequency", "none"] = "mdl"
-    n_bins: int = Field(5, ge=2, le=100)
+    n_bins: int = Field(5, ge=2, le=100, strict=True)
     columns: list[str] | None = Field(
         None, description="numeric QIs to bin; default: every numeric QI"
     )
@@ -125,7 +131,7 @@ class DiscretizeConfig(_Strict):
 class ValidationLimits(_Strict):
     """Limits of the schema-validation step."""
 
-    max_rejected_fraction: float = Field(0.05, ge=0.0, le=1.0)
+    max_rejected_fraction: float = Field(0.05, ge=0.0, le=1.0, **_NUMBER)
 
 
 class VerificationConfig(_Strict):
@@ -136,7 +142,7 @@ class VerificationConfig(_Strict):
         description="pandas: in memory; dask: out of core; auto: dask above "
         "size_threshold_mb of candidate files",
     )
-    size_threshold_mb: float = Field(256.0, gt=0.0)
+    size_threshold_mb: float = Field(256.0, gt=0.0, **_NUMBER)
     memory_limit: str = Field("2GB", pattern=r"^[0-9.]+\s*[KMGT]i?B$")
 
 
@@ -150,14 +156,14 @@ class PassthroughLimits(_Strict):
     education).
     """
 
-    max_below_k_share: float = Field(0.0, ge=0.0, le=1.0)
-    max_proxy_share: float = Field(0.01, ge=0.0, le=1.0)
+    max_below_k_share: float = Field(0.0, ge=0.0, le=1.0, **_NUMBER)
+    max_proxy_share: float = Field(0.01, ge=0.0, le=1.0, **_NUMBER)
 
 
 class UtilityConfig(_Strict):
     """The utility report's hold-out protocol."""
 
-    test_size: float = Field(0.3, gt=0.0, lt=1.0)
+    test_size: float = Field(0.3, gt=0.0, lt=1.0, **_NUMBER)
 
 
 class ReleaseConfig(_Strict):
@@ -182,6 +188,7 @@ class ReleaseConfig(_Strict):
     target: str
     pseudonymize: bool = Field(
         False,
+        strict=True,
         description="release identifying columns as keyed HMAC-SHA256 pseudonyms "
         "instead of dropping them",
     )
@@ -189,6 +196,12 @@ class ReleaseConfig(_Strict):
         "env:PPDM_PSEUDONYM_KEY",
         pattern=r"^[a-z-]+:.+$",
         description="where the pseudonym key is: env:<VARIABLE> or "
+        "prefect-secret:<block name>",
+    )
+    audit_key: str = Field(
+        "env:PPDM_AUDIT_KEY",
+        pattern=r"^[a-z-]+:.+$",
+        description="the key that signs the audit log: env:<VARIABLE> or "
         "prefect-secret:<block name>",
     )
     keep_weights: list[str] = Field(
@@ -200,16 +213,20 @@ class ReleaseConfig(_Strict):
         "flags them (the report says so)",
     )
     passthrough: PassthroughLimits = PassthroughLimits()
-    k: int = Field(10, ge=1, le=1_000_000)
-    l: int = Field(1, ge=1, le=1000)  # noqa: E741 - the literature's name
+    k: int = Field(10, ge=1, le=1_000_000, strict=True)
+    l: int = Field(1, ge=1, le=1000, strict=True)  # noqa: E741 - the literature's name
     l_variant: Literal["distinct", "entropy", "recursive"] = "distinct"
-    c: float | None = Field(None, gt=0.0, description="c of recursive (c,l)-diversity")
-    t: float | None = Field(None, gt=0.0, le=1.0, description="t-closeness threshold")
+    c: float | None = Field(
+        None, gt=0.0, description="c of recursive (c,l)-diversity", **_NUMBER
+    )
+    t: float | None = Field(
+        None, gt=0.0, le=1.0, description="t-closeness threshold", **_NUMBER
+    )
     models: list[dict[str, Any]] = Field(
         default_factory=list,
         description="further privacy models, each {model: <registry name>, ...}",
     )
-    suppression_limit: float = Field(0.01, ge=0.0, le=1.0)
+    suppression_limit: float = Field(0.01, ge=0.0, le=1.0, **_NUMBER)
     algorithm: str = "mondrian"
     params: dict[str, Any] = Field(default_factory=dict)
     discretize: DiscretizeConfig = DiscretizeConfig()
@@ -221,7 +238,7 @@ class ReleaseConfig(_Strict):
         description="directory of the dataset's generalization hierarchies, one "
         "file per attribute; default: the hierarchies shipped for the dataset",
     )
-    seed: int = Field(0, ge=0, le=2**32 - 1)
+    seed: int = Field(0, ge=0, le=2**32 - 1, strict=True)
     output_dir: str = "releases"
     work_dir: str | None = Field(
         None,
@@ -588,11 +605,55 @@ def _format_errors(err: ValidationError, origin: str) -> str:
         else:
             allowed = _allowed(ReleaseConfig, loc)
             got = error.get("input")
+            why = _wrong_type(error["type"], got, key) or error["msg"]
             lines.append(
-                f"{key} = {got!r} is not allowed ({error['msg']})"
+                f"{key} = {got!r} is not allowed ({why})"
                 + (f"; allowed: {allowed}" if allowed else "")
             )
     return f"config {origin}: " + "; ".join(lines)
+
+
+#: pydantic's error types for a value of the wrong type, and what was wanted.
+_WANTED = {
+    "int_type": "an integer",
+    "int_from_float": "an integer",
+    "float_type": "a number",
+    "bool_type": "true or false",
+    "finite_number": "a finite number",
+}
+
+
+def _wrong_type(kind: str, got: Any, key: str) -> str | None:
+    """Why a value of the wrong type is refused, in the YAML author's terms.
+
+    Numbers and booleans are strict: YAML's ``k: true`` is a boolean (it
+    would count as 1) and ``k: "10"`` is text, and neither is taken for the
+    number it resembles.
+    """
+    wanted = _WANTED.get(kind)
+    if wanted is None:
+        return None
+    if isinstance(got, bool):
+        return f"true/false is a boolean, not {wanted}"
+    if isinstance(got, str):
+        looks_numeric = _is_number_text(got)
+        hint = (
+            f"; write {key.rsplit('.', 1)[-1]}: {got.strip()}" if looks_numeric else ""
+        )
+        return f"a quoted string is text, not {wanted}{hint}"
+    if isinstance(got, float):  # 1.5 for an integer, nan or inf for a number
+        return f"{got!r} is not {wanted}"
+    kinds = {"int": "an integer", "list": "a list", "dict": "a mapping"}
+    kind_of = kinds.get(type(got).__name__, f"a {type(got).__name__}")
+    return f"{kind_of} is not {wanted}"
+
+
+def _is_number_text(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def parse_config(
@@ -604,9 +665,8 @@ def parse_config(
     ``hierarchies`` paths are read from there.
     """
     if not isinstance(data, dict):
-        raise ConfigError(
-            f"config {origin}: expected a mapping of keys, got {type(data).__name__}"
-        )
+        got = "an empty document" if data is None else f"a {type(data).__name__}"
+        raise ConfigError(f"config {origin}: expected a mapping of keys, got {got}")
     context = {"base_dir": str(base_dir)} if base_dir is not None else None
     try:
         return ReleaseConfig.model_validate(data, context=context)
@@ -676,11 +736,74 @@ def check_source_columns(config: ReleaseConfig) -> list[str] | None:
     return columns
 
 
+class _DuplicateKeyError(yaml.YAMLError):
+    """A mapping of a YAML document gives one key twice."""
+
+
+_MERGE_TAG = "tag:yaml.org,2002:merge"
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """YAML's safe loader that refuses a key given twice in one mapping.
+
+    PyYAML keeps the last value of a repeated key without a word; in a
+    release configuration that silently changes k, the quasi-identifiers or
+    a column's role. Keys brought in by a merge (``<<: *defaults``) may be
+    overridden, as YAML intends.
+    """
+
+    def construct_document(self, node: yaml.Node) -> Any:
+        _check_unique_keys(node)
+        return super().construct_document(node)
+
+
+def _check_unique_keys(root: yaml.Node) -> None:
+    """Raise :class:`_DuplicateKeyError` naming the first repeated key and its lines."""
+    seen: set[int] = set()
+    todo: list[tuple[yaml.Node, tuple[str, ...]]] = [(root, ())]
+    while todo:
+        node, path = todo.pop()
+        if id(node) in seen:  # an alias: checked where it was anchored
+            continue
+        seen.add(id(node))
+        children: list[tuple[yaml.Node, tuple[str, ...]]] = []
+        if isinstance(node, yaml.MappingNode):
+            first: dict[tuple[str, str], int] = {}
+            for key_node, value_node in node.value:
+                if key_node.tag == _MERGE_TAG or not isinstance(
+                    key_node, yaml.ScalarNode
+                ):
+                    children.append((value_node, path))
+                    continue
+                line = key_node.start_mark.line + 1
+                name = (key_node.tag, key_node.value)
+                if name in first:
+                    key = ".".join((*path, key_node.value))
+                    raise _DuplicateKeyError(
+                        f"key {key!r} is given twice (lines {first[name]} and "
+                        f"{line}); YAML would keep the last one silently: give it once"
+                    )
+                first[name] = line
+                children.append((value_node, (*path, key_node.value)))
+        elif isinstance(node, yaml.SequenceNode):
+            children = [(item, path) for item in node.value]
+        todo.extend(reversed(children))  # depth first, in document order
+
+
 def load_config(path: Path | str) -> ReleaseConfig:
-    """Read and validate a YAML release configuration."""
+    """Read and validate a YAML release configuration.
+
+    Raises
+    ------
+    ConfigError
+        The file is missing, a directory, unreadable, not UTF-8, not YAML,
+        gives a key twice, or its content is not a valid configuration; the
+        message names the file and the key (with its line numbers for a key
+        given twice).
+    """
     path = Path(path)
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader
     except FileNotFoundError:
         raise ConfigError(f"config {path}: file not found") from None
     except IsADirectoryError:
@@ -692,9 +815,30 @@ def load_config(path: Path | str) -> ReleaseConfig:
             f"config {path}: not UTF-8 text (byte {err.start}: {err.reason}); save "
             "it as UTF-8"
         ) from None
+    except _DuplicateKeyError as err:
+        raise ConfigError(f"config {path}: {err}") from None
     except yaml.YAMLError as err:
-        raise ConfigError(f"config {path}: not valid YAML ({err})") from None
+        raise ConfigError(
+            f"config {path}: not valid YAML: {_yaml_problem(err)}"
+        ) from None
     return parse_config(data, origin=str(path), base_dir=path.parent)
+
+
+def _yaml_problem(err: yaml.YAMLError) -> str:
+    """A YAML error on one line: where, what, and what it was inside of."""
+    problem = getattr(err, "problem", None)
+    if problem is None:
+        return " ".join(str(err).split())
+    mark = getattr(err, "problem_mark", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    context = getattr(err, "context", None)
+    context_mark = getattr(err, "context_mark", None)
+    inside = ""
+    if context:
+        inside = f" ({context}" + (
+            f" that starts on line {context_mark.line + 1})" if context_mark else ")"
+        )
+    return f"{where}{problem}{inside}"
 
 
 def default_config(dataset: str = "adult") -> ReleaseConfig:
