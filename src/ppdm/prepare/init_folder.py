@@ -1,0 +1,470 @@
+"""Write a dataset folder for a data owner's own table (``ppdm init``).
+
+``init_dataset("clinic.csv", dataset="clinic", directory=".")`` reads the
+table once, profiles it (:mod:`ppdm.prepare.profile`) and writes::
+
+    ./clinic/
+        clinic.yaml        the release configuration: every column's role,
+                           with the reason of each guess as a comment
+        schema.yaml        pandera schema of a valid row (DataFrameSchema.to_yaml)
+        suite.json         Great Expectations suite of a valid table
+        hierarchies/       one <attribute>.json (intervals) or .csv per
+                           quasi-identifier
+
+The configuration names the folder relative to itself (``schema: .``,
+``hierarchies: hierarchies``), so the folder can move as a whole; the source
+is written as an absolute path (CSV, Parquet) or as the database URL and
+query (SQL; a relative SQLite path is made absolute). Its defaults are
+``k: 5``, ``l: 2`` when a sensitive column has at least two values, the
+Mondrian algorithm, seed 0 and ``output_dir: releases``.
+
+Every role is a guess to check before the first release: the owner edits the
+files, and ``ppdm run --config clinic/clinic.yaml`` releases. Running
+``ppdm init`` again on the same table rewrites nothing; a file that differs
+from what it would write now (an edited one) is never overwritten without
+``force=True`` (``--force``), and the refusal names the files.
+
+The folder describes the data: the schema lists observed value sets and
+ranges (the extremes of numeric columns included), never the values of
+identifying or dropped columns. Keep it with the data. A database URL with a
+password makes the configuration readable by its owner only (mode 0600).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ppdm.exceptions import InvalidParameterError
+from ppdm.prepare.ingest import load_source
+from ppdm.prepare.profile import (
+    HierarchyPlan,
+    TableProfile,
+    build_schema,
+    build_suite,
+    profile_table,
+    propose_hierarchy,
+)
+
+__all__ = [
+    "CONFIG_DEFAULTS",
+    "DatasetPlan",
+    "config_text",
+    "init_dataset",
+    "plan_dataset",
+    "source_entry",
+    "write_dataset",
+]
+
+#: Defaults of a configuration ``ppdm init`` writes (``l`` is added when a
+#: sensitive column has at least two values).
+CONFIG_DEFAULTS: dict[str, Any] = {
+    "k": 5,
+    "algorithm": "mondrian",
+    "seed": 0,
+    "output_dir": "releases",
+}
+_DEFAULT_L = 2
+_SCHEMA_FILE, _SUITE_FILE, _HIERARCHY_DIR = "schema.yaml", "suite.json", "hierarchies"
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+_FILE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+# A YAML plain scalar that stays a string: no indicator first, no ": " or " #".
+_PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
+_YAML_WORDS = frozenset(
+    "y yes n no true false on off null ~".split()
+)  # read as booleans or null by some YAML parsers
+
+
+@dataclass(frozen=True)
+class DatasetPlan:
+    """Everything ``ppdm init`` would write, before anything is written.
+
+    Attributes
+    ----------
+    folder : pathlib.Path
+        The dataset folder, absolute.
+    config_path : pathlib.Path
+        ``folder / "<dataset>.yaml"``.
+    profile : TableProfile
+        The proposed roles and their reasons.
+    hierarchies : dict of str to HierarchyPlan
+        One per quasi-identifier (``kind == "none"`` when none could be made).
+    files : dict of str to str
+        Path relative to ``folder`` -> text to write.
+    private : frozenset of str
+        Files written readable by their owner only (a configuration holding a
+        database password).
+    """
+
+    folder: Path
+    config_path: Path
+    profile: TableProfile
+    hierarchies: dict[str, HierarchyPlan]
+    files: dict[str, str]
+    private: frozenset[str] = frozenset()
+
+
+def init_dataset(
+    source: str | Path,
+    *,
+    dataset: str,
+    directory: str | Path = ".",
+    target: str | None = None,
+    sensitive: str | list[str] | None = None,
+    quasi_identifiers: list[str] | None = None,
+    query: str | None = None,
+    force: bool = False,
+) -> Path:
+    """Profile a table and write its dataset folder ``directory/dataset/``.
+
+    Parameters
+    ----------
+    source : str or pathlib.Path
+        A CSV (``.csv``) or Parquet (``.parquet``, ``.pq``) file, or a
+        SQLAlchemy database URL (then ``query`` is required).
+    dataset : str
+        The dataset's name: letters, digits, ``_``, ``.``, ``-``.
+    directory : str or pathlib.Path, default="."
+        Where the folder ``dataset/`` is created.
+    target, sensitive, quasi_identifiers : optional
+        The owner's own roles; they override the guesses (see
+        :func:`ppdm.prepare.profile.profile_table`).
+    query : str, optional
+        The SQL query returning the table (database sources only).
+    force : bool, default=False
+        Overwrite files that differ from what would be written now.
+
+    Returns
+    -------
+    pathlib.Path
+        The release configuration written, ``directory/dataset/dataset.yaml``
+        (absolute).
+
+    Raises
+    ------
+    InvalidParameterError
+        A bad name, source or column; or files that differ exist and
+        ``force`` is False (the message names them).
+    ppdm.exceptions.SourceError
+        The source cannot be read, or holds no rows.
+    """
+    plan = plan_dataset(
+        source,
+        dataset=dataset,
+        directory=directory,
+        target=target,
+        sensitive=sensitive,
+        quasi_identifiers=quasi_identifiers,
+        query=query,
+    )
+    return write_dataset(plan, force=force)
+
+
+def plan_dataset(
+    source: str | Path,
+    *,
+    dataset: str,
+    directory: str | Path = ".",
+    target: str | None = None,
+    sensitive: str | list[str] | None = None,
+    quasi_identifiers: list[str] | None = None,
+    query: str | None = None,
+) -> DatasetPlan:
+    """Read and profile the source; return what :func:`write_dataset` writes.
+
+    Parameters and errors as :func:`init_dataset` (nothing is written).
+    """
+    if (
+        not isinstance(dataset, str)
+        or not _NAME.match(dataset)
+        or dataset
+        in (
+            ".",
+            "..",
+        )
+    ):
+        raise InvalidParameterError(
+            f"dataset must be a name of letters, digits, '_', '.' and '-'; "
+            f"got {dataset!r}"
+        )
+    entry = source_entry(source, query=query)
+    location = entry.get("path", entry.get("url"))
+    frame = load_source(entry["kind"], location, query=entry.get("query"))
+    profile = profile_table(
+        frame,
+        dataset=dataset,
+        target=target,
+        sensitive=sensitive,
+        quasi_identifiers=quasi_identifiers,
+    )
+    folder = Path(directory).expanduser().resolve() / dataset
+    hierarchies = {
+        name: propose_hierarchy(frame[name]) for name in profile.quasi_identifiers
+    }
+    files = {
+        _SCHEMA_FILE: build_schema(frame, profile).to_yaml(),
+        _SUITE_FILE: json.dumps(build_suite(frame, profile), indent=1) + "\n",
+    }
+    for plan in hierarchies.values():
+        if plan.file_name is not None:
+            files[f"{_HIERARCHY_DIR}/{plan.file_name}"] = plan.text()
+    config_name = f"{dataset}.yaml"
+    files[config_name] = config_text(profile, entry, hierarchies, frame)
+    private = frozenset({config_name}) if _has_password(entry) else frozenset()
+    return DatasetPlan(
+        folder=folder,
+        config_path=folder / config_name,
+        profile=profile,
+        hierarchies=hierarchies,
+        files=files,
+        private=private,
+    )
+
+
+def write_dataset(plan: DatasetPlan, *, force: bool = False) -> Path:
+    """Write a :class:`DatasetPlan`'s files; unchanged files are left as they are.
+
+    Raises
+    ------
+    InvalidParameterError
+        Without ``force``: a file exists with other content (edited, or written
+        from another table), or a hierarchy of a quasi-identifier exists in the
+        other format (``.csv`` for a ``.json``, or the reverse), which would
+        define the attribute twice. Nothing is written then.
+    """
+    folder = plan.folder
+    if folder.exists() and not folder.is_dir():
+        raise InvalidParameterError(f"{folder} exists and is not a directory")
+    changed = [
+        name
+        for name, text in plan.files.items()
+        if (folder / name).exists() and _read(folder / name) != text
+    ]
+    rivals = _rival_hierarchies(plan)
+    if (changed or rivals) and not force:
+        listed = ", ".join(
+            changed + [f"{r} (defines the attribute again)" for r in rivals]
+        )
+        raise InvalidParameterError(
+            f"dataset folder {folder}: {len(changed) + len(rivals)} file(s) differ "
+            f"from what ppdm init writes now and would be overwritten: {listed}; "
+            "keep your edits, or run again with --force (force=True) to overwrite"
+        )
+    (folder / _HIERARCHY_DIR).mkdir(parents=True, exist_ok=True)
+    for rival in rivals:
+        (folder / rival).unlink()
+    for name, text in plan.files.items():
+        path = folder / name
+        if path.exists() and _read(path) == text:
+            continue
+        _write_atomically(path, text, private=name in plan.private)
+    return plan.config_path
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None  # unreadable: treated as different
+
+
+def _rival_hierarchies(plan: DatasetPlan) -> list[str]:
+    rivals = []
+    for hierarchy in plan.hierarchies.values():
+        if hierarchy.file_name is None:
+            continue
+        other = {"intervals": ".csv", "levels": ".json"}[hierarchy.kind]
+        name = f"{_HIERARCHY_DIR}/{hierarchy.attribute}{other}"
+        if (plan.folder / name).exists():
+            rivals.append(name)
+    return rivals
+
+
+def _write_atomically(path: Path, text: str, *, private: bool) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.chmod(temporary, 0o600 if private else 0o666 & ~_umask())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# -- source -------------------------------------------------------------------
+def source_entry(source: str | Path, *, query: str | None = None) -> dict[str, str]:
+    """The configuration's ``source:`` mapping for a file path or a database URL.
+
+    A file becomes ``{kind: csv|parquet, path: <absolute path>}``; a URL
+    (``scheme://...``) becomes ``{kind: sql, url, query}``, a relative SQLite
+    database path made absolute.
+
+    Raises
+    ------
+    InvalidParameterError
+        A file of another type, a URL without ``query``, or a ``query`` with a
+        file.
+    """
+    text = str(source)
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
+        if not query:
+            raise InvalidParameterError(
+                f"source {_masked(text)} is a database URL; it needs a query "
+                "(--query 'SELECT * FROM <table>')"
+            )
+        return {"kind": "sql", "url": _absolute_sqlite(text), "query": query}
+    path = Path(text).expanduser()
+    kind = _FILE_KINDS.get(path.suffix.lower())
+    if kind is None:
+        raise InvalidParameterError(
+            f"source {text!r}: a file must end in {', '.join(_FILE_KINDS)}, or be a "
+            "database URL such as sqlite:///data.db with --query"
+        )
+    if query:
+        raise InvalidParameterError(
+            f"--query is for database URLs; source {text!r} is a {kind} file"
+        )
+    return {"kind": kind, "path": str(path.resolve())}
+
+
+def _absolute_sqlite(url: str) -> str:
+    import sqlalchemy as sa
+
+    try:
+        parsed = sa.make_url(url)
+    except (sa.exc.ArgumentError, ValueError):
+        return url  # load_source names the problem
+    database = parsed.database
+    if (
+        parsed.get_backend_name() == "sqlite"
+        and database
+        and database != ":memory:"
+        and not database.startswith("file:")
+        and not Path(database).is_absolute()
+    ):
+        parsed = parsed.set(database=str(Path(database).resolve()))
+        return parsed.render_as_string(hide_password=False)
+    return url
+
+
+def _has_password(entry: dict[str, str]) -> bool:
+    if entry["kind"] != "sql":
+        return False
+    import sqlalchemy as sa
+
+    try:
+        return bool(sa.make_url(entry["url"]).password)
+    except (sa.exc.ArgumentError, ValueError):
+        return True
+
+
+def _masked(url: str) -> str:
+    return re.sub(r"(//[^:/@]*:)[^@]*@", r"\1***@", url)
+
+
+# -- configuration text -------------------------------------------------------
+def config_text(
+    profile: TableProfile,
+    source: dict[str, str],
+    hierarchies: dict[str, HierarchyPlan],
+    frame: pd.DataFrame,
+) -> str:
+    """The release configuration as YAML text, each role with its reason.
+
+    Written by hand, not by a YAML dumper, for the comments; every key and
+    value is a plain word or a JSON string (which YAML reads as a
+    double-quoted scalar), so ``yaml.safe_load`` reads it back exactly.
+    """
+    roles = profile.roles
+    sensitive = [
+        name for name in profile.sensitive_attributes if frame[name].nunique() >= 2
+    ]
+    lines = [
+        f"# Release configuration of {profile.dataset}, written by `ppdm init` from a "
+        f"table of {profile.rows:,} rows",
+        f"# and {len(roles)} columns. Every role below is a GUESS from the column's "
+        "name and values,",
+        "# with its reason as a comment: check each one before the first release.",
+        "#   identifying       dropped (or keyed pseudonyms with pseudonymize: true)",
+        "#   quasi_identifier  generalized by the algorithm, along hierarchies/",
+        "#   sensitive         released as is, protected by l-diversity",
+        "#   insensitive       released as is; the pass-through check stops the run "
+        "if it singles people out",
+        "#   target            the class an analyst predicts, released as is",
+        "#   weight            dropped unless listed in keep_weights",
+        "#   drop              never released",
+        f"dataset: {_scalar(profile.dataset)}",
+        f"schema: .                  # {_SCHEMA_FILE} and {_SUITE_FILE} beside this file",
+        f"hierarchies: {_HIERARCHY_DIR}   # one file per quasi-identifier",
+        "source:",
+    ]
+    if source["kind"] == "sql" and _has_password(source):
+        lines.append("  # the URL holds a password: this file is readable by you only")
+    lines += [f"  {key}: {_scalar(value)}" for key, value in source.items()]
+    lines.append("columns:")
+    width = min(max((len(_scalar(n)) for n in roles), default=0) + 1, 32)
+    role_width = max(len(r) for r in roles.values()) if roles else 0
+    for column in profile.columns:
+        reason = column.reason
+        plan = hierarchies.get(column.name)
+        if plan is not None:
+            reason += f"; {plan.summary}"
+        key = f"{_scalar(column.name)}:".ljust(width + 1)
+        lines.append(f"  {key} {column.role.ljust(role_width)}  # {_one_line(reason)}")
+    if profile.target is None:
+        lines.append(
+            "# No column is the target yet: give the column an analyst predicts the "
+            "role `target`."
+        )
+    if sensitive:
+        others = "; the others by the models below" if len(sensitive) > 1 else ""
+        lines.append(
+            f"sensitive_attribute: {_scalar(sensitive[0])}   # protected by "
+            f"l-diversity{others}"
+        )
+    lines.append(f"k: {CONFIG_DEFAULTS['k']}")
+    if sensitive:
+        lines.append(
+            f"l: {_DEFAULT_L}   # at least {_DEFAULT_L} distinct values of "
+            f"{_one_line(sensitive[0])} in every class"
+        )
+    if len(sensitive) > 1:
+        lines.append("models:")
+        for name in sensitive[1:]:
+            lines.append(
+                f"  - {{model: distinct-l-diversity, attribute: {_scalar(name)}, "
+                f"l: {_DEFAULT_L}}}"
+            )
+    for key in ("algorithm", "seed", "output_dir"):
+        lines.append(f"{key}: {_scalar(CONFIG_DEFAULTS[key])}")
+    return "\n".join(lines) + "\n"
+
+
+def _scalar(value: Any) -> str:
+    """A YAML scalar that reads back as the same string (or number)."""
+    if isinstance(value, bool) or not isinstance(value, (str, int)):
+        raise InvalidParameterError(f"cannot write {value!r} into the configuration")
+    if isinstance(value, int):
+        return str(value)
+    if _PLAIN.match(value) and value.lower() not in _YAML_WORDS:
+        return value
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
