@@ -13,7 +13,7 @@ import os
 import sys
 from pathlib import Path
 
-from flows import serve
+from flows import init_command, serve
 from ppdm.exceptions import AnonymizationError, StorageError, UnknownDatasetError
 
 #: Exit codes, documented in the README: 0 done; 1 the release or the check
@@ -104,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("dataset", help="embedded dataset: adult, german")
     export.add_argument("database", type=Path, help="SQLite file to create or update")
     export.add_argument("--table", help="table name (default: the dataset name)")
+    init_command.add_parser(commands)
     serve.add_parser(commands)
     return parser
 
@@ -307,6 +308,7 @@ def main(argv: list[str] | None = None) -> int:
         "audit": _audit_verify,
         "export-sqlite": _export_sqlite,
         "serve": serve.run,
+        "init": init_command.run,
     }
     try:
         return handlers[args.command](args)

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parent.parent / "src" / "ppdm"
-FORBIDDEN = {"prefect", "prefect_dask", "tasks", "flows", "schemas"}
+FORBIDDEN = {"prefect", "prefect_dask", "tasks", "flows"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -64,6 +64,7 @@ def test_a_wheel_carries_the_data_files_inside_the_package():
     assert wheel["force-include"] == {
         "hierarchies": "ppdm/_data/hierarchies",
         "configs": "ppdm/_data/configs",
+        "schemas": "ppdm/_data/schemas",
     }
     for source in wheel["force-include"]:
         assert (root / source).is_dir()
