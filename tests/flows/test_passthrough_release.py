@@ -1,0 +1,118 @@
+"""Columns released as is are judged before publishing: a proxy of a quasi-identifier
+or a near-unique column stops the run naming it, unless the owner accepts it by name."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ppdm import pipeline
+from ppdm.config import parse_config
+from ppdm.exceptions import VerificationError
+
+EDUCATION = ["primary", "secondary", "bachelor", "master", "doctorate"]
+
+
+@pytest.fixture(scope="module")
+def survey(tmp_path_factory):
+    """A seeded survey: a 1:1 code of education, a 1:1 code of age, a near-unique column."""
+    folder = tmp_path_factory.mktemp("survey")
+    rng = np.random.default_rng(11)
+    n = 600
+    education = rng.choice(EDUCATION, n, p=[0.2, 0.35, 0.25, 0.15, 0.05])
+    table = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n),
+            "sex": rng.choice(["F", "M"], n),
+            "education": education,
+            "education_code": pd.Series(education).map(
+                {e: i + 1 for i, e in enumerate(EDUCATION)}
+            ),
+            "income": np.round(rng.lognormal(10, 0.6, n), 2),
+            "age_code": None,
+            "region": rng.choice(["north", "south"], n),
+            "diagnosis": rng.choice(["flu", "asthma", "diabetes", "none"], n),
+            "outcome": rng.choice(["yes", "no"], n),
+        }
+    )
+    table["age_code"] = table["age"] + 1000  # a recoding: knowing it is knowing age
+    source = folder / "survey.csv"
+    table.to_csv(source, index=False)
+    from ppdm.prepare.profile import build_schema, build_suite
+
+    schema = build_schema(table, dataset="survey")
+    (folder / "schema.yaml").write_text(schema.to_yaml(), encoding="utf-8")
+    suite = build_suite(table, dataset="survey", target="outcome")
+    (folder / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+    return folder, source
+
+
+def _config(folder, source, tmp_path, **changes):
+    columns = {
+        "age": "quasi_identifier",
+        "sex": "quasi_identifier",
+        "education": "quasi_identifier",
+        "education_code": "insensitive",
+        "income": "drop",
+        "age_code": "drop",
+        "region": "drop",
+        "diagnosis": "sensitive",
+        "outcome": "target",
+    }
+    columns.update(changes.pop("columns", {}))
+    data = {
+        "dataset": "survey",
+        "schema": str(folder),
+        "source": {"kind": "csv", "path": str(source)},
+        "columns": columns,
+        "k": 5,
+        "algorithm": "mondrian",
+        "output_dir": str(tmp_path / "out"),
+        "work_dir": str(tmp_path / "work"),
+        **changes,
+    }
+    return parse_config(data)
+
+
+def test_a_proxy_of_a_quasi_identifier_stops_the_run(survey, tmp_path):
+    config = _config(
+        *survey, tmp_path, columns={"education_code": "drop", "age_code": "insensitive"}
+    )
+    with pytest.raises(VerificationError, match="'age_code'") as err:
+        pipeline.run_release(config)
+    (result,) = err.value.certificate["passthrough"]
+    # Ages are released as ranges; the code gives every one of them back.
+    assert result["column"] == "age_code" and result["passed"] is False
+    assert result["proxy_shares"]["age"] > 0.5
+    assert not (tmp_path / "out" / "survey").exists()
+
+
+def test_a_near_unique_column_stops_the_run(survey, tmp_path):
+    config = _config(
+        *survey,
+        tmp_path,
+        columns={"education_code": "drop", "income": "insensitive"},
+    )
+    with pytest.raises(VerificationError, match="'income'"):
+        pipeline.run_release(config)
+    assert not (tmp_path / "out" / "survey").exists()
+
+
+def test_accepting_a_column_by_name_publishes_and_says_so(survey, tmp_path):
+    config = _config(
+        *survey,
+        tmp_path,
+        columns={"education_code": "drop", "age_code": "insensitive"},
+        accept_passthrough=["age_code"],
+    )
+    outcome = pipeline.run_release(config)
+    (result,) = outcome.certificate["passthrough"]
+    assert result["column"] == "age_code" and result["accepted"] is True
+    assert result["exceeds"]  # above the limits, published because accepted
+    html = (outcome.release_dir / "report.html").read_text(encoding="utf-8")
+    assert "age_code" in html and "accepted by the data owner" in html.lower()
+    manifest = json.loads((outcome.release_dir / "manifest.json").read_text())
+    assert manifest["passthrough"]["accepted"] == ["age_code"]
