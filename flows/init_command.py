@@ -148,12 +148,14 @@ def run(args: argparse.Namespace) -> int:
             line += f"; {hierarchy.summary}"
         print(line)
     if plan.profile.target is None:
+        sys.stdout.flush()  # the roles first, then the warning, then the path
         print(
             "ppdm init: no column looks like a class label; give the column an "
             f"analyst predicts the role `target` in {path} (or run again with "
             "--target COL) before `ppdm run`",
             file=sys.stderr,
         )
+    sys.stderr.flush()
     print(path)
     return 0
 

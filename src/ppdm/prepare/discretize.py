@@ -184,16 +184,28 @@ def _mdl_cut_points(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def _equal_frequency_cut_points(values: np.ndarray, n_bins: int) -> np.ndarray:
-    """Cuts at the rank positions round(i * n / n_bins), between distinct values."""
+    """Cuts near the rank positions round(i * n / n_bins), between distinct values.
+
+    A rank position inside a run of equal values cannot separate them; the cut
+    moves to the nearest boundary between distinct values (ties go to the
+    lower one). Dropping it instead would leave integer data such as ages,
+    whose values all repeat, with no cut at all.
+    """
     x = np.sort(values)
     n = len(x)
     if n == 0 or n_bins <= 1:
         return np.empty(0)
-    positions = np.unique(np.rint(np.arange(1, n_bins) * n / n_bins).astype(np.int64))
-    positions = positions[(positions > 0) & (positions < n)]
-    # A cut inside a run of equal values cannot separate them; drop it.
-    positions = positions[x[positions - 1] < x[positions]]
-    return np.unique(_midpoint(x[positions - 1], x[positions]))
+    boundaries = np.flatnonzero(x[1:] != x[:-1]) + 1  # x[b - 1] < x[b]
+    if len(boundaries) == 0:
+        return np.empty(0)
+    positions = np.rint(np.arange(1, n_bins) * n / n_bins).astype(np.int64)
+    right = np.clip(np.searchsorted(boundaries, positions), 0, len(boundaries) - 1)
+    left = np.clip(right - 1, 0, len(boundaries) - 1)
+    nearer_left = np.abs(boundaries[left] - positions) <= np.abs(
+        boundaries[right] - positions
+    )
+    chosen = np.unique(np.where(nearer_left, boundaries[left], boundaries[right]))
+    return np.unique(_midpoint(x[chosen - 1], x[chosen]))
 
 
 def _numeric_values(values: pd.Series, name: str) -> np.ndarray:

@@ -72,6 +72,7 @@ CONFIG_DEFAULTS: dict[str, Any] = {
     "output_dir": "releases",
 }
 _DEFAULT_L = 2
+_INIT_BINS = 10
 _SCHEMA_FILE, _SUITE_FILE, _HIERARCHY_DIR = "schema.yaml", "suite.json", "hierarchies"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 _FILE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
@@ -450,7 +451,17 @@ def config_text(
                 f"  - {{model: distinct-l-diversity, attribute: {_scalar(name)}, "
                 f"l: {_DEFAULT_L}}}"
             )
-    for key in ("algorithm", "seed", "output_dir"):
+    lines.append(f"algorithm: {_scalar(CONFIG_DEFAULTS['algorithm'])}")
+    # MDL cuts a number only where the target's distribution changes: with a
+    # target the numbers do not predict it makes no cut at all, and the
+    # whole column is released as one interval. Equal-size bins keep the
+    # numbers useful whatever the target.
+    lines += [
+        "discretize:                # numeric quasi-identifiers, for algorithms that take bins",
+        "  method: equal-frequency  # or mdl: cuts only where the target changes",
+        f"  n_bins: {_INIT_BINS}",
+    ]
+    for key in ("seed", "output_dir"):
         lines.append(f"{key}: {_scalar(CONFIG_DEFAULTS[key])}")
     return "\n".join(lines) + "\n"
 

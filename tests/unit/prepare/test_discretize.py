@@ -224,3 +224,30 @@ def test_target_may_be_given_as_labels():
     by_labels = discretize(table.drop(columns=["income"]), ["age"], table["income"])
     assert by_labels.cut_points == by_name.cut_points
     pd.testing.assert_series_equal(by_labels.table["age"], by_name.table["age"])
+
+
+def test_equal_frequency_cuts_integer_data_whose_values_all_repeat():
+    # Ages as a census has them: every value repeats, so every rank position
+    # falls inside a run of equal values; the cut moves to the run's edge.
+    ages = pd.Series(np.repeat(np.arange(1, 11), 30), name="age")
+    cuts = fit_cut_points(ages, None, method="equal-frequency", n_bins=5)
+    assert cuts.tolist() == [2.5, 4.5, 6.5, 8.5]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.integers(2, 8),
+    st.lists(st.integers(1, 40), min_size=8, max_size=40, unique=True),
+    st.integers(0, 2**32 - 1),
+)
+def test_equal_frequency_makes_every_bin_when_runs_are_short(n_bins, distinct, seed):
+    rng = np.random.default_rng(seed)
+    repeats = rng.integers(1, 4, len(distinct))
+    values = pd.Series(np.repeat(np.array(distinct, dtype=float), repeats))
+    n, longest = len(values), int(repeats.max())
+    if n / n_bins <= 2 * longest:  # a bin narrower than two runs may merge
+        return
+    cuts = fit_cut_points(values, None, method="equal-frequency", n_bins=n_bins)
+    assert len(cuts) == n_bins - 1
+    sizes = np.bincount(np.searchsorted(cuts, values.to_numpy(), side="right"))
+    assert np.abs(sizes - n / n_bins).max() <= longest
