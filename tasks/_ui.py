@@ -10,6 +10,7 @@ from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import INPUTS, TASK_SOURCE, CacheKeyFnPolicy
 
 from ppdm.exceptions import AnonymizationError
+from ppdm.release import provenance
 
 __all__ = [
     "STEP_CACHE",
@@ -23,13 +24,21 @@ def _store_generation(context: Any, parameters: dict[str, Any]) -> str:
     return parameters["store"].generation()
 
 
+def _core_source(context: Any, parameters: dict[str, Any]) -> str:
+    return provenance.source_fingerprint()
+
+
 #: Deterministic steps are cached on their settings (the slice of the config
 #: they read), the content-addressed references of their inputs, their source,
-#: and the artifact store's generation. The store itself is not hashed, only its
+#: the core library's source (a new version of the code never reuses an old
+#: result) and the artifact store's generation. The store itself is not hashed, only its
 #: generation: a store that was deleted and made anew invalidates every
 #: reference into the old one.
 STEP_CACHE = (
-    (INPUTS - "store") + TASK_SOURCE + CacheKeyFnPolicy(cache_key_fn=_store_generation)
+    (INPUTS - "store")
+    + TASK_SOURCE
+    + CacheKeyFnPolicy(cache_key_fn=_store_generation)
+    + CacheKeyFnPolicy(cache_key_fn=_core_source)
 )
 
 

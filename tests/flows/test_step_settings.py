@@ -179,3 +179,17 @@ def test_the_flow_has_one_task_per_core_step_with_its_retries_and_cache():
         if type(task.cache_policy).__name__ != "_None"
     }
     assert cached == {"validate", "discretize", "anonymize", "utility-report"}
+
+
+def test_a_new_version_of_the_core_library_never_reuses_a_cached_step(
+    tmp_path, monkeypatch
+):
+    from ppdm.release import provenance
+
+    ref = ArtifactRef(str(tmp_path / "store" / "ab" / "ab.parquet"), "ab", "x", 3)
+    base = _base(tmp_path)
+    key = _anonymize_key(base, ref)
+    assert len(provenance.source_fingerprint()) == 64
+    # What an edited discretizer or algorithm changes: the sources' hash.
+    monkeypatch.setattr(provenance, "source_fingerprint", lambda: "0" * 64)
+    assert _anonymize_key(base, ref) != key

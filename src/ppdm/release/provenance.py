@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import platform
 import subprocess
 from importlib import metadata
@@ -15,6 +17,25 @@ _LIBRARIES = (
     "numpy", "pandas", "scikit-learn", "scipy", "pandera", "great-expectations",
     "prefect", "pyarrow", "pydantic",
 )  # fmt: skip
+
+
+@functools.cache
+def source_fingerprint() -> str:
+    """sha256 over the core library's Python sources (paths and bytes).
+
+    A cached step result is valid only for the code that made it: a new
+    version of a core function (a discretizer, an algorithm) must not be
+    served a result computed by the old one, and a version string or a git
+    commit does not change while a checkout is being edited.
+    """
+    root = Path(ppdm.__file__).resolve().parent
+    digest = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        name = path.relative_to(root).as_posix().encode()
+        data = path.read_bytes()
+        digest.update(len(name).to_bytes(8, "big") + name)
+        digest.update(len(data).to_bytes(8, "big") + data)
+    return digest.hexdigest()
 
 
 def code_version() -> str:
