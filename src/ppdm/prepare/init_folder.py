@@ -256,7 +256,7 @@ def write_dataset(plan: DatasetPlan, *, force: bool = False) -> Path:
         raise InvalidParameterError(
             f"dataset folder {folder}: {len(changed) + len(rivals)} file(s) differ "
             f"from what ppdm init writes now and would be overwritten: {listed}; "
-            "keep your edits, or run again with --force (force=True) to overwrite"
+            "keep your edits, or run again with --force to overwrite them"
         )
     (folder / _HIERARCHY_DIR).mkdir(parents=True, exist_ok=True)
     for rival in rivals:
