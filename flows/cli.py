@@ -12,9 +12,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from flows import init_command, serve
 from ppdm.exceptions import AnonymizationError, StorageError, UnknownDatasetError
+
+if TYPE_CHECKING:
+    from ppdm.config import ReleaseConfig
 
 #: Exit codes, documented in the README: 0 done; 1 the release or the check
 #: failed (verification, validation, an infeasible requirement, a broken audit
@@ -70,6 +74,15 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--l", type=int, help="l of l-diversity")
     run.add_argument("--seed", type=int, help="seed of every random choice")
     run.add_argument("--out", help="output directory (releases, audit log)")
+    shown = run.add_mutually_exclusive_group()
+    shown.add_argument(
+        "--quiet", action="store_true", help="print only the release directory"
+    )
+    shown.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object: release directory, verdict, figures",
+    )
     run.add_argument(
         "--work-dir",
         help="private directory of the intermediate artifacts (raw data); "
@@ -91,6 +104,15 @@ def _parser() -> argparse.ArgumentParser:
         help="the audit key: env:<VARIABLE> (default env:PPDM_AUDIT_KEY) or "
         "prefect-secret:<block name>",
     )
+
+    releases = commands.add_parser(
+        "releases", help="list the releases the audit log records"
+    )
+    releases.add_argument("--out", type=Path, default=Path("releases"))
+    show = commands.add_parser(
+        "show", help="what a published release holds: manifest and certificate"
+    )
+    show.add_argument("release_dir", type=Path)
 
     commands.add_parser(
         "algorithms",
@@ -141,20 +163,64 @@ def _run(args: argparse.Namespace) -> int:
     preflight(config)
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    level = os.environ.get("PREFECT_LOGGING_LEVEL")
+    if args.quiet or args.json:
+        # Prefect's own log lines off; an error still ends in its one line.
+        os.environ["PREFECT_LOGGING_LEVEL"] = "CRITICAL"
+    try:
+        release_dir = _run_flow(config)
+    finally:
+        if level is None:
+            os.environ.pop("PREFECT_LOGGING_LEVEL", None)
+        else:
+            os.environ["PREFECT_LOGGING_LEVEL"] = level
+    if args.json:
+        print(json.dumps(release_summary(Path(release_dir)), sort_keys=True))
+    else:
+        print(release_dir)
+    return 0
+
+
+def _run_flow(config: ReleaseConfig) -> str:
+    """Run the release flow on a configured API, or on a temporary one."""
+    from prefect import tags
     from prefect.settings import PREFECT_API_URL
 
     from flows.release import release
 
-    if PREFECT_API_URL.value():  # a server, or the test harness, is configured
-        release_dir = release(config)
-    else:
+    run_tags = ("ppdm", f"dataset:{config.dataset}", f"algorithm:{config.algorithm}")
+    with tags(*run_tags):
+        if PREFECT_API_URL.value():  # a server, or the test harness, is configured
+            return release(config)
         # Not Prefect's own ephemeral server: that one outlives a killed run.
         from flows.api_server import temporary_api
 
         with temporary_api():
-            release_dir = release(config)
-    print(release_dir)
-    return 0
+            return release(config)
+
+
+def release_summary(release_dir: Path) -> dict:
+    """What a script needs of a published release: where, verdict, figures."""
+    manifest = json.loads((release_dir / "manifest.json").read_text(encoding="utf-8"))
+    certificate = json.loads(
+        (release_dir / "verification.json").read_text(encoding="utf-8")
+    )
+    utility = json.loads((release_dir / "utility.json").read_text(encoding="utf-8"))
+    holdout = utility.get("holdout") or {}
+    return {
+        "release_dir": str(release_dir),
+        "release_id": manifest["release_id"],
+        "dataset": manifest["dataset"],
+        "algorithm": manifest["algorithm"],
+        "requirement": manifest["requirement"],
+        "passed": certificate["passed"],
+        "achieved": {
+            name: table.get("measures") for name, table in certificate["tables"].items()
+        },
+        "rows": {f["path"]: f["rows"] for f in manifest["files"]},
+        "accuracy": holdout.get("accuracy"),
+        "created_at": manifest["created_at"],
+    }
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -164,6 +230,75 @@ def _verify(args: argparse.Namespace) -> int:
     for line in outcome.lines:
         print(line)
     return 0 if outcome.passed else 1
+
+
+def _releases(args: argparse.Namespace) -> int:
+    from ppdm.release.audit import AUDIT_LOG_NAME, read_entries
+
+    log = args.out / AUDIT_LOG_NAME
+    if not log.is_file():
+        raise AnonymizationError(f"no audit log {log}: nothing was released there")
+    shown = 0
+    for entry in read_entries(log):
+        if entry.get("event") not in ("publish", "republish", "recovered"):
+            continue
+        shown += 1
+        print(
+            f"{entry.get('created_at', '?'):<25} {entry.get('event', ''):<10} "
+            f"{entry.get('dataset', '')}/{entry.get('release_id', '')}  "
+            f"{entry.get('algorithm', '')}  {_models_in_words(entry.get('requirement'))}"
+        )
+    if not shown:
+        print(f"no release recorded in {log}")
+    return EXIT_OK
+
+
+def _models_in_words(described: object) -> str:
+    """``5-anonymity; distinct 2-diversity of diagnosis`` from a recorded requirement."""
+    from ppdm.privacy import model_from_description
+
+    if isinstance(described, dict):
+        described = described.get("models")
+    try:
+        return "; ".join(str(model_from_description(m)) for m in described or ())
+    except (AnonymizationError, TypeError, KeyError):  # an older or foreign record
+        return str(described)
+
+
+def _show(args: argparse.Namespace) -> int:
+    manifest = args.release_dir / "manifest.json"
+    if not manifest.is_file():
+        raise AnonymizationError(
+            f"{args.release_dir} is not a release directory (no manifest.json)"
+        )
+    summary = release_summary(args.release_dir)
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    print(f"release {summary['dataset']}/{summary['release_id']}")
+    print(f"  created      {summary['created_at']}")
+    print(f"  source       {data['source']} (sha256 {data['source_sha256'][:16]}...)")
+    print(f"  algorithm    {summary['algorithm']} {data.get('params') or ''}")
+    quasi = ", ".join(summary["requirement"].get("quasi_identifiers", []))
+    print(f"  requirement  {_models_in_words(summary['requirement'])} over {quasi}")
+    print(f"  verdict      {'PASSED' if summary['passed'] else 'FAILED'}")
+    for name, measures in summary["achieved"].items():
+        print(f"  achieved     {name}: {measures}")
+    for path, rows in summary["rows"].items():
+        print(f"  data         {path}: {rows} rows")
+    roles = data.get("roles") or {}
+    for role in ("quasi_identifier", "sensitive", "insensitive", "target"):
+        named = [c for c, r in roles.items() if r == role]
+        if named:
+            print(f"  {role:<12} {', '.join(named)}")
+    withheld = [c for c, r in roles.items() if r in ("identifying", "weight", "drop")]
+    if withheld:
+        print(f"  not released {', '.join(withheld)}")
+    for model, figures in (summary["accuracy"] or {}).items():
+        print(
+            f"  accuracy     {model}: {figures['original']:.4f} on the original, "
+            f"{figures['anonymized']:.4f} on the release"
+        )
+    print(f"  code         {data.get('code_version')}")
+    return EXIT_OK
 
 
 def _audit_verify(args: argparse.Namespace) -> int:
@@ -306,6 +441,8 @@ def main(argv: list[str] | None = None) -> int:
         "verify": _verify,
         "algorithms": _algorithms,
         "audit": _audit_verify,
+        "releases": _releases,
+        "show": _show,
         "export-sqlite": _export_sqlite,
         "serve": serve.run,
         "init": init_command.run,

@@ -291,7 +291,7 @@ def run(args: argparse.Namespace) -> int:
             f"({', '.join(config.requirement.model_names)}; k={config.k}, "
             f"l={config.l}) from {args.config}"
         ),
-        tags=["ppdm", config.dataset],
+        tags=["ppdm", f"dataset:{config.dataset}", f"algorithm:{config.algorithm}"],
         limit=1,
     )
     return 0

@@ -1,0 +1,42 @@
+"""What a script and an operator read from `ppdm`: --json, releases, show."""
+
+from __future__ import annotations
+
+import json
+
+from flows.cli import EXIT_FAILED, EXIT_OK, main
+
+
+def test_json_run_then_releases_and_show(prefect_backend, tmp_path, capsys):
+    out = tmp_path / "out"
+    args = ["run", "--dataset", "german", "--k", "5", "--json", "--out", str(out)]
+    assert main([*args, "--work-dir", str(tmp_path / "work")]) == EXIT_OK
+    printed = capsys.readouterr().out.strip().splitlines()
+    summary = json.loads(printed[-1])
+    assert summary["passed"] is True and summary["dataset"] == "german"
+    manifest = json.loads(
+        (tmp_path / summary["release_dir"] / "manifest.json").read_text()
+    )
+    assert summary["release_id"] == manifest["release_id"]
+    assert summary["achieved"]["release"]["k"] >= 5
+    assert set(summary["accuracy"]) == {
+        "decision_tree",
+        "naive_bayes",
+        "logistic_regression",
+    }
+
+    assert main(["releases", "--out", str(out)]) == EXIT_OK
+    listed = capsys.readouterr().out
+    assert f"german/{summary['release_id']}" in listed and "5-anonymity" in listed
+
+    assert main(["show", summary["release_dir"]]) == EXIT_OK
+    shown = capsys.readouterr().out
+    assert "verdict      PASSED" in shown
+    assert "not released" in shown and "telephone" in shown
+
+
+def test_releases_and_show_name_what_is_missing(tmp_path, capsys):
+    assert main(["releases", "--out", str(tmp_path)]) == EXIT_FAILED
+    assert "no audit log" in capsys.readouterr().err
+    assert main(["show", str(tmp_path)]) == EXIT_FAILED
+    assert "not a release directory" in capsys.readouterr().err
