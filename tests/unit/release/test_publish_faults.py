@@ -95,7 +95,9 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
     )
     calls: list[tuple[Any, ...]] = []
 
-    def record(*args: Any) -> Path:
+    def record(*args: Any, **keywords: Any) -> Path:
+        # The key spec is the default the replays below use as well.
+        assert keywords == {"audit_key": "env:PPDM_AUDIT_KEY"}, keywords
         calls.append(args)
         return args[1]
 
