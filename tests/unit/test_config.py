@@ -13,8 +13,14 @@ from ppdm.exceptions import UnknownDatasetError
 ROOT = Path(__file__).resolve().parents[2]
 
 
+_ROLE_KEYS = ("quasi_identifiers", "target", "sensitive_attribute")
+
+
 def _with(**changes):
+    """Adult's default config as a dict, changed; new role keys replace its roles."""
     data = default_config("adult").model_dump(by_alias=True)
+    if any(key in changes for key in _ROLE_KEYS):
+        del data["columns"]  # derived from the keys (no source is read here)
     data.update(changes)
     return data
 
@@ -193,7 +199,10 @@ def test_the_hierarchy_fingerprint_follows_names_and_bytes(tmp_path):
         ),
         ({"algorithm": "nope"}, "algorithm 'nope' is not registered; allowed:"),
         ({"source": {"kind": "csv"}}, "needs key(s) ['path']"),
-        ({"target": "age"}, "target 'age' is also a quasi-identifier"),
+        (
+            {"target": "age"},
+            "target names 'age', whose role under 'columns' is 'quasi_identifier'",
+        ),
         ({"l": 3, "sensitive_attribute": None}, "l = 3 needs a sensitive_attribute"),
         ({"l_variant": "recursive"}, "l_variant 'recursive' needs c"),
         ({"verification": {"engine": "spark"}}, "'auto', 'pandas', 'dask'"),
@@ -248,7 +257,7 @@ def test_a_column_the_source_lacks_is_named_with_the_closest_ones(tmp_path):
     text = str(err.value)
     assert "quasi_identifiers names 'zipcode'" in text and "'zip_code'" in text
     assert "target names 'outcom'" in text and "did you mean 'outcome'" in text
-    assert "sensitive" not in text.split("(the source")[0]
+    assert "sensitive attribute names" not in text  # diagnosis is a column
     fixed = {
         **base,
         "quasi_identifiers": ["age", "zip_code", "sex"],
@@ -267,3 +276,144 @@ def test_unreadable_config_files_are_one_clear_error(tmp_path):
     latin.write_bytes("dataset: caf\xe9\n".encode("latin-1"))
     with pytest.raises(ConfigError, match="not UTF-8 text"):
         load_config(latin)
+
+
+# -- strict YAML and strict types ---------------------------------------------
+def _german_yaml(tmp_path, edit=lambda text: text) -> Path:
+    path = tmp_path / "german.yaml"
+    path.write_text(edit((ROOT / "configs" / "german.yaml").read_text()))
+    return path
+
+
+def _line_of(path: Path, startswith: str, nth: int = 0) -> int:
+    lines = path.read_text().splitlines()
+    found = [i + 1 for i, line in enumerate(lines) if line.startswith(startswith)]
+    return found[nth]
+
+
+@pytest.mark.parametrize(
+    ("edit", "key", "prefix"),
+    [
+        (lambda t: t + "k: 3\n", "k", "k: "),
+        (
+            lambda t: t.replace("  method: mdl", "  method: mdl\n  method: none"),
+            "discretize.method",
+            "  method: ",
+        ),
+        (
+            lambda t: t.replace("  job: quasi_identifier", "  job: drop\n  job: qu"),
+            "columns.job",
+            "  job: ",
+        ),
+        (lambda t: t + '"seed": 4\n', "seed", ("seed: ", '"seed"')),
+    ],
+)
+def test_a_key_given_twice_is_named_with_both_lines(tmp_path, edit, key, prefix):
+    path = _german_yaml(tmp_path, edit)
+    prefixes = prefix if isinstance(prefix, tuple) else (prefix,)
+    lines = sorted(
+        i + 1
+        for i, line in enumerate(path.read_text().splitlines())
+        if line.startswith(prefixes)
+    )
+    assert len(lines) == 2
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(err.value) == (
+        f"config {path}: key {key!r} is given twice (lines {lines[0]} and "
+        f"{lines[1]}); YAML would keep the last one silently: give it once"
+    )
+
+
+def test_keys_brought_in_by_a_merge_may_be_overridden(tmp_path):
+    path = _german_yaml(
+        tmp_path,
+        lambda t: t.replace("discretize:\n  method: mdl", "discretize:\n  <<: "
+                            "{method: equal-frequency, n_bins: 4}\n  method: mdl"),
+    )  # fmt: skip
+    config = load_config(path)
+    assert (config.discretize.method, config.discretize.n_bins) == ("mdl", 4)
+    # The same key twice in different mappings is not a repetition.
+    assert config.columns["job"] == "quasi_identifier" and config.k == 5
+
+
+@pytest.mark.parametrize(
+    ("line", "value", "expected"),
+    [
+        ("k: true", "True", "true/false is a boolean, not an integer"),
+        ("k: '10'", "'10'", "a quoted string is text, not an integer; write k: 10"),
+        ('k: "10"', "'10'", "a quoted string is text, not an integer; write k: 10"),
+        ("k: 10.0", "10.0", "10.0 is not an integer"),
+        ("l: 1.5", "1.5", "1.5 is not an integer"),
+        ("seed: '0'", "'0'", "a quoted string is text, not an integer; write seed: 0"),
+        ("seed: false", "False", "true/false is a boolean, not an integer"),
+        (
+            "suppression_limit: '0.1'",
+            "'0.1'",
+            "a quoted string is text, not a number; write suppression_limit: 0.1",
+        ),
+        ("suppression_limit: .nan", "nan", "nan is not a finite number"),
+        ("t: .inf", "inf", "inf is not a finite number"),
+        ("c: yes", "True", "true/false is a boolean, not a number"),
+        ("pseudonymize: 'no'", "'no'", "a quoted string is text, not true or false"),
+        ("pseudonymize: 0", "0", "an integer is not true or false"),
+    ],
+)
+def test_numbers_and_booleans_are_strict(tmp_path, line, value, expected):
+    key = line.split(":")[0]
+    path = _german_yaml(
+        tmp_path,
+        lambda t: (
+            "\n".join(ln for ln in t.splitlines() if not ln.startswith(f"{key}:"))
+            + f"\n{line}\n"
+        ),
+    )
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    message = str(err.value)
+    assert message.startswith(
+        f"config {path}: {key} = {value} is not allowed ({expected})"
+    )
+    assert "allowed: " in message and "\n" not in message
+
+
+def test_a_number_key_takes_an_integer(tmp_path):
+    path = _german_yaml(
+        tmp_path,
+        lambda t: (
+            t + "suppression_limit: 0\nt: 1\nverification: {size_threshold_mb: 64}\n"
+        ),
+    )
+    config = load_config(path)
+    assert config.suppression_limit == 0.0 and isinstance(
+        config.suppression_limit, float
+    )
+    assert config.t == 1.0 and config.verification.size_threshold_mb == 64.0
+    assert (config.k, config.l, config.seed) == (5, 2, 0)
+
+
+def test_every_shipped_config_loads_strictly():
+    """The shipped configs and the deployments' parameters pass the strict rules."""
+    for path in sorted((ROOT / "configs").glob("*.yaml")):
+        assert load_config(path).dataset in path.stem
+    spec = yaml.safe_load((ROOT / "deployments" / "prefect.yaml").read_text())
+    for entry in spec["deployments"]:
+        parse_config(entry["parameters"]["config"], origin=entry["name"])
+
+
+def test_yaml_errors_and_non_mappings_are_one_line(tmp_path):
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("dataset: german\nk: [1, 2\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(broken)
+    assert str(err.value) == (
+        f"config {broken}: not valid YAML: line 3, column 1: expected ',' or ']', "
+        "but got '<stream end>' (while parsing a flow sequence that starts on line 2)"
+    )
+    for text, got in [("", "an empty document"), ("- 1\n- 2\n", "a list")]:
+        broken.write_text(text)
+        with pytest.raises(ConfigError) as err:
+            load_config(broken)
+        assert (
+            str(err.value) == f"config {broken}: expected a mapping of keys, got {got}"
+        )

@@ -33,6 +33,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -122,6 +123,7 @@ def load_source(
         frame, name = _read_sql(str(location), query)
     else:
         frame, name = _read_file(kind, Path(location))
+    _check_header([str(c) for c in frame.columns], name)
     if len(frame) == 0:
         raise SourceError(f"source {name} holds no rows")
     return _canonical(frame)
@@ -150,20 +152,48 @@ def source_columns(
     if location is None:
         return None
     if kind == "sql":
-        return _sql_columns(str(location), query) if query else None
+        names = _sql_columns(str(location), query) if query else None
+        if names is not None:
+            # SQLite names the second "age" of a wrapped query "age:1"
+            names = [
+                base if (base := re.sub(r":\d+$", "", n)) != n and base in names else n
+                for n in names
+            ]
+            _check_header(names, _source_name(kind, location, query, embedded))
+        return names
     path = Path(location)
     if not path.is_file():
         raise SourceError(f"source {path}: file not found")
     try:
         if kind == "csv":
-            header = pd.read_csv(path, nrows=0, skipinitialspace=True)
-            return [str(c) for c in header.columns]
+            # header=None: the names as written (pandas would rename a second
+            # "age" to "age.1"), so a repeated name is reported as such.
+            header = pd.read_csv(
+                path, nrows=1, header=None, dtype=str, skipinitialspace=True
+            )
+            names = [
+                f"Unnamed: {i}" if pd.isna(c) else str(c)  # pandas' name for ""
+                for i, c in enumerate(header.iloc[0])
+            ]
+            if any("\x00" in n for n in names):
+                raise SourceError(
+                    f"source {path}: the header holds NUL bytes; the file looks "
+                    "like UTF-16 text: save it as UTF-8"
+                )
+            _check_header(names, str(path))
+            return names
         import pyarrow.parquet as pq
 
-        return list(pq.read_schema(path).names)
+        names = list(pq.read_schema(path).names)
+        _check_header(names, str(path))
+        return names
+    except SourceError:
+        raise
     except pd.errors.EmptyDataError as exc:
         raise SourceError(f"source {path}: no header row") from exc
-    except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+    except UnicodeDecodeError as exc:
+        raise SourceError(_not_utf8(path)) from exc
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
         raise SourceError(
             f"source {path}: cannot be read as {kind}: {_first_line(exc)}"
         ) from exc
@@ -184,44 +214,80 @@ def source_bounds(
     raw column bound those of the valid ones. A requirement above a bound is
     infeasible for certain (pre-flight refuses it at once); None means not
     known cheaply.
+
+    Raises
+    ------
+    ppdm.exceptions.SourceError
+        The source holds no rows for certain (a header-only CSV file, a
+        Parquet file or a query with zero rows), naming the source.
     """
     try:
-        if kind == "embedded":
-            table = datasets.load(embedded) if embedded else None
-            if table is None:
-                return None, None
-            distinct = (
-                int(table[distinct_of].nunique()) if distinct_of in table else None
-            )
-            return len(table), distinct
-        if kind == "sql":
-            return _sql_bounds(str(location), query, distinct_of)
-        path = Path(str(location))
-        if kind == "parquet":
-            import pyarrow.parquet as pq
-
-            rows = pq.ParquetFile(path).metadata.num_rows
-            distinct = None
-            if distinct_of is not None:
-                column = pd.read_parquet(path, columns=[distinct_of])[distinct_of]
-                distinct = int(column.nunique())
-            return rows, distinct
-        # Lines are line breaks, plus one if the last line has none; one line
-        # is the header. Quoted line breaks only raise the bound.
-        breaks, last = 0, b"\n"
-        with path.open("rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                breaks, last = breaks + chunk.count(b"\n"), chunk[-1:]
-        rows = breaks + (last != b"\n") - 1
-        distinct = None
-        if distinct_of is not None:
-            column = pd.read_csv(
-                path, usecols=[distinct_of], dtype=str, skipinitialspace=True
-            )[distinct_of]
-            distinct = int(column.str.strip().nunique())
-        return rows, distinct
+        rows, distinct = _bounds(kind, location, query, embedded, distinct_of)
     except Exception:  # noqa: BLE001 - a bound is optional; ingest reports problems
         return None, None
+    if rows is not None and rows <= 0:
+        raise SourceError(
+            f"source {_source_name(kind, location, query, embedded)} holds no rows"
+        )
+    return rows, distinct
+
+
+def _source_name(
+    kind: str, location: str | Path | None, query: str | None, embedded: str | None
+) -> str:
+    """The source as messages name it (a URL's password masked)."""
+    if kind == "embedded":
+        return f"embedded:{embedded}"
+    if kind != "sql":
+        return str(location)
+    import sqlalchemy as sa
+
+    try:
+        name = _masked(sa.make_url(str(location)))
+    except (sa.exc.ArgumentError, ValueError):
+        name = _PASSWORD_IN_URL.sub(r"\1***@", str(location))
+    return f"{name} (query: {_shorten(query or '')})"
+
+
+def _bounds(
+    kind: str,
+    location: str | Path | None,
+    query: str | None,
+    embedded: str | None,
+    distinct_of: str | None,
+) -> tuple[int | None, int | None]:
+    if kind == "embedded":
+        table = datasets.load(embedded) if embedded else None
+        if table is None:
+            return None, None
+        distinct = int(table[distinct_of].nunique()) if distinct_of in table else None
+        return len(table), distinct
+    if kind == "sql":
+        return _sql_bounds(str(location), query, distinct_of)
+    path = Path(str(location))
+    if kind == "parquet":
+        import pyarrow.parquet as pq
+
+        rows = pq.ParquetFile(path).metadata.num_rows
+        distinct = None
+        if distinct_of is not None:
+            column = pd.read_parquet(path, columns=[distinct_of])[distinct_of]
+            distinct = int(column.nunique())
+        return rows, distinct
+    # Lines are line breaks, plus one if the last line has none; one line
+    # is the header. Quoted line breaks only raise the bound.
+    breaks, last = 0, b"\n"
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            breaks, last = breaks + chunk.count(b"\n"), chunk[-1:]
+    rows = breaks + (last != b"\n") - 1
+    distinct = None
+    if distinct_of is not None:
+        column = pd.read_csv(
+            path, usecols=[distinct_of], dtype=str, skipinitialspace=True
+        )[distinct_of]
+        distinct = int(column.str.strip().nunique())
+    return rows, distinct
 
 
 def _sql_bounds(
@@ -231,6 +297,7 @@ def _sql_bounds(
 
     if not query:
         return None, None
+    _check_sqlite_file(sa.make_url(url))
     engine = sa.create_engine(url)
     try:
         with engine.connect() as connection:
@@ -254,7 +321,12 @@ def _sql_columns(url: str, query: str) -> list[str] | None:
     # Wrapping the query returns its columns without computing its rows; a
     # database that refuses the wrapper is asked nothing more here.
     try:
-        engine = sa.create_engine(url)
+        parsed = sa.make_url(url)
+    except (sa.exc.ArgumentError, ValueError):
+        return None  # load_source names the malformed URL
+    _check_sqlite_file(parsed)
+    try:
+        engine = sa.create_engine(parsed)
         try:
             with engine.connect() as connection:
                 result = connection.execute(
@@ -277,22 +349,54 @@ def _read_file(kind: str, path: Path) -> tuple[pd.DataFrame, str]:
         raise SourceError(f"source {name}: file is empty (0 bytes)")
     try:
         if kind == "csv":
-            frame = pd.read_csv(
-                path,
-                na_values=_CSV_MISSING,
-                keep_default_na=False,  # "NA" or "None" may be real values
-                skipinitialspace=True,  # UCI files separate fields with ", "
-            )
+            frame = _read_csv(path)
         else:
+            import pyarrow.parquet as pq
+
+            # pyarrow refuses a repeated name with "Multiple matches for FieldRef"
+            _check_header(list(pq.read_schema(path).names), name)
             frame = pd.read_parquet(path)
+    except SourceError:
+        raise
     except pd.errors.EmptyDataError as exc:
         raise SourceError(f"source {name}: no header row ({exc})") from exc
-    except (ValueError, OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
+    except UnicodeDecodeError as exc:
+        raise SourceError(_not_utf8(path)) from exc
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
         # pyarrow's ArrowInvalid subclasses ValueError; a truncated file is OSError
         raise SourceError(
             f"source {name}: cannot be read as {kind}: {_first_line(exc)}"
         ) from exc
+    if kind == "csv":
+        # pandas renamed a repeated header name ("age", "age.1"): check the
+        # names as written.
+        source_columns("csv", path)
     return frame, name
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    """Read a CSV file; a row with more fields than the header is an error.
+
+    By default pandas would take the first column of such a file for the
+    index and shift every value one column to the left; with
+    ``index_col=False`` it drops the surplus field of the first row with a
+    warning only (later rows are a parser error, naming their line).
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        frame = pd.read_csv(
+            path,
+            na_values=_CSV_MISSING,
+            keep_default_na=False,  # "NA" or "None" may be real values
+            skipinitialspace=True,  # UCI files separate fields with ", "
+            index_col=False,
+        )
+    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
+        raise SourceError(
+            f"source {path}: line 2 has more fields than the header's "
+            f"{frame.shape[1]} columns (a value holding a comma must be quoted)"
+        )
+    return frame
 
 
 def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
@@ -309,16 +413,7 @@ def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
     secrets = [parsed.password] + [
         value for key, value in parsed.query.items() if _SECRET_ARGUMENT.search(key)
     ]
-    database = parsed.database
-    if (
-        parsed.get_backend_name() == "sqlite"
-        and database
-        and database != ":memory:"
-        and not database.startswith("file:")
-        and not Path(database).is_file()
-    ):
-        # sqlite3 would silently create an empty database file instead
-        raise SourceError(f"source {name}: database file not found")
+    _check_sqlite_file(parsed)
     try:
         engine = sa.create_engine(parsed)
     except (SQLAlchemyError, ImportError) as exc:
@@ -340,6 +435,24 @@ def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
     return frame, f"{name} (query: {_shorten(query)})"
 
 
+def _check_sqlite_file(url: Any) -> None:  # sqlalchemy.engine.URL
+    """Refuse a SQLite URL whose database file does not exist.
+
+    sqlite3 would silently create an empty database file there instead, and
+    the query would then fail with "no such table" (or pre-flight would leave
+    an empty file behind a mistyped path).
+    """
+    database = url.database
+    if (
+        url.get_backend_name() == "sqlite"
+        and database
+        and database != ":memory:"
+        and not database.startswith("file:")
+        and not Path(database).is_file()
+    ):
+        raise SourceError(f"source {_masked(url)}: database file not found")
+
+
 def _masked(url: Any) -> str:  # sqlalchemy.engine.URL (imported lazily)
     """The URL as messages show it: password and secret-looking arguments masked."""
     hidden = {k: "***" for k in url.query if _SECRET_ARGUMENT.search(k)}
@@ -349,16 +462,104 @@ def _masked(url: Any) -> str:  # sqlalchemy.engine.URL (imported lazily)
 
 
 def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
-    """One representation whatever the reader: text as pandas ``string``."""
+    """One representation whatever the reader: text as pandas ``string``.
+
+    A column that no typed array can hold, such as an integer beyond 64 bits
+    in a CSV file (``age`` = 10^30) or a SQLite column mixing numbers and
+    text, is kept as the text of its values: nothing is rounded or dropped
+    here, and validation then judges each value against the column's
+    declared type (the 10^30 row is quarantined as not an int64).
+    """
     frame = frame.reset_index(drop=True)
-    text = {
-        column: "string"
-        for column in frame.columns
-        if pd.api.types.is_string_dtype(frame[column].dtype)
-        and not isinstance(frame[column].dtype, pd.CategoricalDtype)
-        and pd.api.types.infer_dtype(frame[column], skipna=True) in ("string", "empty")
-    }
-    return frame.astype(text) if text else frame
+    text = {}
+    for column in frame.columns:
+        dtype = frame[column].dtype
+        if isinstance(dtype, pd.CategoricalDtype) or not (
+            pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
+        ):
+            continue
+        inferred = pd.api.types.infer_dtype(frame[column], skipna=True)
+        if inferred in ("string", "empty") or not _storable(frame[column]):
+            text[column] = "string"
+    if not text:
+        return frame
+    try:
+        return frame.astype(text)
+    except (TypeError, ValueError):  # bytes that are not UTF-8: text one by one
+        return frame.assign(
+            **{
+                column: frame[column].map(_as_text, na_action="ignore").astype("string")
+                for column in text
+            }
+        )
+
+
+def _as_text(value: Any) -> str:
+    """A cell's text: bytes decoded (undecodable bytes as escapes), else ``str``."""
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="backslashreplace")
+    return str(value)
+
+
+def _storable(column: pd.Series) -> bool:
+    """Whether a typed (Arrow) array can hold the column's values as they are."""
+    import pyarrow as pa
+
+    try:
+        pa.array(column, from_pandas=True)
+    except (pa.ArrowException, OverflowError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _check_header(names: list[str], source: str) -> None:
+    """Refuse repeated column names and a header that is one run-together name."""
+    seen: dict[str, int] = {}
+    for position, column in enumerate(names, start=1):
+        if column in seen:
+            raise SourceError(
+                f"source {source}: column name {column!r} appears twice in the "
+                f"header (columns {seen[column]} and {position}); every column "
+                "needs a name of its own"
+            )
+        seen[column] = position
+    if len(names) == 1:
+        for separator, label in ((";", "';'"), ("\t", "tabs"), ("|", "'|'")):
+            if separator in names[0]:
+                raise SourceError(
+                    f"source {source}: the header is one column "
+                    f"({_shorten(repr(names[0]))}); the file looks separated by "
+                    f"{label}, and ppdm reads comma-separated values: save it "
+                    "with commas"
+                )
+
+
+def _not_utf8(path: Path) -> str:
+    """Where a file stops being UTF-8 text: its line and byte, and a hint."""
+    import codecs
+
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, line, position = 0, 1, None
+    with path.open("rb") as handle:
+        head = handle.read(4)
+        handle.seek(0)
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            try:
+                decoder.decode(chunk)
+            except UnicodeDecodeError as err:
+                # err.start may point into bytes held back from the last chunk
+                position = max(offset + err.start - len(decoder.getstate()[0]), 0)
+                line += chunk[: max(err.start, 0)].count(b"\n")
+                break
+            offset += len(chunk)
+            line += chunk.count(b"\n")
+    where = f"at byte {position} (line {line})" if position is not None else ""
+    hint = ""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        hint = " (it starts with a UTF-16 byte-order mark)"
+    return (
+        f"source {path}: not UTF-8 text {where or 'at its end'}{hint}; save it as UTF-8"
+    )
 
 
 def fingerprint(frame: pd.DataFrame) -> str:

@@ -62,6 +62,7 @@ Examples
 
 from __future__ import annotations
 
+import datetime
 import logging
 import math
 from collections.abc import Mapping
@@ -277,19 +278,32 @@ def _coerce(
         series = frame[name]
         present = series[series.notna()]
         dtype = column.dtype
+        # A boolean or a date is not a number: astype(int) would read True as
+        # 1 (a CSV column of "true" cells arrives as booleans) and a date as
+        # nanoseconds, and a credit amount of "true" would pass as 1.
+        not_numbers = (
+            _non_numeric_cells(present)
+            if _kind_of(dtype) in ("integers", "numbers")
+            else pd.Index([], dtype=np.int64)
+        )
+        candidates = present.drop(not_numbers)
         try:
-            converted = dtype.try_coerce(present)
+            converted = dtype.try_coerce(candidates)
             bad_index = pd.Index([], dtype=np.int64)
         except ParserError as err:
-            bad_index = pd.Index(err.failure_cases["index"].astype(np.int64))
-            converted = dtype.coerce(present.drop(bad_index))
+            if err.failure_cases is None:  # pandera could not tell which cells
+                bad_index = candidates.index
+            else:
+                bad_index = pd.Index(err.failure_cases["index"].astype(np.int64))
+            converted = dtype.coerce(candidates.drop(bad_index))
         if pd.api.types.is_integer_dtype(converted.dtype):
             # astype(int) truncates 30.5 to 30 without a word: catch it here
-            lossy = pd.to_numeric(present.drop(bad_index), errors="coerce")
+            lossy = pd.to_numeric(candidates.drop(bad_index), errors="coerce")
             lossy = lossy[(lossy != converted).to_numpy()].index
             if len(lossy):
                 bad_index = bad_index.append(lossy)
                 converted = converted.drop(lossy)
+        bad_index = bad_index.append(not_numbers)
         if len(bad_index) and len(bad_index) == len(present):
             first = bad_index.min()
             raise SchemaMismatchError(
@@ -317,6 +331,43 @@ def _coerce(
                 )
             )
     return typed, _stack(failures)
+
+
+#: Python types of cells that are not numbers, although pandas converts them.
+_NOT_NUMBERS = (
+    bool,
+    np.bool_,
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    np.datetime64,
+    np.timedelta64,
+    bytes,
+    list,
+    tuple,
+    dict,
+    np.ndarray,
+)
+
+
+def _non_numeric_cells(present: pd.Series) -> pd.Index:
+    """The index of the cells of ``present`` that hold booleans, dates or containers."""
+    dtype = present.dtype
+    if (
+        pd.api.types.is_bool_dtype(dtype)
+        or pd.api.types.is_datetime64_any_dtype(dtype)
+        or pd.api.types.is_timedelta64_dtype(dtype)
+    ):
+        return present.index
+    if not pd.api.types.is_object_dtype(dtype) or pd.api.types.infer_dtype(
+        present, skipna=True
+    ) in ("string", "integer", "floating", "mixed-integer-float", "decimal", "empty"):
+        return pd.Index([], dtype=np.int64)
+    values = present.to_numpy()
+    mask = np.fromiter(
+        (isinstance(v, _NOT_NUMBERS) for v in values), dtype=bool, count=len(values)
+    )
+    return present.index[mask]
 
 
 def _kind_of(dtype: Any) -> str:

@@ -25,13 +25,18 @@ References
 from __future__ import annotations
 
 import logging
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
-from ppdm.exceptions import AnonymizationError, InvalidParameterError
+from ppdm.exceptions import (
+    AnonymizationError,
+    InfeasibleConstraintError,
+    InvalidParameterError,
+)
 from ppdm.model import SUPPRESSED
 from ppdm.utility.intervals import CONFIDENCE, accuracy_interval
 from ppdm.utility.learners import MISSING_TEXT, MODELS, check_missing, check_models
@@ -115,6 +120,47 @@ def holdout_protocol(
     )
 
 
+def _check_splittable(classes: pd.Series, target: str, test_size: float) -> None:
+    """Refuse a table too small for a stratified hold-out split, saying why.
+
+    The split needs at least two rows of every class (one for each part),
+    and each part at least one row per class: with ``n`` rows the test part
+    has ``ceil(test_size * n)`` rows and the training part the rest.
+
+    Raises
+    ------
+    InfeasibleConstraintError
+        Names the target, its class counts, the rows of each part and what
+        was needed.
+    """
+    counts = classes.value_counts(sort=True, ascending=True)
+    n, n_classes = len(classes), len(counts)
+    n_test = math.ceil(test_size * n)
+    n_train = n - n_test
+    problems = []
+    few = counts[counts < 2]
+    if len(few):
+        shown = ", ".join(f"{name!r}: {count}" for name, count in few.head(5).items())
+        more = f" and {len(few) - 5} more" if len(few) > 5 else ""
+        problems.append(
+            f"{len(few)} class{'es' * (len(few) != 1)} of the target {target!r} "
+            f"{'have' if len(few) != 1 else 'has'} fewer than 2 rows ({shown}{more})"
+        )
+    if min(n_train, n_test) < n_classes:
+        problems.append(
+            f"its {n} rows split into {n_train} training and {n_test} test rows "
+            f"(test_size {test_size:g}), fewer than the {n_classes} classes of "
+            f"{target!r} in one part"
+        )
+    if problems:
+        raise InfeasibleConstraintError(
+            "the utility report's stratified hold-out split cannot be made: "
+            + "; ".join(problems)
+            + f"; it needs at least 2 rows of every class and at least {n_classes} "
+            "rows in each part (more rows, or fewer target classes)"
+        )
+
+
 def holdout_utility(
     original: pd.DataFrame,
     anonymize_fn: AnonymizeFn,
@@ -191,6 +237,7 @@ def holdout_utility(
     check_missing(missing)
     if not 0.0 < test_size < 1.0:
         raise InvalidParameterError(f"test_size must be in (0, 1); got {test_size}")
+    _check_splittable(original[target].astype(str), target, test_size)
     train, test = train_test_split(
         original,
         test_size=test_size,
