@@ -51,6 +51,7 @@ __all__ = [
     "load_source",
     "source_bounds",
     "source_columns",
+    "source_name",
     "write_sqlite",
 ]
 
@@ -159,7 +160,7 @@ def source_columns(
                 base if (base := re.sub(r":\d+$", "", n)) != n and base in names else n
                 for n in names
             ]
-            _check_header(names, _source_name(kind, location, query, embedded))
+            _check_header(names, source_name(kind, location, query, embedded))
         return names
     path = Path(location)
     if not path.is_file():
@@ -227,15 +228,19 @@ def source_bounds(
         return None, None
     if rows is not None and rows <= 0:
         raise SourceError(
-            f"source {_source_name(kind, location, query, embedded)} holds no rows"
+            f"source {source_name(kind, location, query, embedded)} holds no rows"
         )
     return rows, distinct
 
 
-def _source_name(
+def source_name(
     kind: str, location: str | Path | None, query: str | None, embedded: str | None
 ) -> str:
-    """The source as messages name it (a URL's password masked)."""
+    """The source as messages name it: the file, or the URL (password masked) and query.
+
+    >>> source_name("sql", "postgresql://ann:secret@db/x", "SELECT * FROM t", None)
+    'postgresql://ann:***@db/x (query: SELECT * FROM t)'
+    """
     if kind == "embedded":
         return f"embedded:{embedded}"
     if kind != "sql":
