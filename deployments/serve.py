@@ -8,22 +8,20 @@ Schedules and parameters are read from deployments/prefect.yaml, their only home
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import yaml
 from prefect import serve
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from flows.serve import (  # noqa: E402
+from ppdm.config import parse_config
+from ppdm.flows.serve import (
     DEFAULT_TIMEZONE,
     deployment_parameters,
     schedule,
     servable_release,
 )
-from ppdm.config import parse_config  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def deployments_from_yaml(path: Path = ROOT / "deployments" / "prefect.yaml"):

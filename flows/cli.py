@@ -14,8 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from flows import init_command, serve
 from ppdm.exceptions import AnonymizationError, StorageError, UnknownDatasetError
+from ppdm.flows import init_command, serve
 
 if TYPE_CHECKING:
     from ppdm.config import ReleaseConfig
@@ -159,7 +159,7 @@ def _run(args: argparse.Namespace) -> int:
         spec.startswith("prefect-secret:")
         for spec in (config.audit_key, config.pseudonym_key)
     ):
-        import tasks  # noqa: F401 - registers the prefect-secret key resolver
+        import ppdm.tasks  # noqa: F401 - registers the prefect-secret key resolver
     preflight(config)
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
@@ -186,14 +186,14 @@ def _run_flow(config: ReleaseConfig) -> str:
     from prefect import tags
     from prefect.settings import PREFECT_API_URL
 
-    from flows.release import release
+    from ppdm.flows.release import release
 
     run_tags = ("ppdm", f"dataset:{config.dataset}", f"algorithm:{config.algorithm}")
     with tags(*run_tags):
         if PREFECT_API_URL.value():  # a server, or the test harness, is configured
             return release(config)
         # Not Prefect's own ephemeral server: that one outlives a killed run.
-        from flows.api_server import temporary_api
+        from ppdm.flows.api_server import temporary_api
 
         with temporary_api():
             return release(config)
@@ -305,7 +305,7 @@ def _audit_verify(args: argparse.Namespace) -> int:
     from ppdm.release.audit import verify_audit_log
 
     if args.key.startswith("prefect-secret:"):
-        import tasks  # noqa: F401 - registers the prefect-secret key resolver
+        import ppdm.tasks  # noqa: F401 - registers the prefect-secret key resolver
     report = verify_audit_log(args.out, key=args.key)
     for recovery in report.recoveries:
         print(f"recovered: {recovery}")

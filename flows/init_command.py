@@ -161,9 +161,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m flows.init_command ...``: the ``init`` command on its own."""
+    """``python -m ppdm.flows.init_command ...``: the ``init`` command on its own."""
     parser = argparse.ArgumentParser(
-        prog="python -m flows.init_command",
+        prog="python -m ppdm.flows.init_command",
         description="Profile a table and write its dataset folder.",
     )
     _add_arguments(parser)

@@ -9,13 +9,13 @@ from prefect import flow
 
 from ppdm.config import ReleaseConfig
 from ppdm.pipeline import run_steps
-from tasks.anonymize import anonymize
-from tasks.discretize import discretize
-from tasks.ingest import ingest
-from tasks.publish import publish
-from tasks.report import utility_report
-from tasks.validate import validate
-from tasks.verify import verify
+from ppdm.tasks.anonymize import anonymize
+from ppdm.tasks.discretize import discretize
+from ppdm.tasks.ingest import ingest
+from ppdm.tasks.publish import publish
+from ppdm.tasks.report import utility_report
+from ppdm.tasks.validate import validate
+from ppdm.tasks.verify import verify
 
 #: The Prefect task of each step of :data:`ppdm.pipeline.STEPS`; each task is a
 #: thin wrapper of the step function :func:`ppdm.pipeline.run_steps` names.

@@ -1,7 +1,7 @@
 """The ``ppdm serve`` command: the release flow of one configuration, on a schedule.
 
 ``ppdm serve --config FILE [--cron EXPR | --interval SECONDS] [--timezone TZ]
-[--name NAME]`` registers a deployment of :func:`flows.release.release` with the
+[--name NAME]`` registers a deployment of :func:`ppdm.flows.release.release` with the
 Prefect server at ``PREFECT_API_URL`` and runs its scheduled flow runs from this
 process until it is stopped (Ctrl-C or SIGTERM pauses the schedule). No work pool
 or worker is needed. Without ``--cron``/``--interval`` the schedule is the monthly
@@ -10,7 +10,7 @@ one of ``deployments/prefect.yaml`` (02:00 UTC on the first day of each month).
 Prefect 3.8 starts each flow run in a *spawned* subprocess that re-imports the
 main module, so whatever calls :func:`run` must be a console script or a module
 whose entry is guarded by ``if __name__ == "__main__":`` (``ppdm``,
-``python -m flows.serve`` and ``deployments/serve.py`` all are).
+``python -m ppdm.flows.serve`` and ``deployments/serve.py`` all are).
 
 Prefect is imported only inside :func:`run` and :func:`schedule`: the rest of the
 ``ppdm`` command starts no Prefect.
@@ -203,9 +203,9 @@ def servable_release() -> Flow:
     Returns
     -------
     prefect.Flow
-        :func:`flows.release.release`, its annotations resolved.
+        :func:`ppdm.flows.release.release`, its annotations resolved.
     """
-    from flows.release import release
+    from ppdm.flows.release import release
 
     release.fn.__annotations__ = typing.get_type_hints(release.fn)
     return release
@@ -257,7 +257,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     name = _deployment_name(args)
 
-    from flows.cli import _PREFECT_DEFAULTS
+    from ppdm.flows.cli import _PREFECT_DEFAULTS
 
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
@@ -298,9 +298,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m flows.serve ...``: the ``serve`` command on its own."""
+    """``python -m ppdm.flows.serve ...``: the ``serve`` command on its own."""
     parser = argparse.ArgumentParser(
-        prog="python -m flows.serve",
+        prog="python -m ppdm.flows.serve",
         description="Serve the release flow of a configuration on a schedule.",
     )
     _add_arguments(parser)

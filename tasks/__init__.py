@@ -1,3 +1,3 @@
 """Prefect tasks: one thin wrapper per release step over :mod:`ppdm.pipeline`."""
 
-from tasks import keys as keys  # registers the key scheme "prefect-secret"
+from ppdm.tasks import keys as keys  # registers the key scheme "prefect-secret"

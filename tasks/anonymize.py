@@ -6,7 +6,7 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from ppdm import progress
 from ppdm.pipeline import AnonymizeSettings, StepOutput, anonymize_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from tasks._ui import STEP_CACHE, table_artifact
+from ppdm.tasks._ui import STEP_CACHE, table_artifact
 
 
 @task(name="anonymize", cache_policy=STEP_CACHE)

@@ -4,7 +4,7 @@ from prefect import task
 
 from ppdm.pipeline import DiscretizeSettings, StepOutput, discretize_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from tasks._ui import STEP_CACHE, table_artifact
+from ppdm.tasks._ui import STEP_CACHE, table_artifact
 
 
 @task(name="discretize", cache_policy=STEP_CACHE)

@@ -5,7 +5,7 @@ from prefect.cache_policies import NO_CACHE
 
 from ppdm.pipeline import IngestSettings, StepOutput, ingest_step
 from ppdm.release.artifacts import ArtifactStore
-from tasks._ui import table_artifact, transient_only
+from ppdm.tasks._ui import table_artifact, transient_only
 
 
 @task(

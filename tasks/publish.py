@@ -8,7 +8,7 @@ from prefect.runtime import flow_run
 
 from ppdm.pipeline import PublishSettings, publish_step
 from ppdm.release.artifacts import ArtifactRef
-from tasks._ui import markdown_artifact, transient_only
+from ppdm.tasks._ui import markdown_artifact, transient_only
 
 
 @task(

@@ -6,7 +6,7 @@ from prefect import task
 
 from ppdm.pipeline import StepOutput, UtilitySettings, utility_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from tasks._ui import STEP_CACHE, markdown_artifact
+from ppdm.tasks._ui import STEP_CACHE, markdown_artifact
 
 
 @task(name="utility-report", cache_policy=STEP_CACHE)

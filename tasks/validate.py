@@ -5,7 +5,7 @@ from prefect import task
 
 from ppdm.pipeline import StepOutput, ValidateSettings, validate_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from tasks._ui import STEP_CACHE, table_artifact
+from ppdm.tasks._ui import STEP_CACHE, table_artifact
 
 SHOWN_REJECTIONS = 50
 

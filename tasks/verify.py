@@ -8,7 +8,7 @@ from prefect.cache_policies import NO_CACHE
 
 from ppdm.pipeline import StepOutput, VerifySettings, verify_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from tasks._ui import markdown_artifact
+from ppdm.tasks._ui import markdown_artifact
 
 
 @task(name="verify", cache_policy=NO_CACHE)

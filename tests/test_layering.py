@@ -1,46 +1,126 @@
-"""The core library never imports Prefect, the tasks, the flows or the schemas."""
+"""The core library never imports Prefect, the tasks or the flows; nothing imports
+the repository's folders by their own top-level names."""
 
 from __future__ import annotations
 
 import ast
+import json
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
-SRC = Path(__file__).resolve().parent.parent / "src" / "ppdm"
-FORBIDDEN = {"prefect", "prefect_dask", "tasks", "flows"}
+ROOT = Path(__file__).resolve().parent.parent
+SRC = ROOT / "src" / "ppdm"
+#: Modules the core must not import (with all their submodules).
+FORBIDDEN = ("prefect", "prefect_dask", "ppdm.flows", "ppdm.tasks")
+#: The repository's folders that install inside ppdm, never as top-level names.
+FOLDERS = ("flows", "tasks", "schemas", "deployments")
 
 
 def _imports(path: Path) -> set[str]:
+    """Every absolute module an ``import`` or ``from ... import`` names in ``path``.
+
+    ``from ppdm import flows`` counts as ``ppdm.flows`` (it may be a submodule).
+    """
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names.update(alias.name.split(".")[0] for alias in node.names)
+            names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
     return names
+
+
+def _under(name: str, modules: tuple[str, ...]) -> bool:
+    return any(name == module or name.startswith(module + ".") for module in modules)
+
+
+def test_the_import_scan_sees_every_spelling():
+    """Cross-check of ``_imports``/``_under`` on a file of known imports."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "m.py"
+        path.write_text(
+            "import prefect\nfrom ppdm import flows\nimport ppdm.tasks.keys\n"
+            "from ppdm.flowsx import y\nfrom . import tasks\nimport flows.cli\n"
+        )
+        found = _imports(path)
+    assert sorted(n for n in found if _under(n, FORBIDDEN)) == [
+        "ppdm.flows",
+        "ppdm.tasks.keys",
+        "prefect",
+    ]
+    assert sorted(n for n in found if _under(n, FOLDERS)) == ["flows.cli"]
 
 
 def test_core_imports_nothing_from_the_upper_layers():
     modules = sorted(SRC.rglob("*.py"))
     assert len(modules) > 10
     offenders = {
-        str(p.relative_to(SRC)): sorted(_imports(p) & FORBIDDEN)
+        str(p.relative_to(SRC)): sorted(n for n in _imports(p) if _under(n, FORBIDDEN))
         for p in modules
-        if _imports(p) & FORBIDDEN
     }
-    assert offenders == {}
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_nothing_imports_the_folders_by_a_top_level_name():
+    """flows/ and tasks/ are ppdm.flows and ppdm.tasks, in a checkout as installed."""
+    modules = [
+        path
+        for folder in ("src", "flows", "tasks", "tests", "benchmarks", "deployments")
+        for path in sorted((ROOT / folder).rglob("*.py"))
+    ]
+    assert len(modules) > 50
+    offenders = {
+        str(p.relative_to(ROOT)): sorted(n for n in _imports(p) if _under(n, FOLDERS))
+        for p in modules
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_development_install_maps_the_folders_under_ppdm_only(tmp_path):
+    """In the editable install too, flows/ and tasks/ are ppdm.flows and ppdm.tasks only.
+
+    Run from a directory outside the checkout, so that nothing comes from the
+    working directory (hatch_build.py's finder serves the two subpackages).
+    """
+    code = (
+        "import importlib.util as u, json, ppdm, ppdm.flows.cli, ppdm.tasks.keys\n"
+        "print(json.dumps([[m.__file__ for m in (ppdm, ppdm.flows, ppdm.tasks)],\n"
+        "    [u.find_spec(n) is None for n in ('flows', 'tasks', 'schemas')]]))"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    files, absent = json.loads(result.stdout)
+    assert files == [
+        str(SRC / "__init__.py"),
+        str(ROOT / "flows" / "__init__.py"),
+        str(ROOT / "tasks" / "__init__.py"),
+    ]
+    assert absent == [True, True, True]
 
 
 def test_tasks_stay_thin():
-    tasks = Path(__file__).resolve().parent.parent / "tasks"
+    tasks = ROOT / "tasks"
     for path in tasks.glob("*.py"):
         assert "ppdm.algorithms." not in path.read_text(), path
 
 
 def test_tasks_find_no_files_of_their_own():
     """Hierarchies, schemas and configs reach a task as arguments, never by path."""
-    tasks = Path(__file__).resolve().parent.parent / "tasks"
+    tasks = ROOT / "tasks"
     for path in tasks.glob("*.py"):
         text = path.read_text()
         assert "__file__" not in text and "hierarchies" not in text, path
@@ -48,7 +128,7 @@ def test_tasks_find_no_files_of_their_own():
 
 
 def test_the_flow_runs_the_core_order_of_steps():
-    flow = (Path(__file__).resolve().parent.parent / "flows" / "release.py").read_text()
+    flow = (ROOT / "flows" / "release.py").read_text()
     assert "run_steps(" in flow
     # No step function is called here, in another order.
     steps = "ingest|validate|discretize|anonymize|verify|utility|publish"
@@ -58,8 +138,7 @@ def test_the_flow_runs_the_core_order_of_steps():
 def test_a_wheel_carries_the_data_files_inside_the_package():
     import tomllib
 
-    root = Path(__file__).resolve().parent.parent
-    project = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
     assert wheel["force-include"] == {
         "hierarchies": "ppdm/_data/hierarchies",
@@ -67,5 +146,21 @@ def test_a_wheel_carries_the_data_files_inside_the_package():
         "schemas": "ppdm/_data/schemas",
     }
     for source in wheel["force-include"]:
-        assert (root / source).is_dir()
-    assert "src/ppdm" in wheel["packages"]
+        assert (ROOT / source).is_dir()
+
+
+def test_a_wheel_installs_every_folder_under_ppdm():
+    """flows/ and tasks/ become ppdm.flows and ppdm.tasks; nothing else is top level."""
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    wheel = project["tool"]["hatch"]["build"]["targets"]["wheel"]
+    assert wheel["sources"] == {
+        "src/ppdm": "ppdm",
+        "flows": "ppdm/flows",
+        "tasks": "ppdm/tasks",
+    }
+    assert sorted(wheel["only-include"]) == sorted(wheel["sources"])
+    for source in wheel["sources"]:
+        assert (ROOT / source / "__init__.py").is_file()
+    assert project["project"]["scripts"] == {"ppdm": "ppdm.flows.cli:main"}

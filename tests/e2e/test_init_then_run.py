@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 import yaml
 
-from flows import init_command
-from flows.cli import main
 from ppdm.algorithms import ALGORITHMS
+from ppdm.flows import init_command
+from ppdm.flows.cli import main
 
 K, L = 5, 2
 ROWS = 600

@@ -128,7 +128,7 @@ def test_an_unsupported_model_fails_without_importing_prefect(tmp_path):
             supported_models = frozenset({{"k-anonymity"}})
 
         ALGORITHMS["k-only"] = KOnly
-        from flows.cli import main
+        from ppdm.flows.cli import main
 
         code = main(["run", "--config", {str(config)!r}])
         heavy = sorted({{"prefect", "great_expectations"}} & set(sys.modules))
@@ -150,7 +150,7 @@ def test_version_and_bare_command(capsys):
 
     import pytest
 
-    from flows.cli import main
+    from ppdm.flows.cli import main
 
     with pytest.raises(SystemExit) as exited:
         main(["--version"])

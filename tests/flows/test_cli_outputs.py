@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from flows.cli import EXIT_FAILED, EXIT_OK, main
+from ppdm.flows.cli import EXIT_FAILED, EXIT_OK, main
 
 
 def test_json_run_then_releases_and_show(prefect_backend, tmp_path, capsys):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import yaml
 
 from ppdm.config import default_config, parse_config
@@ -21,11 +22,17 @@ def test_each_deployment_releases_its_datasets_shipped_default():
     assert sorted(datasets) == ["adult", "german"]
 
 
-def test_each_deployment_points_at_the_release_flow():
-    from flows.release import release
+def test_each_deployment_points_at_the_installed_release_flow(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Module-path entrypoints: Prefect loads the installed flow from any directory."""
+    from prefect.flows import load_flow_from_entrypoint
+
+    from ppdm.flows.release import release
 
     spec = yaml.safe_load((ROOT / "deployments" / "prefect.yaml").read_text())
+    monkeypatch.chdir(tmp_path)  # no checkout folder to resolve a file path against
     for entry in spec["deployments"]:
-        path, name = entry["entrypoint"].split(":")
-        assert (ROOT / path).is_file() and path == "flows/release.py"
-        assert name == "release" and release.name == "release"
+        assert entry["entrypoint"] == "ppdm.flows.release:release", entry["name"]
+        assert load_flow_from_entrypoint(entry["entrypoint"]) is release
+        assert release.name == "release"

@@ -75,7 +75,7 @@ def _cmdline(pid: int) -> list[str]:
 
 
 def _is_api(args: list[str]) -> bool:
-    return "flows.api_server" in args and "--port" in args
+    return "ppdm.flows.api_server" in args and "--port" in args
 
 
 def _api_answers(seen: dict[Identity, list[str]]) -> bool:

@@ -13,7 +13,7 @@ import json
 import pandas as pd
 import pytest
 
-from flows.cli import main
+from ppdm.flows.cli import main
 from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.release.audit import read_entries
 

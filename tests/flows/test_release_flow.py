@@ -11,10 +11,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from flows.cli import main
 from ppdm import pipeline
 from ppdm.config import default_config
 from ppdm.exceptions import VerificationError
+from ppdm.flows.cli import main
 from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.release.audit import read_entries
 
@@ -117,7 +117,7 @@ def test_audit_entry_records_every_file(published):
 
 def test_a_new_test_size_reuses_the_cached_anonymization(published, tmp_path):
     """Through the real flow: only the utility report (and publication) re-run."""
-    from flows.release import release
+    from ppdm.flows.release import release
 
     out, release_dir = published
     config = default_config("german").with_overrides(

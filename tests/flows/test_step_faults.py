@@ -47,10 +47,10 @@ import pandas as pd
 import pytest
 import yaml
 
-from flows.cli import EXIT_FAILED, EXIT_OK, main
 from ppdm import pipeline
 from ppdm.config import ReleaseConfig, default_config
 from ppdm.exceptions import StorageError
+from ppdm.flows.cli import EXIT_FAILED, EXIT_OK, main
 from ppdm.prepare import datasets
 from ppdm.release import artifacts
 from ppdm.release.audit import (
@@ -395,7 +395,7 @@ def _prefect_console_to(stream: Any) -> None:
 def ppdm_run(
     prefect_backend: None, capfd: pytest.CaptureFixture[str]
 ) -> Iterator[Callable[[Path], tuple[int, str, str]]]:
-    """``ppdm run --config`` through ``flows.cli.main``: exit code, stdout, stderr.
+    """``ppdm run --config`` through ``ppdm.flows.cli.main``: exit code, stdout, stderr.
 
     stderr is all of it: Prefect's console log handlers (where a task's
     traceback would be printed) write to this test's stderr while it runs,

@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from flows.release import TASKS
 from ppdm import pipeline
 from ppdm.config import default_config, default_work_dir
+from ppdm.flows.release import TASKS
 from ppdm.release.artifacts import ArtifactRef
-from tasks._ui import STEP_CACHE
+from ppdm.tasks._ui import STEP_CACHE
 
 #: ReleasePlan attribute of each step name.
 FIELDS = {name: name.split("-")[0] for name in pipeline.STEPS}

@@ -42,7 +42,7 @@ _INJECT_ENOSPC = textwrap.dedent(
             raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
         return real(src, dst, *args, **kwargs)
     shutil.copyfile = copyfile
-    from flows.cli import main
+    from ppdm.flows.cli import main
     sys.exit(main(sys.argv[2:]))
     """
 )

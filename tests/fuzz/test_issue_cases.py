@@ -17,7 +17,7 @@ import pytest
 import yaml
 from fuzz_cases import table, write_csv
 
-from flows.cli import EXIT_USAGE, main
+from ppdm.flows.cli import EXIT_USAGE, main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,7 +37,7 @@ def _config(tmp_path: Path, frame=None, text_edit=None, **changes) -> Path:
 
 
 def _run(config: Path, capfd) -> tuple[int, str, str]:
-    """``ppdm run --config`` through ``flows.cli.main``: exit code, stdout, stderr.
+    """``ppdm run --config`` through ``ppdm.flows.cli.main``: exit code, stdout, stderr.
 
     These refusals come before Prefect starts: stderr is all the user sees.
     """

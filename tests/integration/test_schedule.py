@@ -1,7 +1,7 @@
 """Prefect's scheduler itself runs a served release, on a real server.
 
 A ``prefect server start`` subprocess (its own PREFECT_HOME, the offline settings
-of ``.ci/env.sh``) and a ``python -m flows.serve --interval`` subprocess serving
+of ``.ci/env.sh``) and a ``python -m ppdm.flows.serve --interval`` subprocess serving
 the default German release; the test waits until the server's scheduler has
 created a run of that deployment, the served process has run it to COMPLETED and
 its release directory is on disk. Nothing here triggers a run: a run counts only
@@ -178,7 +178,7 @@ def stack(tmp_path_factory) -> Iterator[dict[str, Any]]:
             time.sleep(0.5)
         healthy_after = time.monotonic() - started
         serve = _start(
-            [sys.executable, "-m", "flows.serve", "--config", str(config)]
+            [sys.executable, "-m", "ppdm.flows.serve", "--config", str(config)]
             + ["--interval", str(INTERVAL_SECONDS), "--name", DEPLOYMENT],
             env={**env, "PREFECT_API_URL": api, "PREFECT_RUNNER_POLL_FREQUENCY": "2"},
             cwd=work,

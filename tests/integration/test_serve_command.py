@@ -19,9 +19,9 @@ import cloudpickle
 import pytest
 import yaml
 
-from flows import serve
 from ppdm.config import ReleaseConfig, default_config, load_config, parse_config
 from ppdm.exceptions import InvalidParameterError
+from ppdm.flows import serve
 
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = sorted((ROOT / "configs").glob("*.yaml"))
@@ -135,7 +135,7 @@ def test_serve_without_a_server_says_how_to_start_one(tmp_path):
     env = {key: value for key, value in os.environ.items() if key != "PREFECT_API_URL"}
     env["PREFECT_HOME"] = str(tmp_path)
     done = subprocess.run(
-        [sys.executable, "-m", "flows.serve"]
+        [sys.executable, "-m", "ppdm.flows.serve"]
         + ["--config", str(ROOT / "configs" / "german.yaml"), "--interval", "60"],
         cwd=tmp_path,
         env=env,
@@ -157,7 +157,7 @@ def test_prefect_yaml_monthly_schedule_is_the_serve_default():
     monthly = spec["definitions"]["schedules"]["monthly"]
     assert monthly == {"cron": serve.DEFAULT_CRON, "timezone": serve.DEFAULT_TIMEZONE}
     for entry in spec["deployments"]:
-        assert entry["entrypoint"] == "flows/release.py:release"
+        assert entry["entrypoint"] == "ppdm.flows.release:release"
         parse_config(entry["parameters"]["config"], origin=entry["name"])
 
 

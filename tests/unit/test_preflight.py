@@ -7,11 +7,11 @@ import sqlite3
 import pandas as pd
 import pytest
 
-from flows.cli import EXIT_FAILED, EXIT_USAGE, main
 from ppdm.config import ConfigError, default_config, parse_config
 from ppdm.exceptions import InfeasibleConstraintError, UnknownDatasetError
-from ppdm.prepare import datasets
+from ppdm.flows.cli import EXIT_FAILED, EXIT_USAGE, main
 from ppdm.preflight import preflight
+from ppdm.prepare import datasets
 
 
 def _german_from(tmp_path, table: pd.DataFrame, kind: str = "csv", **changes):

@@ -14,9 +14,9 @@ import pytest
 import yaml
 from test_profile import EXPECTED_ROLES, clinic_table
 
-from flows import init_command
 from ppdm.config import load_config
 from ppdm.exceptions import InvalidParameterError, SourceError
+from ppdm.flows import init_command
 from ppdm.generalization.hierarchies import load_hierarchies
 from ppdm.prepare.dataset_folder import load_contract
 from ppdm.prepare.ingest import load_source, write_sqlite

@@ -103,7 +103,7 @@ def test_key_id_is_an_hmac_of_a_fixed_label() -> None:
 @pytest.fixture
 def secret_blocks(monkeypatch: pytest.MonkeyPatch) -> dict[str, Secret]:
     """Secret blocks by name, as ``Secret.load`` finds them on a server."""
-    import tasks.keys
+    import ppdm.tasks.keys
 
     blocks: dict[str, Secret] = {}
 
@@ -112,7 +112,7 @@ def secret_blocks(monkeypatch: pytest.MonkeyPatch) -> dict[str, Secret]:
             raise ValueError(f"Unable to find block document named {name}")
         return blocks[name]
 
-    monkeypatch.setattr(tasks.keys.Secret, "load", load)
+    monkeypatch.setattr(ppdm.tasks.keys.Secret, "load", load)
     return blocks
 
 
