@@ -33,7 +33,12 @@ def _markdown(utility: dict) -> str:
     lines = ["| model | original | anonymized |", "|---|---|---|"]
     for model, row in sorted(utility.get("holdout", {}).get("accuracy", {}).items()):
         lines.append(
-            f"| {model} | {row.get('original', float('nan')):.4f} "
-            f"| {row.get('anonymized', float('nan')):.4f} |"
+            f"| {model} | {_accuracy(row.get('original'))} "
+            f"| {_accuracy(row.get('anonymized'))} |"
         )
     return "\n".join(["# Utility", "", *lines])
+
+
+def _accuracy(value: float | None) -> str:
+    """An accuracy to four places, or "n/a" when it could not be measured."""
+    return "n/a" if value is None else f"{value:.4f}"

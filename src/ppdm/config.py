@@ -725,7 +725,7 @@ def check_source_columns(config: ReleaseConfig) -> list[str] | None:
             f"column{'s' if len(unroled) > 1 else ''} "
             f"{', '.join(map(repr, unroled))} of the source "
             f"{'have' if len(unroled) > 1 else 'has'} no role; give each one under "
-            f"'columns:' ({' | '.join(ROLES)}), e.g. '{unroled[0]}: drop'"
+            f"'columns:' ({' | '.join(ROLES)}), e.g. {unroled[0]!r}: drop"
         )
     if problems:
         raise ConfigError(

@@ -83,7 +83,9 @@ def preflight(config: ReleaseConfig) -> None:
 
 def _describe(config: ReleaseConfig) -> str:
     source = config.source
-    return str(source.path or source.name or source.kind)
+    return ingest.source_name(
+        source.kind, source.path or source.url, source.query, source.name
+    )
 
 
 def _check_feasible(config: ReleaseConfig) -> None:

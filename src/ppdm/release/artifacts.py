@@ -20,6 +20,8 @@ from typing import Any
 
 import pandas as pd
 
+from ppdm.exceptions import storage_error
+
 __all__ = [
     "ArtifactRef",
     "ArtifactStore",
@@ -170,11 +172,18 @@ class ArtifactStore:
     def put_bytes(
         self, data: bytes, *, kind: str, suffix: str, rows: int | None = None
     ) -> ArtifactRef:
-        self._ensure_root()
         digest = sha256_bytes(data)
         path = self.root / digest[:2] / f"{digest}.{suffix}"
-        if not (path.is_file() and sha256_file(path) == digest):
-            write_atomic(path, data)
+        try:
+            self._ensure_root()
+            if not (path.is_file() and sha256_file(path) == digest):
+                write_atomic(path, data)
+        except OSError as err:
+            if err.filename is None:
+                err.filename = str(path)
+            raise (
+                storage_error(err, "write to the work directory (work_dir):") or err
+            ) from err
         return ArtifactRef(str(path.resolve()), digest, kind, rows)
 
     def put_json(self, obj: Any, *, kind: str) -> ArtifactRef:
