@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CODE = ["src", "tasks", "flows", "schemas", "tests", "benchmarks", "deployments"]
+CODE = ["src", "tasks", "flows", "tests", "benchmarks", "deployments", "hatch_build.py"]
 
 
 def _ruff(*args: str) -> subprocess.CompletedProcess:
