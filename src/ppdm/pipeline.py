@@ -663,7 +663,7 @@ def verify_step(
         "covers": covers_from_hierarchies(hierarchies) if hierarchies else None,
         "passthrough": PassthroughPolicy.from_dict(settings.passthrough),
     }
-    if _out_of_core(settings, files):
+    if _out_of_core(settings, files, settings.requirement):
         from ppdm.verify.out_of_core import verify_csv_files
 
         certificate = verify_csv_files(
@@ -695,8 +695,16 @@ def verify_step(
     return StepOutput({"certificate": ref}, certificate.to_dict())
 
 
-def _out_of_core(settings: VerifySettings, files: Mapping[str, Path]) -> bool:
-    """Verify with Dask when configured, or (auto) when the candidate is large."""
+def _out_of_core(
+    settings: VerifySettings, files: Mapping[str, Path], requirement: Requirement
+) -> bool:
+    """Verify with Dask when configured, or (auto) when the candidate is large.
+
+    Auto keeps a release with release models (checked on all tables together)
+    in memory.
+    """
+    if settings.engine == "auto" and requirement.release_models:
+        return False
     if settings.engine != "auto":
         return settings.engine == "dask"
     size = sum(path.stat().st_size for path in files.values())

@@ -73,6 +73,20 @@ class Anonymizer(ABC):
         validate_params(self.name, self.get_params(), self._parameter_constraints)
 
     @classmethod
+    def adapt_requirement(cls, requirement: Any, *, target: str | None) -> Any:
+        """The requirement this algorithm's releases are checked against.
+
+        The configuration calls it once, at load, before
+        :meth:`check_requirement`; the manifest, certificate and verifier then
+        use what it returns. The default is ``requirement`` unchanged. An
+        algorithm whose release shape needs more (projections that can be
+        joined on the target) adds the release models that check it; one
+        whose guarantee is a different notion of k (k-anonymity by
+        containment) states it here instead of claiming plain k-anonymity.
+        """
+        return requirement
+
+    @classmethod
     def check_requirement(
         cls,
         requirement: Any,

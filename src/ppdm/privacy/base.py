@@ -120,6 +120,10 @@ class PrivacyModel(ABC):
     monotonic_under_suppression: ClassVar[bool] = False
     #: Whether the model reads a sensitive attribute.
     uses_sensitive_attribute: ClassVar[bool] = True
+    #: What the model judges: ``"class"``, the equivalence classes of each
+    #: released table (every model here), or ``"release"``, the released
+    #: tables together (:class:`ppdm.privacy.release_model.ReleaseModel`).
+    scope: ClassVar[str] = "class"
 
     @property
     def sensitive_attribute(self) -> str | None:

@@ -286,6 +286,16 @@ class Requirement:
 
     # -- what the models need, for searches ---------------------------------
     @property
+    def class_models(self) -> tuple[PrivacyModel, ...]:
+        """The models that judge each released table's equivalence classes."""
+        return tuple(m for m in self.models if m.scope == "class")
+
+    @property
+    def release_models(self) -> tuple[PrivacyModel, ...]:
+        """The models that judge the released tables together (joins, containment)."""
+        return tuple(m for m in self.models if m.scope == "release")
+
+    @property
     def k(self) -> int:
         """The k of the k-anonymity model (1 when there is none)."""
         return max(
@@ -295,19 +305,19 @@ class Requirement:
     @property
     def minimal_class_size(self) -> int:
         """Smallest class every model can accept."""
-        return max(m.minimal_class_size for m in self.models)
+        return max((m.minimal_class_size for m in self.class_models), default=1)
 
     @property
     def minimal_distinct_values(self) -> int:
         """Fewest distinct sensitive values (of any sensitive attribute) a class needs."""
-        return max(m.minimal_distinct_values for m in self.models)
+        return max((m.minimal_distinct_values for m in self.class_models), default=1)
 
     def minimal_distinct_values_of(self, attribute: str) -> int:
         """Fewest distinct values of ``attribute`` a class needs (its models' bound)."""
         return max(
             (
                 m.minimal_distinct_values
-                for m in self.models
+                for m in self.class_models
                 if m.uses_sensitive_attribute and m.sensitive_attribute == attribute
             ),
             default=1,
@@ -335,15 +345,15 @@ class Requirement:
     @property
     def decided_by_bounds(self) -> bool:
         """True when class size and distinct values alone decide every model."""
-        return all(m.decided_by_bounds for m in self.models)
+        return all(m.decided_by_bounds for m in self.class_models)
 
     @property
     def monotonic_under_generalization(self) -> bool:
-        return all(m.monotonic_under_generalization for m in self.models)
+        return all(m.monotonic_under_generalization for m in self.class_models)
 
     @property
     def monotonic_under_suppression(self) -> bool:
-        return all(m.monotonic_under_suppression for m in self.models)
+        return all(m.monotonic_under_suppression for m in self.class_models)
 
     @property
     def model_names(self) -> tuple[str, ...]:
@@ -363,7 +373,7 @@ class Requirement:
     def accepts(self, partition: ClassPartition) -> np.ndarray:
         """Which classes every model accepts."""
         ok = np.ones(partition.n_classes, dtype=bool)
-        for model in self.models:
+        for model in self.class_models:
             ok &= model.accepts(partition)
         return ok
 
@@ -397,9 +407,11 @@ class Requirement:
         return self.accepts(partition)
 
     def check(self, table: pd.DataFrame | ClassPartition) -> tuple[PrivacyResult, ...]:
-        """Every model's result on a released table (or its partition)."""
+        """Every class model's result on a released table (or its partition)."""
         partition = ClassPartition.of(table, self.quasi_identifiers)
-        return tuple(m.check(partition, self.quasi_identifiers) for m in self.models)
+        return tuple(
+            m.check(partition, self.quasi_identifiers) for m in self.class_models
+        )
 
     # -- serialisation -------------------------------------------------------
     def describe(self) -> list[dict[str, Any]]:

@@ -52,6 +52,7 @@ __all__ = [
     "verify_files",
     "verify_partition",
     "certificate_of",
+    "check_release_models",
     "VERIFIER_NAME",
 ]
 
@@ -165,6 +166,9 @@ class Certificate:
         The pass-through check of the columns released as is (by table name,
         then in the policy's order); None when no policy was given (not
         checked).
+    release_results : tuple of PrivacyResult
+        The requirement's release models (:attr:`Requirement.release_models`),
+        each checked on all released tables together; empty when it has none.
     """
 
     passed: bool
@@ -175,6 +179,7 @@ class Certificate:
         default_factory=lambda: {"name": VERIFIER_NAME, "version": ppdm.__version__}
     )
     passthrough: tuple[PassthroughResult, ...] | None = None
+    release_results: tuple[PrivacyResult, ...] = ()
 
     @property
     def release_sha256(self) -> dict[str, str | None]:
@@ -193,8 +198,12 @@ class Certificate:
         raise KeyError(name)
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON content: deterministic key order, no timestamps."""
-        return {
+        """The JSON content: deterministic key order, no timestamps.
+
+        ``release`` (the release models' results) appears only when the
+        requirement has release models, so other certificates keep their bytes.
+        """
+        content = {
             "verifier": dict(self.verifier),
             "passed": bool(self.passed),
             "requirement": self.requirement.to_dict(),
@@ -208,6 +217,9 @@ class Certificate:
                 else [r.to_dict() for r in self.passthrough]
             ),
         }
+        if self.release_results:
+            content["release"] = [r.to_dict() for r in self.release_results]
+        return content
 
     def to_json(self) -> str:
         """:meth:`to_dict` as indented JSON text (ends with a newline)."""
@@ -228,6 +240,10 @@ class Certificate:
                     f"{r.model} ({r.measure}={_fmt(r.achieved)})" for r in t.results
                 )
                 parts.append(f"{t.name} ({t.rows} rows): {achieved}")
+            parts.extend(
+                f"all tables together: {r.model} ({r.measure}={_fmt(r.achieved)})"
+                for r in self.release_results
+            )
             text = "PASSED: " + "; ".join(parts)
             if self.passthrough:
                 text += "; released as is: " + ", ".join(
@@ -251,6 +267,15 @@ class Certificate:
                     if r.examples:
                         line += ", e.g. " + _describe_class(r.examples[0], r.measure)
                 lines.append(line)
+        for r in self.release_results:
+            if not r.passed:
+                line = (
+                    f"FAILED: {r.model} not met by the released tables together: "
+                    f"achieved {r.measure}={_fmt(r.achieved)}"
+                )
+                if r.examples:
+                    line += ", e.g. " + _describe_example(r.examples[0])
+                lines.append(line)
         for r in self.passthrough or ():
             if not r.passed:
                 lines.append(f"FAILED: {r.describe()}; {FIX}")
@@ -273,6 +298,11 @@ def _describe_class(example: Mapping[str, Any], measure: str) -> str:
     inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in cells.items())
     size = example["size"]
     return f"{{{inside}}} ({size} row{'s' if size != 1 else ''})"
+
+
+def _describe_example(example: Mapping[str, Any]) -> str:
+    inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in example.items())
+    return f"{{{inside}}}"
 
 
 def _verify_table(
@@ -318,7 +348,7 @@ def verify_partition(
     present = set(columns)
     results = [
         model.check(partition, qis)
-        for model in requirement.models
+        for model in requirement.class_models
         if not model.uses_sensitive_attribute or model.sensitive_attribute in present
     ]
     sa = requirement.sensitive_attribute
@@ -369,11 +399,14 @@ def certificate_of(
     requirement: Requirement,
     input_sha256: str | None = None,
     passthrough: Sequence[PassthroughResult] | None = None,
+    release_results: Sequence[PrivacyResult] = (),
 ) -> Certificate:
     """Assemble the certificate of verified tables (sorted by name).
 
     ``passthrough`` are the pass-through results of every table (None: not
     checked); they are ordered by table name, keeping each table's order.
+    ``release_results`` are the release models' results
+    (:func:`check_release_models`).
     """
     if not checked:
         raise InvalidParameterError("nothing to verify: no released tables given")
@@ -382,11 +415,27 @@ def certificate_of(
     if passthrough is not None:
         columns = tuple(sorted(passthrough, key=lambda r: r.table or ""))
     return Certificate(
-        passed=all(t.passed for t in tables) and all(r.passed for r in columns or ()),
+        passed=all(t.passed for t in tables)
+        and all(r.passed for r in columns or ())
+        and all(r.passed for r in release_results),
         requirement=requirement,
         tables=tables,
         input_sha256=input_sha256,
         passthrough=columns,
+        release_results=tuple(release_results),
+    )
+
+
+def check_release_models(
+    tables: Mapping[str, pd.DataFrame], requirement: Requirement
+) -> tuple[PrivacyResult, ...]:
+    """Every release model of ``requirement`` checked on all ``tables`` at once."""
+    if not requirement.release_models:
+        return ()
+    ordered = {name: tables[name] for name in sorted(tables)}
+    return tuple(
+        model.check_release(ordered, requirement.quasi_identifiers)  # type: ignore[attr-defined]
+        for model in requirement.release_models
     )
 
 
@@ -431,7 +480,13 @@ def verify_tables(
     columns = _passthrough_of(
         tables.items(), requirement, passthrough, original, covers
     )
-    return certificate_of(checked, requirement, input_sha256, columns)
+    return certificate_of(
+        checked,
+        requirement,
+        input_sha256,
+        columns,
+        check_release_models(tables, requirement),
+    )
 
 
 def _passthrough_of(
@@ -499,8 +554,13 @@ def verify_files(
     """
     checked = []
     columns: list[PassthroughResult] | None = None if passthrough is None else []
+    # Release models read every table at once; other releases are read one
+    # file at a time.
+    kept: dict[str, pd.DataFrame] = {}
     for name, path in files.items():
         table = read_released_table(path)
+        if requirement.release_models:
+            kept[name] = table
         checked.append(
             _verify_table(name, table, requirement, original, sha256_file(path), covers)
         )
@@ -510,4 +570,10 @@ def verify_files(
                     table, requirement, passthrough, original, covers, table=name
                 )
             )
-    return certificate_of(checked, requirement, input_sha256, columns)
+    return certificate_of(
+        checked,
+        requirement,
+        input_sha256,
+        columns,
+        check_release_models(kept, requirement),
+    )

@@ -159,6 +159,7 @@ def verify_parquet(
     Certificate
         Equal to the in-memory verifier's certificate of the same table.
     """
+    _refuse_release_models(requirement)
     if engine not in ("auto", "pandas", "dask"):
         raise InvalidParameterError(
             f"engine must be one of ['auto', 'pandas', 'dask']; got {engine!r}"
@@ -212,6 +213,17 @@ def verify_parquet(
     return certificate_of([checked], requirement, input_sha256, results)
 
 
+def _refuse_release_models(requirement: Requirement) -> None:
+    """Release models read all tables at once: not on this path."""
+    if requirement.release_models:
+        names = ", ".join(str(m) for m in requirement.release_models)
+        raise InvalidParameterError(
+            f"{names} judge(s) the released tables together, which the "
+            "out-of-core verifier does not do; verify this release in memory "
+            "(verify: {engine: pandas})"
+        )
+
+
 def verify_csv_files(
     files: Mapping[str, Path],
     requirement: Requirement,
@@ -239,6 +251,7 @@ def verify_csv_files(
     quasi-identifier in ``original`` (at most one group per k original rows).
     ``client`` runs on an existing cluster instead of a local one.
     """
+    _refuse_release_models(requirement)
     paths = {name: Path(path) for name, path in files.items()}
     for path in paths.values():
         if not path.is_file():
