@@ -21,6 +21,7 @@ validation.
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -805,6 +806,7 @@ def publish_step(
             "path": rel,
             "sha256": hashes[rel],
             "rows": refs[f"table:{Path(rel).stem}"].rows,
+            "columns": _csv_header(named[rel]),
         }
         for rel in sorted(named)
         if rel.startswith("data/")
@@ -874,6 +876,12 @@ def publish_step(
         entry,
         audit_key=settings.audit_key,
     )
+
+
+def _csv_header(path: Path) -> list[str]:
+    """The column names of a released CSV (what an analyst receives)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        return next(csv.reader(handle), [])
 
 
 # -- the one order of the steps -----------------------------------------------

@@ -56,6 +56,7 @@ def test_a_two_projection_release_is_published_verified_and_reported(
             release_dir / record["path"], dtype=str, keep_default_na=False
         )
         assert len(table) == record["rows"] == 1000  # nothing dropped
+        assert record["columns"] == list(table.columns)
         assert "credit" in table.columns  # every projection carries the target
         own = [q for q in qis if q in table.columns]
         assert own and not seen_qis & set(own)  # the halves are disjoint
