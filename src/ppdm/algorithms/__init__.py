@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ppdm.algorithms.base import Anonymizer, validate_spec
+from ppdm.algorithms.dmpd import Dmpd
 from ppdm.algorithms.kactus import Kactus
 from ppdm.algorithms.lattice_optimal import LatticeOptimal
 from ppdm.algorithms.mondrian import Mondrian
@@ -18,6 +19,7 @@ ALGORITHMS: dict[str, type[Anonymizer]] = {
     "kactus": Kactus,
     "pbg-ea": PbgEa,
     "lattice-optimal": LatticeOptimal,
+    "dmpd": Dmpd,
 }
 
 

@@ -23,6 +23,7 @@ from ppdm.privacy._l_diversity import (
     EntropyLDiversity,
     RecursiveCLDiversity,
 )
+from ppdm.privacy._partition_anonymity import PartitionAnonymity, SetAnonymity
 from ppdm.privacy._t_closeness import TCloseness
 from ppdm.privacy.base import PrivacyModel, PrivacyResult
 from ppdm.privacy.requirement import (
@@ -46,6 +47,8 @@ __all__ = [
     "EntropyLDiversity",
     "RecursiveCLDiversity",
     "TCloseness",
+    "SetAnonymity",
+    "PartitionAnonymity",
 ]
 
 #: The models that judge the equivalence classes of one released table; an
@@ -67,4 +70,6 @@ PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     "entropy-l-diversity": EntropyLDiversity,
     "recursive-cl-diversity": RecursiveCLDiversity,
     "t-closeness": TCloseness,
+    "set-anonymity": SetAnonymity,
+    "partition-anonymity": PartitionAnonymity,
 }
