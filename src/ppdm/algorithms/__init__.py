@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from ppdm.algorithms.approx_ac import ApproxAC
 from ppdm.algorithms.base import Anonymizer, validate_spec
 from ppdm.algorithms.dmpd import Dmpd
+from ppdm.algorithms.fs_anonymity import FsAnonymity
 from ppdm.algorithms.kactus import Kactus
 from ppdm.algorithms.lattice_optimal import LatticeOptimal
 from ppdm.algorithms.mondrian import Mondrian
@@ -19,7 +21,9 @@ ALGORITHMS: dict[str, type[Anonymizer]] = {
     "kactus": Kactus,
     "pbg-ea": PbgEa,
     "lattice-optimal": LatticeOptimal,
+    "approx-ac": ApproxAC,
     "dmpd": Dmpd,
+    "fs-anonymity": FsAnonymity,
 }
 
 

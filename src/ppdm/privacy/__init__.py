@@ -17,6 +17,7 @@ certificate, manifest and ``ppdm verify`` check and report it.
 
 from __future__ import annotations
 
+from ppdm.privacy._containment import KAnonymityByContainment
 from ppdm.privacy._k_anonymity import KAnonymity
 from ppdm.privacy._l_diversity import (
     DistinctLDiversity,
@@ -43,6 +44,7 @@ __all__ = [
     "model_from_description",
     "requirement_models",
     "KAnonymity",
+    "KAnonymityByContainment",
     "DistinctLDiversity",
     "EntropyLDiversity",
     "RecursiveCLDiversity",
@@ -70,6 +72,7 @@ PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     "entropy-l-diversity": EntropyLDiversity,
     "recursive-cl-diversity": RecursiveCLDiversity,
     "t-closeness": TCloseness,
+    "k-anonymity-by-containment": KAnonymityByContainment,
     "set-anonymity": SetAnonymity,
     "partition-anonymity": PartitionAnonymity,
 }
