@@ -430,9 +430,9 @@ class Dmpd(Anonymizer):
         if best is None:
             detail = ", ".join(f"{name!r}: {pal}" for pal, name in sorted(smallest)[:5])
             raise InfeasibleConstraintError(
-                f"{self.name}: no projection of any feature is {k}-anonymous "
-                f"(k={k}): the smallest class of each feature alone is below k "
-                f"({detail}); the only valid partitioning is the empty one, so "
+                f"{self.name}: k={k} cannot be met by any non-empty partitioning: "
+                f"every feature alone has a class below k (smallest classes: "
+                f"{detail}); the only valid partitioning is the empty one, so "
                 "nothing is released"
             )
         return best

@@ -347,7 +347,10 @@ class PartitionAnonymity(ReleaseModel):
         for name in sorted(tables):
             table = tables[name]
             own = [q for q in quasi_identifiers if q in table.columns]
-            if not own or not len(table):
+            if not len(table):
+                continue
+            if not own:  # one class of all its rows
+                pal = len(table) if pal is None else min(pal, len(table))
                 continue
             ids, n = equivalence_classes(table, own)
             sizes = np.bincount(ids, minlength=n)
