@@ -118,7 +118,7 @@ __all__ = [
 MODES = ("auto", "exact", "ball")
 _INF = np.iinfo(np.int64).max
 #: Pairwise cells (candidates x rows x rows) scored at once in ball mode.
-_CHUNK_CELLS = 1 << 23
+_CHUNK_CELLS = 1 << 22
 
 
 def approximation_bound(k: int) -> float:
@@ -405,16 +405,7 @@ class _Ball:
         self.m, self.q = rows.m, rows.q
         self.n_unc = max(3 * self.p, 16)
         self.width = self.n_unc + (k - 1)
-        offsets, total = [], 0
-        for j in range(self.q):
-            offsets.append(total)
-            total += int(rows.codes[:, j].max()) + 2 if self.m else 1
-        self.onehot = np.zeros((self.m, max(total, 1)), dtype=np.float32)
-        for j in range(self.q):
-            self.onehot[np.arange(self.m), offsets[j] + rows.codes[:, j] + 1] = 1.0
-        self.codes_ext = np.vstack(
-            [rows.codes, np.full((1, self.q), -2, dtype=np.int64)]
-        )
+        self.words, self.fold = _pack(rows.codes)
         self.lists = np.full((self.m, self.width), self.m, dtype=np.int64)
         self.list_keys = np.full((self.m, self.width), _INF, dtype=np.int64)
         self.bound = np.full(self.m, _INF, dtype=np.int64)
@@ -422,8 +413,12 @@ class _Ball:
 
     def distances(self, rows: np.ndarray) -> np.ndarray:
         """Hamming distances from ``rows`` to every distinct row, (len, m)."""
-        agree = self.onehot[rows] @ self.onehot.T
-        return self.q - np.rint(agree).astype(np.int64)
+        out = np.empty((len(rows), self.m), dtype=np.int64)
+        step = max(1, (1 << 21) // max(self.m * self.words.shape[1], 1))
+        for lo in range(0, len(rows), step):
+            part = self.words[rows[lo : lo + step]]
+            out[lo : lo + step] = self.fold(part[:, None, :] ^ self.words[None, :, :])
+        return out
 
     def keys(self, rows: np.ndarray) -> np.ndarray:
         """Neighbour order keys ``distance * m + row`` from ``rows``."""
@@ -532,22 +527,29 @@ class _Ball:
         n_members = members.shape[1]
         deltas = np.arange(self.q + 1)
         n_cand = 1 + 2 * len(deltas)
+        words = np.concatenate(
+            [self.words, np.zeros((1, self.words.shape[1]), self.words.dtype)]
+        )
         best_ratio = np.empty(len(batch))
         best_new = np.empty(len(batch), dtype=np.int64)
         best_cand = np.empty(len(batch), dtype=np.int64)
         scored = 0
-        chunk = max(1, _CHUNK_CELLS // (n_cand * n_members * n_members))
+        chunk = max(
+            1, _CHUNK_CELLS // (n_members * (n_members * self.words.shape[1] + n_cand))
+        )
         details: dict[str, list[np.ndarray]] = {}
         for lo in range(0, len(batch), chunk):
             sl = slice(lo, lo + chunk)
+            w = words[members[sl]]
             cand = _candidates(
-                self.codes_ext[members[sl]],
+                self.fold(w[:, :, None, :] ^ w[:, None, :, :]),
                 ucnt[sl],
                 ud[sl],
                 ccnt[sl],
                 cd[sl],
                 k,
                 deltas,
+                detail,
             )
             scored += int(cand["exists"].sum())
             ratio = cand["ratio"]
@@ -611,26 +613,77 @@ def _compact(
     return rows, cnt, d
 
 
+def _pack(codes: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
+    """Rows packed into 64-bit words, and the Hamming distance of XORed words.
+
+    Every attribute's code (shifted to be >= 0) takes a field of 8, 16 or 32
+    bits; the distance counts the non-zero fields of ``a ^ b``: each field is
+    folded onto its lowest bit (``y |= y >> s`` for halving ``s``), those
+    bits are kept and counted.
+    """
+    m, q = codes.shape
+    top = int(codes.max()) + 1 if codes.size else 0
+    width = 8 if top < 1 << 8 else 16 if top < 1 << 16 else 32
+    per_word = 64 // width
+    n_words = max(1, -(-q // per_word))
+    words = np.zeros((m, n_words), dtype=np.uint64)
+    for j in range(q):
+        shift = np.uint64(width * (j % per_word))
+        words[:, j // per_word] |= (codes[:, j] + 1).astype(np.uint64) << shift
+    low = 0
+    for f in range(per_word):
+        low |= 1 << (width * f)
+    low_bits = np.uint64(low)
+    shifts = []
+    s = width // 2
+    while s >= 1:
+        shifts.append(np.uint64(s))
+        s //= 2
+
+    def fold(x: np.ndarray) -> np.ndarray:
+        y = x.copy()
+        for sh in shifts:
+            y |= y >> sh
+        return np.bitwise_count(y & low_bits).sum(axis=-1, dtype=np.int64)
+
+    return words, fold
+
+
+def _first_reaching(ends: np.ndarray, need: np.ndarray) -> np.ndarray:
+    """Per row of ``ends`` (cumulative counts, (v, L)), the first index whose
+    count reaches each ``need`` ((v, ...)); L - 1 when none does."""
+    v, length = ends.shape
+    shape = need.shape
+    flat = need.reshape(v, -1)
+    reach = ends[:, None, :] >= flat[:, :, None]
+    at = np.where(reach.any(axis=2), np.argmax(reach, axis=2), length - 1)
+    return at.reshape(shape)
+
+
 def _candidates(
-    member_codes: np.ndarray,
+    pair: np.ndarray,
     ucnt: np.ndarray,
     ud: np.ndarray,
     ccnt: np.ndarray,
     cd: np.ndarray,
     k: int,
     deltas: np.ndarray,
+    detail: bool = False,
 ) -> dict[str, np.ndarray]:
     """Every ball candidate of a batch of centres, scored.
 
-    ``ucnt``/``ud``: uncovered tuples and distance of the first uncovered
-    rows (nearest first); ``ccnt``/``cd`` the same for covered tuples.
-    Candidate 0 is the ``k`` nearest uncovered; then, per ``delta``, the
-    ``min(U, 2k - 1)`` nearest uncovered (when ``U >= k``); then, per
-    ``delta``, the ``U`` uncovered plus ``k - U`` nearest covered (when
-    ``0 < U < k`` and ``|B| >= k``).
+    ``pair``: Hamming distances between the listed rows (the first uncovered
+    rows, nearest first, then the first covered rows), (v, R, R);
+    ``ucnt``/``ud``: uncovered tuples and distance of the uncovered rows;
+    ``ccnt``/``cd`` the same for the covered rows. Candidate 0 is the ``k``
+    nearest uncovered; then, per ``delta``, the ``min(U, 2k - 1)`` nearest
+    uncovered (when ``U >= k``); then, per ``delta``, the ``U`` uncovered plus
+    ``k - U`` nearest covered (when ``0 < U < k`` and ``|B| >= k``). Every
+    candidate takes a prefix of the uncovered rows and one of the covered
+    rows, so its diameter comes from prefix maxima of ``pair``.
     """
     p = 2 * k - 1
-    v = len(ucnt)
+    v, n_u = ucnt.shape
     u_end = np.cumsum(ucnt, axis=1)
     u_start = u_end - ucnt
     c_end = np.cumsum(ccnt, axis=1)
@@ -640,16 +693,34 @@ def _candidates(
     u_delta = (within_u * ucnt[:, None, :]).sum(axis=2)  # (v, Q)
     c_delta = (within_c * ccnt[:, None, :]).sum(axis=2)
     total_u = u_end[:, -1]
-    has_u = ucnt > 0
 
-    # take_u / take_c: tuples of each listed row in each candidate.
+    uu = pair[:, :n_u, :n_u]
+    cc = pair[:, n_u:, n_u:]
+    uc = pair[:, :n_u, n_u:]
+    upper_u = np.triu(np.ones((n_u, n_u), dtype=bool))
+    pre_u = np.maximum.accumulate(np.where(upper_u, uu, 0).max(axis=1), axis=1)
+    n_c = cc.shape[1]
+    if n_c:
+        upper_c = np.triu(np.ones((n_c, n_c), dtype=bool))
+        pre_c = np.maximum.accumulate(np.where(upper_c, cc, 0).max(axis=1), axis=1)
+        cross = np.maximum.accumulate(np.maximum.accumulate(uc, axis=1), axis=2)
+    rows_v = np.arange(v)[:, None]
+
     s_a1 = np.full(v, k)
-    take_a1 = np.clip(s_a1[:, None] - u_start, 0, ucnt)
+    i_a1 = _first_reaching(u_end, s_a1[:, None])[:, 0]
+    d_a1 = pre_u[np.arange(v), i_a1]
     s_a = np.minimum(u_delta, p)
-    take_a = np.clip(s_a[:, :, None] - u_start[:, None, :], 0, ucnt[:, None, :])
+    d_a = pre_u[rows_v, _first_reaching(u_end, s_a)]
     need_b = k - u_delta
-    take_bu = np.where(within_u, ucnt[:, None, :], 0)
-    take_bc = np.clip(need_b[:, :, None] - c_start[:, None, :], 0, ccnt[:, None, :])
+    i_b = np.maximum(within_u.sum(axis=2) - 1, 0)
+    if n_c:
+        j_b = _first_reaching(c_end, np.maximum(need_b, 1))
+        d_b = np.maximum(
+            np.maximum(pre_u[rows_v, i_b], pre_c[rows_v, j_b]),
+            cross[rows_v, i_b, j_b],
+        )
+    else:
+        d_b = pre_u[rows_v, i_b]
 
     exists = np.concatenate(
         [
@@ -659,26 +730,24 @@ def _candidates(
         ],
         axis=1,
     )
-    zeros_c = np.zeros((v, 1 + len(deltas), ccnt.shape[1]), dtype=ccnt.dtype)
-    take_u = np.concatenate([take_a1[:, None, :], take_a, take_bu], axis=1)
-    take_c = np.concatenate([zeros_c, take_bc], axis=1)
+    diameter = np.concatenate([d_a1[:, None], d_a, d_b], axis=1)
     size = np.concatenate([s_a1[:, None], s_a, np.full_like(u_delta, k)], axis=1)
     new = np.concatenate([s_a1[:, None], s_a, u_delta], axis=1)
-    take_u = np.where(exists[:, :, None], take_u, 0)
-    take_c = np.where(exists[:, :, None], take_c, 0)
-    mask = np.concatenate([(take_u > 0) & has_u[:, None, :], take_c > 0], axis=2)
-    pair = (member_codes[:, :, None, :] != member_codes[:, None, :, :]).sum(axis=3)
-    both = mask[:, :, :, None] & mask[:, :, None, :]
-    diameter = np.where(both, pair[:, None, :, :], 0).max(axis=(2, 3))
     ratio = np.full(exists.shape, np.inf)
     ratio[exists] = diameter[exists] * size[exists] / new[exists]
-    return {
-        "exists": exists,
-        "ratio": ratio,
-        "new": np.where(exists, new, -1),
-        "take_u": take_u,
-        "take_c": take_c,
-    }
+    out = {"exists": exists, "ratio": ratio, "new": np.where(exists, new, -1)}
+    if detail:
+        # Tuples of each listed row in each candidate.
+        take_a1 = np.clip(s_a1[:, None] - u_start, 0, ucnt)
+        take_a = np.clip(s_a[:, :, None] - u_start[:, None, :], 0, ucnt[:, None, :])
+        take_bu = np.where(within_u, ucnt[:, None, :], 0)
+        take_bc = np.clip(need_b[:, :, None] - c_start[:, None, :], 0, ccnt[:, None, :])
+        zeros_c = np.zeros((v, 1 + len(deltas), n_c), dtype=ccnt.dtype)
+        take_u = np.concatenate([take_a1[:, None, :], take_a, take_bu], axis=1)
+        take_c = np.concatenate([zeros_c, take_bc], axis=1)
+        out["take_u"] = np.where(exists[:, :, None], take_u, 0)
+        out["take_c"] = np.where(exists[:, :, None], take_c, 0)
+    return out
 
 
 def _ball_cover(
