@@ -69,6 +69,7 @@ __all__ = [
     "MISSING_TEXT",
     "MODELS",
     "NB_BINS",
+    "OPTIONAL_MODELS",
     "RANGES",
     "BlockImputer",
     "MembershipNB",
@@ -80,6 +81,9 @@ __all__ = [
 
 #: Models evaluated by default, in report order.
 MODELS = ("decision_tree", "naive_bayes", "logistic_regression")
+#: Models evaluated only when asked for: ``"cba"``, the associative classifier
+#: of :mod:`ppdm.utility.cba` (rules at minsup 30 %, minconf 50 %).
+OPTIONAL_MODELS = ("cba",)
 
 #: Treatments of unknown (suppressed or missing) cells; the first is the default.
 MISSING = ("weka", "zeros")
@@ -313,6 +317,10 @@ def make_model(
     check_missing(missing)
     if name == "naive_bayes":
         return MembershipNB(blocks=list(blocks), ranges=ranges)
+    if name == "cba":
+        from ppdm.utility.cba import CBAClassifier
+
+        return CBAClassifier(blocks=list(blocks))
     if missing == "weka":
         if name == "decision_tree":
             return C45Learner(blocks=list(blocks), laplace=laplace)
@@ -335,16 +343,18 @@ def make_model(
         model = LogisticRegression(max_iter=1000, random_state=seed)
         return Pipeline([impute, ("scale", StandardScaler()), ("model", model)])
     raise InvalidParameterError(
-        f"unknown model {name!r}; available: {', '.join(MODELS)}"
+        f"unknown model {name!r}; available: {', '.join(MODELS + OPTIONAL_MODELS)}"
     )
 
 
 def check_models(models: Sequence[str]) -> tuple[str, ...]:
-    """The model names as a tuple; raise unless a non-empty subset of MODELS."""
-    unknown = [m for m in models if m not in MODELS]
+    """The model names as a tuple; raise unless a non-empty subset of MODELS
+    and OPTIONAL_MODELS."""
+    unknown = [m for m in models if m not in MODELS + OPTIONAL_MODELS]
     if unknown or not models:
         raise InvalidParameterError(
-            f"models must be a non-empty subset of {list(MODELS)}; got {list(models)}"
+            f"models must be a non-empty subset of {list(MODELS + OPTIONAL_MODELS)}; "
+            f"got {list(models)}"
         )
     return tuple(models)
 
@@ -365,7 +375,7 @@ def feature_view(model: str, missing: str, ranges: str) -> tuple[int | None, str
     tree reads a range as its midpoint or, with ``ranges="uniform"``, by its
     two ends; logistic regression reads the midpoint.
     """
-    if model == "naive_bayes":
+    if model in ("naive_bayes", "cba"):
         return NB_BINS, "midpoint"
     if model == "decision_tree" and missing == "weka" and ranges == "uniform":
         return None, "bounds"
