@@ -381,8 +381,12 @@ def _pareto_plot(front: list[Mapping[str, Any]]) -> bytes:
     with plot_style():
         fig = new_figure(6.0, 3.5)
         ax = fig.add_subplot(1, 1, 1)
+        # A lattice search's front is k vs information loss; DMPD's is
+        # partition anonymity (k) vs the wrapper's accuracy.
+        by_accuracy = all(_metric(e, "GLM", "ncp") is None for e in front)
+        measure = ("accuracy",) if by_accuracy else ("GLM", "ncp")
         points = [
-            (_metric(e, "k"), _metric(e, "GLM", "ncp"), bool(e.get("chosen")))
+            (_metric(e, "k"), _metric(e, *measure), bool(e.get("chosen")))
             for e in front
         ]
         points = [p for p in points if p[0] is not None and p[1] is not None]
@@ -392,13 +396,21 @@ def _pareto_plot(front: list[Mapping[str, Any]]) -> bytes:
             ax.scatter(*zip(*others), s=20, label="Pareto front")
         if chosen:
             ax.scatter(
-                *zip(*chosen), s=90, marker="*", color="crimson", label="chosen node"
+                *zip(*chosen),
+                s=90,
+                marker="*",
+                color="crimson",
+                label="released" if by_accuracy else "chosen node",
             )
         if points and min(p[0] for p in points) > 0:
             ax.set_xscale("log")  # achieved k spans orders of magnitude
         ax.set_xlabel("achieved k")
-        ax.set_ylabel("GLM (information loss)")
-        ax.set_title("Pareto front of the lattice search")
+        if by_accuracy:
+            ax.set_ylabel("accuracy (wrapper cross-validation)")
+            ax.set_title("Pareto front: accuracy vs partition anonymity")
+        else:
+            ax.set_ylabel("GLM (information loss)")
+            ax.set_title("Pareto front of the lattice search")
         if points:
             ax.legend()
         ax.grid(True, alpha=0.3)

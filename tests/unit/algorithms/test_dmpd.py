@@ -286,3 +286,20 @@ def test_release_evidence_is_json():
         table, spec_of(table, k=5), np.random.default_rng(0)
     )
     assert json.loads(json.dumps(dict(release.evidence))) == dict(release.evidence)
+
+
+def test_the_report_shows_the_front_as_a_plot_and_a_table(tmp_path):
+    from ppdm.utility.report import build_utility, render_report_html
+
+    table = table_with(100)
+    spec = spec_of(table, k=5)
+    release = Dmpd(generations=2, population=6, mode="pareto").anonymize(
+        table, spec, np.random.default_rng(0)
+    )
+    utility = build_utility(table, dict(release.tables), spec, None, release.evidence)
+    assert utility["pareto_front"] == release.evidence["pareto_front"]
+    html = render_report_html(utility, title="dmpd", plots_dir=tmp_path)
+    assert "Pareto front" in html and "accuracy" in html
+    assert (tmp_path / "pareto.png").stat().st_size > 0
+    for entry in release.evidence["pareto_front"]:
+        assert str(entry["k"]) in html
