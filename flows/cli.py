@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ppdm.exceptions import AnonymizationError, StorageError, UnknownDatasetError
-from ppdm.flows import init_command, serve
+from ppdm.flows import compare_command, init_command, serve
 
 if TYPE_CHECKING:
     from ppdm.config import ReleaseConfig
@@ -91,6 +91,16 @@ def _parser() -> argparse.ArgumentParser:
 
     verify = commands.add_parser("verify", help="re-check a published release")
     verify.add_argument("release_dir", type=Path)
+    verify.add_argument(
+        "--against",
+        type=Path,
+        nargs="+",
+        default=[],
+        metavar="EARLIER",
+        help="earlier release directories of the same dataset to check the "
+        "release against (differencing); those its certificate names are "
+        "checked anyway when they are beside it",
+    )
 
     audit = commands.add_parser("audit", help="audit-trail commands")
     audit_commands = audit.add_subparsers(dest="audit_command", required=True)
@@ -127,6 +137,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("database", type=Path, help="SQLite file to create or update")
     export.add_argument("--table", help="table name (default: the dataset name)")
     init_command.add_parser(commands)
+    compare_command.add_parser(commands)
     serve.add_parser(commands)
     return parser
 
@@ -226,7 +237,7 @@ def release_summary(release_dir: Path) -> dict:
 def _verify(args: argparse.Namespace) -> int:
     from ppdm.verify.release_check import check_release
 
-    outcome = check_release(args.release_dir)
+    outcome = check_release(args.release_dir, against=args.against)
     for line in outcome.lines:
         print(line)
     return 0 if outcome.passed else 1
@@ -446,6 +457,7 @@ def main(argv: list[str] | None = None) -> int:
         "export-sqlite": _export_sqlite,
         "serve": serve.run,
         "init": init_command.run,
+        "compare": compare_command.run,
     }
     try:
         return handlers[args.command](args)

@@ -14,6 +14,7 @@ from ppdm.tasks.discretize import discretize
 from ppdm.tasks.ingest import ingest
 from ppdm.tasks.publish import publish
 from ppdm.tasks.report import utility_report
+from ppdm.tasks.republication import republication
 from ppdm.tasks.validate import validate
 from ppdm.tasks.verify import verify
 
@@ -24,6 +25,7 @@ TASKS = {
     "validate": validate,
     "discretize": discretize,
     "anonymize": anonymize,
+    "republication": republication,
     "verify": verify,
     "utility-report": utility_report,
     "publish": publish,
@@ -50,5 +52,5 @@ def run_name() -> str:
 
 @flow(name="release", flow_run_name=run_name, log_prints=True)
 def release(config: ReleaseConfig) -> str:
-    """Release: ingest -> validate -> discretize -> anonymize -> verify -> report -> publish."""
+    """Release: ingest, validate, discretize, anonymize, republication, verify, report, publish."""
     return str(run_steps(config, run_step=run_task).release_dir)

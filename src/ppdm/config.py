@@ -160,6 +160,24 @@ class PassthroughLimits(_Strict):
     max_proxy_share: float = Field(0.01, ge=0.0, le=1.0, **_NUMBER)
 
 
+class RepublicationConfig(_Strict):
+    """How a release is made safe next to the earlier releases of the same dataset.
+
+    The earlier releases are those the output directory's audit log records
+    for the dataset. ``hold-back`` (default): a class whose rows changed since
+    an earlier release by a group the requirement would refuse (a differencing
+    leak) is released as it was in the latest earlier release that holds it:
+    its newcomers are held back until enough arrive, its departed rows stay.
+    ``refuse``: publish nothing and name the leaking classes. ``off``: publish
+    anyway; the certificate and the audit entry record the accepted risk.
+    """
+
+    policy: Literal["hold-back", "refuse", "off"] = "hold-back"
+    against: Literal["all", "last"] = Field(
+        "all", description="check against every earlier release or the last one"
+    )
+
+
 class UtilityConfig(_Strict):
     """The utility report's hold-out protocol."""
 
@@ -233,6 +251,7 @@ class ReleaseConfig(_Strict):
     validation: ValidationLimits = ValidationLimits()
     verification: VerificationConfig = VerificationConfig()
     utility: UtilityConfig = UtilityConfig()
+    republication: RepublicationConfig = RepublicationConfig()
     hierarchies: str | None = Field(
         None,
         description="directory of the dataset's generalization hierarchies, one "

@@ -57,7 +57,7 @@ from ppdm.release.artifacts import (
 from ppdm.release.publish import publish_directory
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.utility.report import utility_report
-from ppdm.verify import verify_files
+from ppdm.verify import read_released_table, verify_files
 from ppdm.verify.passthrough import PassthroughPolicy
 
 __all__ = [
@@ -98,6 +98,7 @@ STEPS = (
     "validate",
     "discretize",
     "anonymize",
+    "republication",
     "verify",
     "utility-report",
     "publish",
@@ -265,6 +266,20 @@ class AnonymizeSettings(_Settings):
         )
 
 
+class RepublicationSettings(_Settings):
+    """Republication: the earlier releases of the dataset and the policy.
+
+    ``series`` lists the earlier releases (:class:`ppdm.release.series.EarlierRelease`
+    as dicts, with each file's sha256), so a new release in the output
+    directory changes the step's cache key.
+    """
+
+    requirement: RequirementField
+    policy: Literal["hold-back", "refuse", "off"] = "hold-back"
+    series: list[dict[str, Any]] = Field(default_factory=list)
+    seed: int = 0
+
+
 class VerifySettings(_Settings):
     """Verify: the requirement, the engine, and where a rejection is recorded."""
 
@@ -281,6 +296,9 @@ class VerifySettings(_Settings):
     passthrough: dict[str, Any] = Field(
         default_factory=dict,
         description="columns released as is, those accepted, and the limits",
+    )
+    republication: RepublicationSettings | None = Field(
+        None, description="earlier releases the candidate is checked against"
     )
 
 
@@ -326,6 +344,7 @@ class ReleasePlan:
     validate: ValidateSettings
     discretize: DiscretizeSettings
     anonymize: AnonymizeSettings
+    republication: RepublicationSettings
     verify: VerifySettings
     utility: UtilitySettings
     publish: PublishSettings
@@ -397,6 +416,18 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         seed=config.seed,
         hierarchies=hierarchies if uses_hierarchies else None,
     )
+    from ppdm.release.series import earlier_releases
+
+    republication = RepublicationSettings(
+        dataset=dataset,
+        requirement=config.requirement,
+        policy=config.republication.policy,
+        series=[
+            r.to_dict()
+            for r in earlier_releases(out_dir, dataset, config.republication.against)
+        ],
+        seed=config.seed,
+    )
     return ReleasePlan(
         store=store_for(config),
         ingest=IngestSettings(dataset=dataset, source=config.source),
@@ -412,6 +443,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         ),
         discretize=_discretize_settings(config),
         anonymize=anonymize,
+        republication=republication,
         verify=VerifySettings(
             dataset=dataset,
             algorithm=config.algorithm,
@@ -423,6 +455,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             audit_log=str(out_dir / audit.AUDIT_LOG_NAME),
             audit_key=config.audit_key,
             passthrough=passthrough,
+            republication=republication if republication.series else None,
         ),
         utility=UtilitySettings(
             dataset=dataset,
@@ -607,6 +640,80 @@ def anonymize_step(
     )
 
 
+# -- republication ------------------------------------------------------------
+def _earlier(settings: RepublicationSettings, files: Mapping[str, Path]) -> list[Any]:
+    """The earlier releases to compare with: all but a republication of these files."""
+    from ppdm.release.series import EarlierRelease
+
+    digests = {name: sha256_file(path) for name, path in files.items()}
+    series = [EarlierRelease.from_dict(d) for d in settings.series]
+    return [r for r in series if {n: sha for n, (_, sha) in r.files.items()} != digests]
+
+
+def republication_step(
+    settings: RepublicationSettings,
+    store: ArtifactStore,
+    candidate: Mapping[str, ArtifactRef],
+) -> StepOutput:
+    """Make the candidate safe next to the earlier releases of the dataset.
+
+    With no earlier release, or the policy ``off``, the candidate passes
+    unchanged (the verifier still measures and records the leaks of ``off``).
+    """
+    from ppdm.release.series import hold_back, leaking_keys, load_tables
+
+    files = candidate_files(candidate)
+    earlier = _earlier(settings, files)
+    summary: dict[str, Any] = {
+        "policy": settings.policy,
+        "against": [r.release_id for r in earlier],
+        "rows_held_back": 0,
+        "rows_kept_from_earlier_releases": 0,
+        "classes_released_as_before": 0,
+    }
+    if not earlier or settings.policy == "off":
+        return StepOutput(dict(candidate), summary)
+    tables = {name: read_released_table(path) for name, path in files.items()}
+    series = [(r.release_id, load_tables(r)) for r in earlier]
+    requirement = settings.requirement
+    if settings.policy == "refuse":
+        leaks = [
+            f"{name} against {rid}: "
+            + ", ".join(str(k) for k in keys.head(3).to_dict(orient="records"))
+            for rid, old in series
+            for name in sorted(tables)
+            if name in old
+            for keys in [leaking_keys(tables[name], old[name], requirement)]
+            if not keys.empty
+        ]
+        if leaks:
+            raise VerificationError(
+                "republication refused, nothing was published: classes leak by "
+                "differencing against earlier releases (republication policy "
+                "'refuse'): " + "; ".join(leaks)
+            )
+        return StepOutput(dict(candidate), summary)
+    safe, held = hold_back(tables, series, requirement)
+    summary.update(
+        {k: v for k, v in held.to_dict().items() if k != "against"},
+    )
+    if not held.changed:
+        return StepOutput(dict(candidate), summary)
+    shuffle = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(2)[1])
+    refs = dict(candidate)
+    for name, frame in sorted(safe.items()):
+        if held.classes[name]:
+            # Sorted first, so the bytes depend on the rows released, not on the
+            # order in which earlier releases were consulted (a republish of
+            # the same input finds its own release).
+            rows = frame.sort_values(list(frame.columns), kind="stable")
+            refs[f"table:{name}"] = store.put_csv(
+                shuffled_rows(rows, shuffle), kind="release-candidate"
+            )
+    refs["held-back"] = store.put_json(summary, kind="held-back")
+    return StepOutput(refs, summary)
+
+
 def shuffled_rows(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
     """The rows of a released table in a random order (no positional linkage)."""
     return frame.iloc[rng.permutation(len(frame))].reset_index(drop=True)
@@ -632,10 +739,15 @@ def publication_refs(
     anonymized: StepOutput,
     verified: StepOutput,
     reported: StepOutput,
+    tables: Mapping[str, ArtifactRef] | None = None,
 ) -> dict[str, ArtifactRef]:
-    """Everything :func:`publish_step` puts in a release directory, by role."""
+    """Everything :func:`publish_step` puts in a release directory, by role.
+
+    ``tables`` are the released tables when the republication step changed
+    the anonymize step's candidate.
+    """
     return {
-        **candidate_refs(anonymized),
+        **(candidate_refs(anonymized) if tables is None else dict(tables)),
         "certificate": verified.refs["certificate"],
         "utility": reported.refs["utility"],
         "report": reported.refs["report"],
@@ -675,6 +787,10 @@ def verify_step(
         )
     else:
         certificate = verify_files(files, settings.requirement, **common)
+    if settings.republication is not None:
+        certificate = _checked_against_series(
+            certificate, settings.republication, files
+        )
     ref = store.put_json(certificate.to_dict(), kind="certificate")
     if not certificate.passed:
         audit.append_entry(
@@ -694,6 +810,31 @@ def verify_step(
             certificate.to_dict(),
         )
     return StepOutput({"certificate": ref}, certificate.to_dict())
+
+
+def _checked_against_series(
+    certificate: Any, settings: RepublicationSettings, files: Mapping[str, Path]
+) -> Any:
+    """The certificate with the differencing check against the earlier releases."""
+    from ppdm.release.series import load_tables
+    from ppdm.verify.series import check_against
+
+    earlier = _earlier(settings, files)
+    if not earlier:  # only a republication of these very files
+        return certificate
+    tables = {name: read_released_table(path) for name, path in files.items()}
+    results = [
+        result
+        for release in earlier
+        for result in check_against(
+            tables,
+            load_tables(release),
+            settings.requirement,
+            against=release.release_id,
+            accepted=settings.policy == "off",
+        )
+    ]
+    return certificate.with_series(results)
 
 
 def _out_of_core(
@@ -938,7 +1079,14 @@ def run_steps(config: ReleaseConfig, *, run_step: StepRunner) -> ReleaseOutcome:
         store,
         binned.refs["discretized"],
     )
-    tables = candidate_refs(candidate)
+    republished = run_step(
+        "republication",
+        republication_step,
+        plan.republication,
+        store,
+        candidate_refs(candidate),
+    )
+    tables = {k: v for k, v in republished.refs.items() if k.startswith("table:")}
     verified = run_step(
         "verify", verify_step, plan.verify, store, tables, clean, source_sha
     )
@@ -952,7 +1100,7 @@ def run_steps(config: ReleaseConfig, *, run_step: StepRunner) -> ReleaseOutcome:
         candidate.refs["evidence"],
         verified.refs["certificate"],
     )
-    refs = publication_refs(validated, binned, candidate, verified, reported)
+    refs = publication_refs(validated, binned, candidate, verified, reported, tables)
     release_dir = run_step("publish", publish_step, plan.publish, source_sha, refs)
     return ReleaseOutcome(
         release_dir=Path(release_dir),

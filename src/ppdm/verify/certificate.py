@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +180,20 @@ class Certificate:
     )
     passthrough: tuple[PassthroughResult, ...] | None = None
     release_results: tuple[PrivacyResult, ...] = ()
+    series: tuple[Any, ...] | None = None
+
+    def with_series(self, results: Sequence[Any]) -> Certificate:
+        """This certificate with the differencing check against earlier releases.
+
+        ``results`` are :class:`ppdm.verify.series.SeriesCheck` objects; a leak
+        the data owner did not accept fails the certificate.
+        """
+        results = tuple(results)
+        return replace(
+            self,
+            series=results,
+            passed=self.passed and all(r.passed for r in results),
+        )
 
     @property
     def release_sha256(self) -> dict[str, str | None]:
@@ -219,6 +233,11 @@ class Certificate:
         }
         if self.release_results:
             content["release"] = [r.to_dict() for r in self.release_results]
+        if self.series is not None:
+            content["series"] = {
+                "checked_against": sorted({r.against for r in self.series}),
+                "results": [r.to_dict() for r in self.series],
+            }
         return content
 
     def to_json(self) -> str:
@@ -245,6 +264,8 @@ class Certificate:
                 for r in self.release_results
             )
             text = "PASSED: " + "; ".join(parts)
+            for r in self.series or ():
+                text += "; " + r.describe()
             if self.passthrough:
                 text += "; released as is: " + ", ".join(
                     f"{r.column} in {r.table}"
@@ -276,6 +297,9 @@ class Certificate:
                 if r.examples:
                     line += ", e.g. " + _describe_example(r.examples[0])
                 lines.append(line)
+        for r in self.series or ():
+            if not r.passed:
+                lines.append(f"FAILED: {r.describe()}")
         for r in self.passthrough or ():
             if not r.passed:
                 lines.append(f"FAILED: {r.describe()}; {FIX}")

@@ -12,6 +12,7 @@ measured.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,8 +31,15 @@ class ReleaseCheck:
     lines: list[str] = field(default_factory=list)
 
 
-def check_release(release_dir: Path | str) -> ReleaseCheck:
-    """Check hashes and the privacy requirement of one release directory."""
+def check_release(
+    release_dir: Path | str, against: Sequence[Path | str] = ()
+) -> ReleaseCheck:
+    """Check hashes and the privacy requirement of one release directory.
+
+    The release is also checked by differencing against ``against`` (earlier
+    release directories of the same dataset) and against the releases its
+    certificate names, found beside it (``<dataset>/<release id>``).
+    """
     release_dir = Path(release_dir)
     manifest_path = release_dir / "manifest.json"
     if not manifest_path.is_file():
@@ -86,7 +94,65 @@ def check_release(release_dir: Path | str) -> ReleaseCheck:
         )
     for result in certificate.passthrough or ():
         lines.append(f"{result.describe()}: {result.status}")
+    series = _series_check(release_dir, manifest, requirement, data, against)
+    lines.extend(series.lines)
     lines.append(certificate.summary())
-    passed = intact and certificate.passed
+    passed = intact and certificate.passed and series.passed
     lines.append("PASS" if passed else "FAIL")
+    return ReleaseCheck(passed, lines)
+
+
+def _series_check(
+    release_dir: Path,
+    manifest: dict,
+    requirement: Requirement,
+    data: dict[str, Path],
+    against: Sequence[Path | str],
+) -> ReleaseCheck:
+    """Differencing against earlier releases, on the released files alone."""
+    from ppdm.verify.certificate import read_released_table
+    from ppdm.verify.series import check_against
+
+    named = []
+    certificate = release_dir / "verification.json"
+    if certificate.is_file():
+        recorded = json.loads(certificate.read_text(encoding="utf-8")).get("series")
+        for release_id in (recorded or {}).get("checked_against", []):
+            named.append(release_dir.parent / release_id)
+    directories = list(dict.fromkeys([*named, *map(Path, against)]))
+    if not directories:
+        return ReleaseCheck(True, [])
+    policy = (manifest.get("config") or {}).get("republication") or {}
+    accepted = policy.get("policy") == "off"
+    tables = {name: read_released_table(path) for name, path in data.items()}
+    lines, passed = [], True
+    for directory in directories:
+        earlier_manifest = directory / "manifest.json"
+        if not earlier_manifest.is_file():
+            lines.append(f"FAIL: earlier release {directory} not found (no manifest)")
+            passed = False
+            continue
+        recorded = json.loads(earlier_manifest.read_text(encoding="utf-8"))
+        if recorded.get("dataset") != manifest.get("dataset"):
+            lines.append(
+                f"FAIL: {directory} is a release of {recorded.get('dataset')!r}, "
+                f"not {manifest.get('dataset')!r}"
+            )
+            passed = False
+            continue
+        earlier = {
+            Path(f["path"]).stem: read_released_table(directory / f["path"])
+            for f in recorded["files"]
+        }
+        for result in check_against(
+            tables,
+            earlier,
+            requirement,
+            against=recorded["release_id"],
+            accepted=accepted,
+        ):
+            lines.append(
+                ("series: " if result.passed else "FAIL: series: ") + result.describe()
+            )
+            passed = passed and result.passed
     return ReleaseCheck(passed, lines)

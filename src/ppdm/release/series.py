@@ -1,0 +1,284 @@
+"""The release series of a dataset, and the republication policy applied to a candidate.
+
+The series is what the output directory's audit log records for the dataset:
+every ``publish`` (or ``recovered``) entry, in the chain's order, with the
+sha256 of each released file. A candidate is compared with the released files
+of those releases (:mod:`ppdm.verify.series`); under the ``hold-back`` policy
+every class that leaks by differencing against one of them is released as it
+was in the latest earlier release that holds it (the same released rows), so
+the difference is empty:
+
+- its newcomers are held back (they stay in the owner's table and are
+  candidates again next run, when enough of them may be released together);
+- its departed rows stay in the release, as they were released before.
+
+By induction over the series (each earlier release passed this check against
+the ones before it) the class then differs from every earlier release by
+groups that were already accepted. Nothing here reads the algorithm's state:
+the policy works on released cells, and the verifier checks the result again
+from the files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ppdm.exceptions import ArtifactIntegrityError, VerificationError
+from ppdm.privacy import Requirement
+from ppdm.release.artifacts import sha256_file
+from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
+from ppdm.verify.certificate import read_released_table
+from ppdm.verify.series import class_changes, leaking_classes
+
+__all__ = [
+    "EarlierRelease",
+    "HoldBack",
+    "earlier_releases",
+    "hold_back",
+    "leaking_keys",
+    "load_tables",
+]
+
+
+@dataclass(frozen=True)
+class EarlierRelease:
+    """A published release of the dataset, as the audit log records it.
+
+    Attributes
+    ----------
+    release_id : str
+    files : dict
+        Table name -> ``(path, sha256)`` of each released data file.
+    """
+
+    release_id: str
+    files: dict[str, tuple[str, str]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "release_id": self.release_id,
+            "files": {name: list(pair) for name, pair in sorted(self.files.items())},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> EarlierRelease:
+        return cls(
+            d["release_id"],
+            {name: (pair[0], pair[1]) for name, pair in d["files"].items()},
+        )
+
+
+def earlier_releases(
+    out_dir: Path | str, dataset: str, against: str = "all"
+) -> list[EarlierRelease]:
+    """The releases of ``dataset`` the audit log of ``out_dir`` records, oldest first."""
+    out_dir = Path(out_dir)
+    log = out_dir / AUDIT_LOG_NAME
+    if not log.is_file():
+        return []
+    seen: dict[str, EarlierRelease] = {}
+    for entry in read_entries(log):
+        where = entry.get("release_dir")
+        if entry.get("event") not in RELEASE_EVENTS or not isinstance(where, str):
+            continue
+        parts = Path(where).parts
+        if len(parts) != 2 or parts[0] != dataset or where in seen:
+            continue
+        files = {
+            Path(r["path"]).stem: (str(out_dir / r["path"]), r["sha256"])
+            for r in entry.get("files", [])
+            if isinstance(r, dict) and Path(r.get("path", "")).parent.name == "data"
+        }
+        if files:
+            seen[where] = EarlierRelease(parts[1], files)
+    series = list(seen.values())
+    return series[-1:] if against == "last" else series
+
+
+def load_tables(release: EarlierRelease) -> dict[str, pd.DataFrame]:
+    """The released tables of ``release``, each checked against its recorded sha256.
+
+    Raises
+    ------
+    ArtifactIntegrityError
+        A file is missing or changed since it was published.
+    """
+    tables = {}
+    for name, (path, digest) in sorted(release.files.items()):
+        if not Path(path).is_file() or sha256_file(path) != digest:
+            raise ArtifactIntegrityError(
+                f"earlier release {release.release_id}: {path} is missing or "
+                "changed since it was published (the audit log records its "
+                "sha256); run `ppdm audit verify` on the output directory"
+            )
+        tables[name] = read_released_table(path)
+    return tables
+
+
+def leaking_keys(
+    table: pd.DataFrame, earlier: pd.DataFrame, requirement: Requirement
+) -> pd.DataFrame:
+    """Quasi-identifier cells of the classes that leak by differencing."""
+    change = class_changes(table, earlier, requirement.quasi_identifiers)
+    columns = [c for c in table.columns if c in earlier.columns]
+    grown, shrunk = leaking_classes(change, requirement, columns)
+    return change.keys.iloc[np.union1d(grown, shrunk)].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class HoldBack:
+    """What the hold-back policy changed in one release candidate.
+
+    Attributes
+    ----------
+    held_back : dict
+        Table name -> rows of the candidate withheld (newcomers, and rows whose
+        released cells changed).
+    kept : dict
+        Table name -> rows of earlier releases kept (departed rows).
+    classes : dict
+        Table name -> classes released as they were before.
+    against : tuple of str
+        The earlier releases compared with.
+    """
+
+    held_back: dict[str, int]
+    kept: dict[str, int]
+    classes: dict[str, int]
+    against: tuple[str, ...]
+
+    @property
+    def changed(self) -> bool:
+        return any(self.classes.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "against": list(self.against),
+            "rows_held_back": sum(self.held_back.values()),
+            "rows_kept_from_earlier_releases": sum(self.kept.values()),
+            "classes_released_as_before": sum(self.classes.values()),
+            "by_table": {
+                name: {
+                    "rows_held_back": self.held_back[name],
+                    "rows_kept_from_earlier_releases": self.kept[name],
+                    "classes_released_as_before": self.classes[name],
+                }
+                for name in sorted(self.held_back)
+            },
+        }
+
+
+def hold_back(
+    tables: Mapping[str, pd.DataFrame],
+    series: Sequence[tuple[str, Mapping[str, pd.DataFrame]]],
+    requirement: Requirement,
+) -> tuple[dict[str, pd.DataFrame], HoldBack]:
+    """Release every leaking class as it was in the latest earlier release holding it.
+
+    Parameters
+    ----------
+    tables : mapping of str to pandas.DataFrame
+        The candidate's released tables (text cells).
+    series : sequence of (release id, tables)
+        The earlier releases, oldest first.
+    requirement : Requirement
+
+    Returns
+    -------
+    tables : dict
+        The candidate with leaking classes replaced (row order: unchanged rows
+        first, then the replaced classes; the caller shuffles).
+    HoldBack
+
+    Raises
+    ------
+    VerificationError
+        A leak remains after every leaking class was replaced (an earlier
+        release was itself published with leaks, under the ``off`` policy).
+    """
+    out: dict[str, pd.DataFrame] = {}
+    held: dict[str, int] = {}
+    kept: dict[str, int] = {}
+    replaced: dict[str, int] = {}
+    for name in sorted(tables):
+        table = tables[name].astype(str)
+        earlier = [(rid, t[name].astype(str)) for rid, t in series if name in t]
+        held[name] = kept[name] = replaced[name] = 0
+        qis = [q for q in requirement.quasi_identifiers if q in table.columns]
+        for _ in range(len(earlier) + 1):
+            keys = _all_leaks(table, earlier, requirement, qis)
+            if keys.empty:
+                break
+            table, withheld, restored = _as_before(table, keys, earlier, qis)
+            held[name] += withheld
+            kept[name] += restored
+            replaced[name] += len(keys)
+        else:
+            raise VerificationError(
+                f"{name}: classes still leak by differencing after being released "
+                "as before (an earlier release was published with the "
+                "republication policy off); e.g. "
+                + ", ".join(
+                    str(dict(r)) for r in keys.head(3).to_dict(orient="records")
+                )
+            )
+        out[name] = table
+    return out, HoldBack(held, kept, replaced, tuple(rid for rid, _ in series))
+
+
+def _all_leaks(
+    table: pd.DataFrame,
+    earlier: Sequence[tuple[str, pd.DataFrame]],
+    requirement: Requirement,
+    qis: list[str],
+) -> pd.DataFrame:
+    found = [leaking_keys(table, old, requirement) for _, old in earlier]
+    if not found:
+        return pd.DataFrame(columns=qis)
+    return pd.concat(found, ignore_index=True).drop_duplicates(ignore_index=True)
+
+
+def _as_before(
+    table: pd.DataFrame,
+    keys: pd.DataFrame,
+    earlier: Sequence[tuple[str, pd.DataFrame]],
+    qis: list[str],
+) -> tuple[pd.DataFrame, int, int]:
+    """Replace the classes ``keys`` by their rows in the latest release holding them."""
+    if not qis:  # one class: the whole table
+        rows = earlier[-1][1][table.columns].reset_index(drop=True)
+        delta = table.value_counts(sort=False).sub(
+            rows.value_counts(sort=False), fill_value=0
+        )
+        return rows, int(delta[delta > 0].sum()), int(-delta[delta < 0].sum())
+    marked = keys.assign(_leak=True)
+    in_leak = table[qis].merge(marked, on=qis, how="left")["_leak"].notna().to_numpy()
+    pieces = [table[~in_leak]]
+    todo = keys
+    for _, old in reversed(earlier):
+        if todo.empty:
+            break
+        hit = old[qis].merge(todo.assign(_leak=True), on=qis, how="left")
+        chosen = hit["_leak"].notna().to_numpy()
+        if not chosen.any():
+            continue
+        rows = old[chosen][table.columns]
+        pieces.append(rows)
+        done = rows[qis].drop_duplicates()
+        todo = (
+            todo.merge(done, on=qis, how="left", indicator=True)
+            .query("_merge == 'left_only'")
+            .drop(columns="_merge")
+        )
+    result = pd.concat(pieces, ignore_index=True)
+    before = table[in_leak].value_counts(sort=False)
+    after = pd.concat(pieces[1:], ignore_index=True).value_counts(sort=False)
+    delta = before.sub(after, fill_value=0)
+    held, kept = int(delta[delta > 0].sum()), int(-delta[delta < 0].sum())
+    return result, held, kept
