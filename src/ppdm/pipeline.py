@@ -22,6 +22,7 @@ validation.
 from __future__ import annotations
 
 import csv
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -278,6 +279,13 @@ class RepublicationSettings(_Settings):
     policy: Literal["hold-back", "refuse", "off"] = "hold-back"
     series: list[dict[str, Any]] = Field(default_factory=list)
     seed: int = 0
+    hierarchies: HierarchySource | None = Field(
+        None, description="read hierarchy labels as the values they cover (roll-ups)"
+    )
+
+    def covers(self) -> Any:
+        hierarchies = _load(self.hierarchies)
+        return covers_from_hierarchies(hierarchies) if hierarchies else None
 
 
 class VerifySettings(_Settings):
@@ -427,6 +435,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             for r in earlier_releases(out_dir, dataset, config.republication.against)
         ],
         seed=config.seed,
+        hierarchies=hierarchies,
     )
     return ReleasePlan(
         store=store_for(config),
@@ -660,7 +669,7 @@ def republication_step(
     With no earlier release, or the policy ``off``, the candidate passes
     unchanged (the verifier still measures and records the leaks of ``off``).
     """
-    from ppdm.release.series import hold_back, leaking_keys, load_tables
+    from ppdm.release.series import hold_back, load_tables
 
     files = candidate_files(candidate)
     earlier = _earlier(settings, files)
@@ -677,23 +686,24 @@ def republication_step(
     series = [(r.release_id, load_tables(r)) for r in earlier]
     requirement = settings.requirement
     if settings.policy == "refuse":
+        from ppdm.verify.series import check_against
+
         leaks = [
-            f"{name} against {rid}: "
-            + ", ".join(str(k) for k in keys.head(3).to_dict(orient="records"))
+            result.describe()
+            + (f", e.g. {result.examples[0]}" if result.examples else "")
             for rid, old in series
-            for name in sorted(tables)
-            if name in old
-            for keys in [leaking_keys(tables[name], old[name], requirement)]
-            if not keys.empty
+            for result in check_against(
+                tables, old, requirement, against=rid, covers=settings.covers()
+            )
+            if result.leaks
         ]
         if leaks:
             raise VerificationError(
-                "republication refused, nothing was published: classes leak by "
-                "differencing against earlier releases (republication policy "
-                "'refuse'): " + "; ".join(leaks)
+                "republication refused, nothing was published (republication "
+                "policy 'refuse'): " + "; ".join(leaks)
             )
         return StepOutput(dict(candidate), summary)
-    safe, held = hold_back(tables, series, requirement)
+    safe, held = hold_back(tables, series, requirement, settings.covers())
     summary.update(
         {k: v for k, v in held.to_dict().items() if k != "against"},
     )
@@ -823,6 +833,7 @@ def _checked_against_series(
     if not earlier:  # only a republication of these very files
         return certificate
     tables = {name: read_released_table(path) for name, path in files.items()}
+    covers = settings.covers()
     results = [
         result
         for release in earlier
@@ -832,6 +843,7 @@ def _checked_against_series(
             settings.requirement,
             against=release.release_id,
             accepted=settings.policy == "off",
+            covers=covers,
         )
     ]
     return certificate.with_series(results)
@@ -1008,6 +1020,15 @@ def publish_step(
         "flow_run_id": flow_run_id,
         "created_at": manifest["created_at"],
     }
+    series = json.loads(Path(refs["certificate"].path).read_bytes()).get("series")
+    if series is not None:
+        # What the release was checked against, and a leak the owner accepted
+        # with the policy off, stay on the record next to the release.
+        entry["republication"] = {
+            "policy": settings.config.get("republication", {}).get("policy"),
+            "checked_against": series["checked_against"],
+            "accepted_risk": any(r["accepted_risk"] for r in series["results"]),
+        }
     return publish_directory(
         out_dir,
         release_dir,

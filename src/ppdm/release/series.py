@@ -34,7 +34,12 @@ from ppdm.privacy import Requirement
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
 from ppdm.verify.certificate import read_released_table
-from ppdm.verify.series import class_changes, leaking_classes
+from ppdm.verify.series import (
+    class_changes,
+    leaking_classes,
+    leaking_rollups,
+    rollup_units,
+)
 
 __all__ = [
     "EarlierRelease",
@@ -178,6 +183,7 @@ def hold_back(
     tables: Mapping[str, pd.DataFrame],
     series: Sequence[tuple[str, Mapping[str, pd.DataFrame]]],
     requirement: Requirement,
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], HoldBack]:
     """Release every leaking class as it was in the latest earlier release holding it.
 
@@ -188,6 +194,8 @@ def hold_back(
     series : sequence of (release id, tables)
         The earlier releases, oldest first.
     requirement : Requirement
+    covers : mapping, optional
+        Hierarchy labels -> raw values, per attribute (roll-ups across levels).
 
     Returns
     -------
@@ -211,14 +219,19 @@ def hold_back(
         earlier = [(rid, t[name].astype(str)) for rid, t in series if name in t]
         held[name] = kept[name] = replaced[name] = 0
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
-        for _ in range(len(earlier) + 1):
+        for _ in range(2 * len(earlier) + 2):
             keys = _all_leaks(table, earlier, requirement, qis)
-            if keys.empty:
-                break
-            table, withheld, restored = _as_before(table, keys, earlier, qis)
+            if not keys.empty:
+                table, withheld, restored = _as_before(table, keys, earlier, qis)
+            else:
+                table, withheld, restored, n = _rolled_up_as_before(
+                    table, earlier, requirement, covers
+                )
+                if not n:
+                    break
             held[name] += withheld
             kept[name] += restored
-            replaced[name] += len(keys)
+            replaced[name] += len(keys) if not keys.empty else n
         else:
             raise VerificationError(
                 f"{name}: classes still leak by differencing after being released "
@@ -242,6 +255,49 @@ def _all_leaks(
     if not found:
         return pd.DataFrame(columns=qis)
     return pd.concat(found, ignore_index=True).drop_duplicates(ignore_index=True)
+
+
+def _rolled_up_as_before(
+    table: pd.DataFrame,
+    earlier: Sequence[tuple[str, pd.DataFrame]],
+    requirement: Requirement,
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None,
+) -> tuple[pd.DataFrame, int, int, int]:
+    """Replace the leaking roll-ups against the latest release that has one.
+
+    The candidate's classes of a leaking roll-up make way for the earlier
+    release's classes of the same region, cells as released then.
+    """
+    columns = list(table.columns)
+    for _, old in reversed(earlier):
+        shared = [c for c in columns if c in old.columns]
+        units = rollup_units(table, old, requirement.quasi_identifiers, covers)
+        found = leaking_rollups(units, table, old, requirement, shared)
+        if not found or set(columns) - set(old.columns):
+            continue
+        drop = np.zeros(len(table), dtype=bool)
+        take = np.zeros(len(old), dtype=bool)
+        for (rows_c, rows_e), _ in found:
+            drop[rows_c] = True
+            take[rows_e] = True
+        before = table[drop]
+        after = old[take][columns]
+        others = [c for c in columns if c not in requirement.quasi_identifiers]
+        delta = (
+            before[others]
+            .value_counts(sort=False)
+            .sub(after[others].value_counts(sort=False), fill_value=0)
+            if others
+            else pd.Series([len(before) - len(after)])
+        )
+        result = pd.concat([table[~drop], after], ignore_index=True)
+        return (
+            result,
+            int(delta[delta > 0].sum()),
+            int(-delta[delta < 0].sum()),
+            len(found),
+        )
+    return table, 0, 0, 0
 
 
 def _as_before(

@@ -16,10 +16,16 @@ accepts (at least k rows; l distinct sensitive values; ...). When a class both
 gained and lost rows the two parts are judged separately: an attacker learns at
 least that much from the difference of the counts.
 
-Not covered here (see ``docs/republication.md``): classes that do not match
-exactly but overlap (Mondrian ranges cut at other medians, other hierarchy
-levels), and the composition attack on one person's classes across releases,
-which needs to know who persisted (a record key).
+Classes that roll up exactly are compared the same way (:func:`rollup_units`):
+an earlier class whose region is covered exactly by several finer classes of
+the new release (a lattice node one level lower, a Mondrian range cut in two),
+or the reverse. Their rows are compared on the columns that are not
+quasi-identifiers, since the quasi-identifier cells differ by construction.
+
+Not covered here (see ``docs/republication.md``): classes that overlap without
+either side nesting (Mondrian ranges cut at other medians), and the
+composition attack on one person's classes across releases, which needs to
+know who persisted (a record key).
 
 References
 ----------
@@ -41,8 +47,16 @@ import pandas as pd
 from ppdm.privacy import Requirement
 from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
+from ppdm.values import Cell, parse_cell
 
-__all__ = ["ClassChange", "SeriesCheck", "class_changes", "check_against"]
+__all__ = [
+    "ClassChange",
+    "SeriesCheck",
+    "check_against",
+    "class_changes",
+    "leaking_rollups",
+    "rollup_units",
+]
 
 #: Leaking classes listed as examples in a result.
 MAX_EXAMPLES = 10
@@ -120,6 +134,189 @@ def class_changes(
     )
 
 
+#: ``{attribute: {hierarchy label: leaf values it covers}}``.
+Covers = Mapping[str, Mapping[str, Sequence[str]]]
+
+
+def _leaves(cell: Cell, covers: Mapping[str, Sequence[str]]) -> frozenset[str] | None:
+    """The raw values a categorical cell stands for (None: not categorical)."""
+    if cell.kind == "set":
+        out: set[str] = set()
+        for member in cell.members:
+            out.update(covers.get(member, (member,)))
+        return frozenset(out)
+    if cell.kind == "value":
+        return frozenset(covers.get(cell.text, (cell.text,)))
+    if cell.kind == "missing":
+        return frozenset({""})
+    return None
+
+
+def _number(cell: Cell) -> float | None:
+    if cell.kind != "value":
+        return None
+    try:
+        return float(cell.text)
+    except ValueError:
+        return None
+
+
+def _bounds(cell: Cell) -> tuple[float, bool, float, bool] | None:
+    """``(low, low closed, high, high closed)`` of a numeric cell."""
+    if cell.kind == "interval":
+        return cell.low, cell.low_closed, cell.high, cell.high_closed
+    number = _number(cell)
+    return None if number is None else (number, True, number, True)
+
+
+def _relation(
+    a: Cell, b: Cell, covers: Mapping[str, Sequence[str]]
+) -> tuple[bool, bool]:
+    """``(a within b, a overlaps b)`` for two released cells of one attribute."""
+    if b.kind == "suppressed":
+        return True, True
+    if a.kind == "suppressed":
+        return False, True
+    ra, rb = _bounds(a), _bounds(b)
+    if ra is not None and rb is not None:
+        (alo, alc, ahi, ahc), (blo, blc, bhi, bhc) = ra, rb
+        low_in = alo > blo or (alo == blo and (blc or not alc))
+        high_in = ahi < bhi or (ahi == bhi and (bhc or not ahc))
+        apart = ahi < blo or bhi < alo
+        apart |= ahi == blo and not (ahc and blc)
+        apart |= bhi == alo and not (bhc and alc)
+        return low_in and high_in, not apart
+    la, lb = _leaves(a, covers), _leaves(b, covers)
+    if la is not None and lb is not None:
+        return la <= lb, bool(la & lb)
+    # A number against a label, or an interval against a set: unrelated
+    # grammars; treat as overlapping and not nested (never an exact roll-up).
+    return False, True
+
+
+def _cell_relations(
+    current: pd.Series, earlier: pd.Series, covers: Mapping[str, Sequence[str]]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Codes of both columns' cells and the (within, overlaps) matrices between them.
+
+    Returns codes of ``current``, codes of ``earlier``, ``c_in_e[i, j]``,
+    ``e_in_c[j, i]`` and ``overlap[i, j]`` over the distinct cells.
+    """
+    codes_c, cells_c = pd.factorize(current, sort=True)
+    codes_e, cells_e = pd.factorize(earlier, sort=True)
+    parsed_c = [parse_cell(v) for v in cells_c]
+    parsed_e = [parse_cell(v) for v in cells_e]
+    c_in_e = np.zeros((len(parsed_c), len(parsed_e)), dtype=bool)
+    e_in_c = np.zeros((len(parsed_e), len(parsed_c)), dtype=bool)
+    overlap = np.zeros((len(parsed_c), len(parsed_e)), dtype=bool)
+    # Distinct cells of one attribute are few (tens to hundreds): a loop over
+    # their pairs is small next to the rows, which are never looped over.
+    for i, a in enumerate(parsed_c):
+        for j, b in enumerate(parsed_e):
+            c_in_e[i, j], overlap[i, j] = _relation(a, b, covers)
+            e_in_c[j, i] = _relation(b, a, covers)[0]
+    return codes_c, codes_e, c_in_e, e_in_c, overlap
+
+
+def rollup_units(
+    current: pd.DataFrame,
+    earlier: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    covers: Covers | None = None,
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Groups of classes that cover exactly the same region in both releases.
+
+    Each unit is ``(current rows, earlier rows)`` (row positions): one earlier
+    class and the several current classes nested in it that are the only
+    current classes overlapping it, or one current class and the several
+    earlier classes nested in it likewise. Classes with equal cells are not
+    units here (:func:`class_changes` compares them).
+    """
+    qis = [
+        q for q in quasi_identifiers if q in current.columns and q in earlier.columns
+    ]
+    if not qis or current.empty or earlier.empty:
+        return []
+    covers = covers or {}
+    ids_c, n_c = _class_ids(current, qis)
+    ids_e, n_e = _class_ids(earlier, qis)
+    first_c = _first_rows(ids_c, n_c)
+    first_e = _first_rows(ids_e, n_e)
+    within_ce = np.ones((n_c, n_e), dtype=bool)
+    within_ec = np.ones((n_e, n_c), dtype=bool)
+    overlaps = np.ones((n_c, n_e), dtype=bool)
+    for q in qis:
+        codes_c, codes_e, c_in_e, e_in_c, overlap = _cell_relations(
+            current[q].astype(str), earlier[q].astype(str), covers.get(q, {})
+        )
+        kc, ke = codes_c[first_c], codes_e[first_e]
+        within_ce &= c_in_e[np.ix_(kc, ke)]
+        within_ec &= e_in_c[np.ix_(ke, kc)]
+        overlaps &= overlap[np.ix_(kc, ke)]
+    equal = within_ce & within_ec.T
+    units = []
+    # One earlier class covering several (or one unequal) current classes.
+    for e in range(n_e):
+        touching = np.flatnonzero(overlaps[:, e])
+        if (
+            len(touching)
+            and within_ce[touching, e].all()
+            and not equal[touching, e].any()
+        ):
+            units.append(
+                (np.flatnonzero(np.isin(ids_c, touching)), np.flatnonzero(ids_e == e))
+            )
+    # One current class covering several (or one unequal) earlier classes.
+    for c in range(n_c):
+        touching = np.flatnonzero(overlaps[c, :])
+        if (
+            len(touching)
+            and within_ec[touching, c].all()
+            and not equal[c, touching].any()
+        ):
+            units.append(
+                (np.flatnonzero(ids_c == c), np.flatnonzero(np.isin(ids_e, touching)))
+            )
+    return units
+
+
+def _class_ids(table: pd.DataFrame, qis: list[str]) -> tuple[np.ndarray, int]:
+    ids, uniques = pd.MultiIndex.from_frame(table[qis].astype(str)).factorize()
+    return ids.astype(np.int64), len(uniques)
+
+
+def _first_rows(ids: np.ndarray, n: int) -> np.ndarray:
+    first = np.full(n, -1, dtype=np.int64)
+    first[ids[::-1]] = np.arange(len(ids) - 1, -1, -1)
+    return first
+
+
+def _unit_difference(
+    current: pd.DataFrame, earlier: pd.DataFrame, columns: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rows only in ``current`` and rows only in ``earlier``, on ``columns``."""
+    if not columns:
+        n = len(current) - len(earlier)
+        empty = pd.DataFrame(index=range(0))
+        return (
+            pd.DataFrame(index=range(max(n, 0))),
+            pd.DataFrame(index=range(max(-n, 0))) if n < 0 else empty,
+        )
+    delta = (
+        current[columns]
+        .astype(str)
+        .value_counts(sort=False)
+        .sub(earlier[columns].astype(str).value_counts(sort=False), fill_value=0)
+        .astype(np.int64)
+    )
+    frame = delta.index.to_frame(index=False)
+    frame.columns = columns
+    values = delta.to_numpy()
+    added = frame.loc[frame.index.repeat(np.clip(values, 0, None))]
+    removed = frame.loc[frame.index.repeat(np.clip(-values, 0, None))]
+    return added.reset_index(drop=True), removed.reset_index(drop=True)
+
+
 @dataclass(frozen=True)
 class SeriesCheck:
     """One released table checked against the same table of an earlier release.
@@ -135,6 +332,9 @@ class SeriesCheck:
     n_leaking_classes : int
     rows_exposed : int
         Added or removed rows in groups the requirement refuses.
+    n_rollups, n_leaking_rollups : int
+        Groups of classes that roll up exactly (:func:`rollup_units`), and
+        those whose difference the requirement refuses.
     examples : tuple of dict
         Leaking classes: their quasi-identifier cells and rows added / removed.
     accepted : bool
@@ -151,10 +351,12 @@ class SeriesCheck:
     rows_exposed: int
     examples: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     accepted: bool = False
+    n_rollups: int = 0
+    n_leaking_rollups: int = 0
 
     @property
     def leaks(self) -> bool:
-        return self.n_leaking_classes > 0
+        return self.n_leaking_classes > 0 or self.n_leaking_rollups > 0
 
     @property
     def passed(self) -> bool:
@@ -166,9 +368,12 @@ class SeriesCheck:
             f"{self.n_common_classes} classes in both, {self.rows_added} rows added, "
             f"{self.rows_removed} removed"
         )
+        if self.n_rollups:
+            text += f"; {self.n_rollups} groups of classes roll up exactly"
         if self.leaks:
             text += (
-                f"; {self.n_leaking_classes} class(es) leak by differencing "
+                f"; {self.n_leaking_classes} class(es) and "
+                f"{self.n_leaking_rollups} roll-up(s) leak by differencing "
                 f"({self.rows_exposed} rows exposed)"
             )
             if self.accepted:
@@ -185,6 +390,8 @@ class SeriesCheck:
             "rows_added": int(self.rows_added),
             "rows_removed": int(self.rows_removed),
             "n_leaking_classes": int(self.n_leaking_classes),
+            "n_rollups": int(self.n_rollups),
+            "n_leaking_rollups": int(self.n_leaking_rollups),
             "rows_exposed": int(self.rows_exposed),
             "examples": [dict(e) for e in self.examples],
         }
@@ -224,6 +431,7 @@ def check_against(
     *,
     against: str,
     accepted: bool = False,
+    covers: Covers | None = None,
 ) -> list[SeriesCheck]:
     """Check every table of a release against the same table of an earlier one.
 
@@ -237,6 +445,9 @@ def check_against(
         The earlier release's id, for the result.
     accepted : bool, default=False
         Leaks are an accepted risk (``republication: {policy: off}``).
+    covers : mapping, optional
+        Hierarchy labels -> raw values, per attribute, so that classes at
+        different hierarchy levels are recognised as rolling up.
     """
     results = []
     for name in sorted(tables):
@@ -263,6 +474,13 @@ def check_against(
             }
             for c in worst[:MAX_EXAMPLES]
         )
+        units = rollup_units(
+            table, earlier[name], requirement.quasi_identifiers, covers
+        )
+        leaking_units, unit_rows = _leaking_units(
+            units, table, earlier[name], requirement, columns
+        )
+        exposed += unit_rows
         results.append(
             SeriesCheck(
                 table=name,
@@ -274,6 +492,54 @@ def check_against(
                 rows_exposed=exposed,
                 examples=examples,
                 accepted=accepted,
+                n_rollups=len(units),
+                n_leaking_rollups=leaking_units,
             )
         )
     return results
+
+
+def _leaking_units(
+    units: Sequence[tuple[np.ndarray, np.ndarray]],
+    table: pd.DataFrame,
+    earlier: pd.DataFrame,
+    requirement: Requirement,
+    columns: Sequence[str],
+) -> tuple[int, int]:
+    """How many roll-up units leak, and the rows they expose."""
+    found = leaking_rollups(units, table, earlier, requirement, columns)
+    return len(found), sum(rows for _, rows in found)
+
+
+def leaking_rollups(
+    units: Sequence[tuple[np.ndarray, np.ndarray]],
+    table: pd.DataFrame,
+    earlier: pd.DataFrame,
+    requirement: Requirement,
+    columns: Sequence[str],
+) -> list[tuple[tuple[np.ndarray, np.ndarray], int]]:
+    """The roll-up units whose difference the requirement refuses, with the rows exposed."""
+    others = [c for c in columns if c not in requirement.quasi_identifiers]
+    present = set(others)
+    models = tuple(
+        m
+        for m in requirement.class_models
+        if not m.uses_sensitive_attribute or m.sensitive_attribute in present
+    )
+    if not units or not models:
+        return []
+    judge = Requirement(
+        requirement.quasi_identifiers, models, requirement.suppression_marker
+    )
+    found = []
+    for rows_c, rows_e in units:
+        added, removed = _unit_difference(
+            table.iloc[rows_c], earlier.iloc[rows_e], others
+        )
+        bad = 0
+        for group in (added, removed):
+            if len(group) and not judge.accepts(ClassPartition.of(group, []))[0]:
+                bad += len(group)
+        if bad:
+            found.append(((rows_c, rows_e), bad))
+    return found

@@ -124,3 +124,64 @@ def test_differencing_matches_a_brute_force_oracle(new, old, k, l):
             map(tuple, old.to_numpy())
         ).get(row, 0)
     assert np.all(change.added["_class"].to_numpy() >= 0)
+
+
+def _rows(age, zip_, values):
+    return [(age, zip_, v) for v in values]
+
+
+def test_a_class_cut_in_two_rolls_up_and_leaks_its_newcomer():
+    # Month 1: ages 20-39 one class; month 2: cut in two, one newcomer more.
+    month1 = _table(
+        _rows("[20, 39]", "130**", ["flu", "cold", "flu", "hiv", "cold", "flu"])
+    )
+    month2 = _table(
+        _rows("[20, 29]", "130**", ["flu", "cold", "flu", "hiv"])
+        + _rows("[30, 39]", "130**", ["cold", "flu", "hiv"])
+    )
+    (result,) = check_against({"r": month2}, {"r": month1}, REQ, against="m1")
+    assert result.n_common_classes == 0  # no class matches exactly
+    assert result.n_rollups == 1 and result.n_leaking_rollups == 1
+    assert result.rows_exposed == 1 and result.leaks
+
+
+def test_a_roll_up_with_enough_diverse_newcomers_passes():
+    month1 = _table(_rows("[20, 39]", "130**", ["flu", "cold", "flu"]))
+    month2 = _table(
+        _rows("[20, 29]", "130**", ["flu", "cold", "flu", "hiv"])
+        + _rows("[30, 39]", "130**", ["cold", "flu", "hiv"])
+    )
+    req = Requirement.of(("age", "zip"), "dx", k=3, l=2)
+    (result,) = check_against({"r": month2}, {"r": month1}, req, against="m1")
+    assert result.n_rollups == 1 and not result.leaks  # 4 added: hiv, cold, flu, hiv
+
+
+def test_hierarchy_levels_roll_up_with_the_covers():
+    covers = {"zip": {"130**": ["13053", "13068"]}}
+    month1 = _table(
+        _rows("[20, 29]", "130**", ["flu", "cold", "flu", "hiv", "cold", "flu"])
+    )
+    month2 = _table(
+        _rows("[20, 29]", "13053", ["flu", "cold", "flu"])
+        + _rows("[20, 29]", "13068", ["hiv", "cold", "flu", "flu"])
+    )
+    (without,) = check_against({"r": month2}, {"r": month1}, REQ, against="m1")
+    assert without.n_rollups == 0  # the labels are unrelated text without covers
+    (result,) = check_against(
+        {"r": month2}, {"r": month1}, REQ, against="m1", covers=covers
+    )
+    assert result.n_rollups == 1 and result.n_leaking_rollups == 1
+
+
+def test_overlapping_ranges_that_do_not_nest_are_not_a_roll_up():
+    month1 = _table(_rows("[20, 34]", "130**", ["flu", "cold", "flu"]))
+    month2 = _table(_rows("[25, 39]", "130**", ["flu", "cold", "flu", "hiv"]))
+    (result,) = check_against({"r": month2}, {"r": month1}, REQ, against="m1")
+    assert result.n_rollups == 0 and not result.leaks  # documented as uncovered
+
+
+def test_suppressed_cells_hold_every_class():
+    month1 = _table(_rows("*", "*", ["flu", "cold", "flu", "hiv"]))
+    month2 = _table(_rows("[20, 29]", "130**", ["flu", "cold", "flu", "hiv", "flu"]))
+    (result,) = check_against({"r": month2}, {"r": month1}, REQ, against="m1")
+    assert result.n_rollups == 1 and result.n_leaking_rollups == 1
