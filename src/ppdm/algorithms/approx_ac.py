@@ -836,7 +836,8 @@ def greedy_cover(
         At least 1 and at most ``n``.
     mode : {"auto", "exact", "ball"}, default="auto"
     exact_limit : int, default=200000
-        ``auto`` runs exact mode when it scores at most this many support sets.
+        ``auto`` runs exact mode when it scores at most this many support
+        sets; ``exact`` refuses to score more.
     on_pick : callable, optional
         ``on_pick(covered_before, ids, ratio, new)`` after every choice
         (``covered_before`` a boolean array over the tuples).
@@ -864,11 +865,18 @@ def greedy_cover(
             picks.add(np.array([i], dtype=np.int64), 0.0)
         used = "exact" if mode == "auto" else mode
         return CoverResult(picks.cover, picks.ratios, picks.new, used, n, n, rows.m)
+    n_support = exact_candidate_count(rows.m, k)
     if mode == "auto":
-        exact = exact_candidate_count(rows.m, k) <= exact_limit
-        used = "exact" if exact else "ball"
+        used = "exact" if n_support <= exact_limit else "ball"
     else:
         used = mode
+    if used == "exact" and n_support > exact_limit:
+        raise InvalidParameterError(
+            f"approx-ac: exact mode would score {n_support} support sets "
+            f"({rows.m} distinct quasi-identifier rows, k={k}), more than "
+            f"exact_limit={exact_limit}; use mode='ball' or 'auto', or raise "
+            "exact_limit"
+        )
     if used == "exact":
         scored = _exact_cover(rows, k, picks)
         zero = sum(1 for r in picks.ratios if r == 0)
@@ -1050,7 +1058,8 @@ class ApproxAC(Anonymizer):
     mode : {"auto", "exact", "ball"}, default="auto"
         How phase 1 finds its sets (module docstring).
     exact_limit : int, default=200000
-        ``auto`` uses exact mode when it scores at most this many support sets.
+        ``auto`` uses exact mode when it scores at most this many support
+        sets; ``exact`` raises :class:`InvalidParameterError` beyond it.
     minsup : float, default=0.3
         Support of the frequency pairs whose loss the evidence reports (CFCM);
         the release does not depend on it.

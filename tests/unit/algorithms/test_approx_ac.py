@@ -1,0 +1,362 @@
+"""The approximation algorithm for associative classification (approx-ac).
+
+Checks from the project's notes (``shared/algorithms/approx-associative.md``):
+partition sizes and k-anonymity, stars exactly on the non-constant
+quasi-identifiers, each greedy pick against brute force, the approximation
+bound against the brute-force optimum, exact mode against literal tuple-level
+enumeration, the reduction's invariants after every step, the verifier, and
+byte-identical output.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ppdm.algorithms import ALGORITHMS, get_algorithm
+from ppdm.algorithms.approx_ac import (
+    ApproxAC,
+    approx_ac_partition,
+    approximation_bound,
+    encode_quasi_identifiers,
+    exact_candidate_count,
+    greedy_cover,
+    hamming_diameter,
+    reduce_cover,
+)
+from ppdm.exceptions import (
+    InfeasibleConstraintError,
+    InvalidParameterError,
+    UnsupportedRequirementError,
+)
+from ppdm.experiments.associative import enumeration_cover, optimal_partition
+from ppdm.model import AnonymizationSpec
+from ppdm.release.artifacts import table_to_csv_bytes
+from ppdm.verify import verify_tables
+
+FAST = settings(
+    derandomize=True,
+    database=None,
+    deadline=None,
+    max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+@st.composite
+def code_tables(draw, max_rows: int = 10, max_k: int = 4) -> tuple[np.ndarray, int]:
+    n = draw(st.integers(2, max_rows))
+    q = draw(st.integers(1, 3))
+    card = draw(st.integers(1, 3))
+    values = draw(st.lists(st.integers(0, card - 1), min_size=n * q, max_size=n * q))
+    k = draw(st.integers(2, min(n, max_k)))
+    return np.array(values, dtype=np.int64).reshape(n, q), k
+
+
+@st.composite
+def person_tables(draw) -> tuple[pd.DataFrame, tuple[str, ...], int]:
+    n = draw(st.integers(6, 60))
+    q = draw(st.integers(1, 4))
+    columns = {}
+    for j in range(q):
+        card = draw(st.integers(1, 4))
+        codes = draw(st.lists(st.integers(0, card - 1), min_size=n, max_size=n))
+        columns[f"q{j}"] = pd.array([f"v{c}" for c in codes], dtype="string")
+    columns["other"] = pd.array(np.arange(n), dtype="int64")
+    labels = draw(st.lists(st.sampled_from("ab"), min_size=n, max_size=n))
+    columns["y"] = pd.array(labels, dtype="string")
+    k = draw(st.integers(2, min(6, n)))
+    return pd.DataFrame(columns), tuple(f"q{j}" for j in range(q)), k
+
+
+def _ratio(codes: np.ndarray, members: tuple[int, ...], covered: np.ndarray) -> float:
+    new = sum(1 for t in members if not covered[t])
+    if new == 0:
+        return math.inf
+    return hamming_diameter(codes[list(members)]) * len(members) / new
+
+
+def _best_ratio(codes: np.ndarray, k: int, covered: np.ndarray) -> float:
+    n = len(codes)
+    return min(
+        _ratio(codes, c, covered)
+        for size in range(k, min(2 * k - 1, n) + 1)
+        for c in itertools.combinations(range(n), size)
+    )
+
+
+def _groups(labels: np.ndarray) -> list[np.ndarray]:
+    return [np.flatnonzero(labels == g) for g in np.unique(labels)]
+
+
+# -- small known answers ------------------------------------------------------
+def test_hamming_diameter_and_candidate_count_known_answers() -> None:
+    assert hamming_diameter(np.array([[0, 0, 0], [0, 1, 0], [1, 1, 1]])) == 3
+    assert hamming_diameter(np.array([[2, 2], [2, 2]])) == 0
+    # C(5,1) + C(5,2) + C(5,3) for k = 2.
+    assert exact_candidate_count(5, 2) == 5 + 10 + 10
+    assert approximation_bound(4) == pytest.approx(12 * (1 + math.log(8)))
+
+
+def test_known_partition() -> None:
+    # Two blocks of three identical rows and one row between them.
+    codes = np.array([[0, 0], [0, 0], [0, 0], [1, 1], [1, 1], [1, 1], [0, 1]])
+    part = approx_ac_partition(codes, 3, mode="exact")
+    sizes = sorted(np.bincount(part.labels).tolist())
+    assert sizes == [3, 4]
+    # The odd row joins a block and costs one star in each of its 4 rows.
+    assert part.count == 4 == optimal_partition(codes, 3)[0]
+
+
+# -- check 1 and 2: release shape, stars, COUNT ---------------------------------
+@FAST
+@given(person_tables(), st.sampled_from(["exact", "ball", "auto"]))
+def test_release_is_a_k_anonymous_suppression_of_each_group(case, mode) -> None:
+    table, qis, k = case
+    codes = encode_quasi_identifiers(table, qis)
+    if mode == "exact" and exact_candidate_count(len(np.unique(codes, axis=0)), k) > (
+        200_000
+    ):
+        mode = "auto"
+    spec = AnonymizationSpec.of(qis, None, "y", k=k)
+    release = ApproxAC(mode=mode).anonymize(table, spec, np.random.default_rng(0))
+    out = release.tables["release"]
+    # Non-quasi-identifier columns, index and row order are untouched.
+    pd.testing.assert_frame_equal(out[["other", "y"]], table[["other", "y"]])
+    assert list(out.columns) == list(table.columns)
+    assert verify_tables({"release": out}, spec.requirement).passed
+
+    part = approx_ac_partition(codes, k, mode=mode)
+    sizes = np.bincount(part.labels)
+    assert sizes.min() >= k and sizes.max() <= 2 * k - 1
+    stars = 0
+    for members in _groups(part.labels):
+        original = table.iloc[members]
+        released = out.iloc[members]
+        for q in qis:
+            constant = original[q].nunique(dropna=False) == 1
+            if constant:
+                assert (released[q] == original[q]).all()
+            else:
+                assert (released[q] == "*").all()
+                stars += len(members)
+    assert stars == part.count == release.evidence["count"]
+    assert int((out[list(qis)] == "*").to_numpy().sum()) == part.count
+
+
+# -- check 4: each pick against brute force -----------------------------------
+@FAST
+@given(code_tables(max_rows=8))
+def test_exact_picks_have_the_least_ratio_and_ball_picks_at_most_twice(case) -> None:
+    codes, k = case
+    for mode, factor in (("exact", 1.0), ("ball", 2.0)):
+        checked = []
+
+        def on_pick(
+            covered, ids, ratio, new, mode=mode, factor=factor, checked=checked
+        ):
+            best = _best_ratio(codes, k, covered)
+            own = _ratio(codes, tuple(ids.tolist()), covered)
+            assert own == pytest.approx(ratio)
+            assert k <= len(ids) <= 2 * k - 1
+            if mode == "exact":
+                assert ratio == pytest.approx(best)
+            else:
+                assert ratio <= factor * best + 1e-9
+            checked.append(ratio)
+
+        greedy_cover(codes, k, mode=mode, on_pick=on_pick)
+        assert checked
+
+
+# -- checks 5 and 6: bound against the optimum; exact = enumeration -------------
+@FAST
+@given(code_tables(max_rows=10))
+def test_count_within_the_bound_of_the_optimum(case) -> None:
+    codes, k = case
+    opt, groups = optimal_partition(codes, k)
+    exact = approx_ac_partition(codes, k, mode="exact").count
+    ball = approx_ac_partition(codes, k, mode="ball").count
+    assert exact >= opt and ball >= opt
+    assert exact <= approximation_bound(k) * opt + 1e-9
+    assert ball <= 2 * approximation_bound(k) * opt + 1e-9
+    if opt == 0:
+        assert exact == 0 and ball == 0
+
+
+@FAST
+@given(code_tables(max_rows=9))
+def test_exact_mode_picks_what_tuple_level_enumeration_picks(case) -> None:
+    codes, k = case
+    exact = greedy_cover(codes, k, mode="exact")
+    literal = enumeration_cover(codes, k)
+    assert [c.tolist() for c in exact.cover] == [c.tolist() for c in literal]
+    n = len(codes)
+    via_literal = reduce_cover(literal, k, n)
+    labels = np.empty(n, dtype=np.int64)
+    for g, ids in enumerate(via_literal.groups):
+        labels[ids] = g
+    from ppdm.utility.cfcm import partition_count
+
+    assert approx_ac_partition(codes, k, mode="exact").count == partition_count(
+        codes, labels
+    )
+
+
+# -- check 7: the reduction ----------------------------------------------------
+@st.composite
+def covers(draw) -> tuple[list[np.ndarray], int, int]:
+    k = draw(st.integers(1, 4))
+    n = draw(st.integers(k, 16))
+    sets = []
+    covered = np.zeros(n, dtype=bool)
+    while not covered.all() or not sets:
+        size = draw(st.integers(k, min(2 * k - 1, n)))
+        members = draw(
+            st.lists(st.integers(0, n - 1), min_size=size, max_size=size, unique=True)
+        )
+        sets.append(np.array(sorted(members)))
+        covered[members] = True
+        if len(sets) > 3 * n:  # finish off with the uncovered tuples
+            rest = np.flatnonzero(~covered).tolist()
+            while rest:
+                extra = [t for t in range(n) if t not in rest][: max(0, k - len(rest))]
+                chunk = rest[: 2 * k - 1] if len(rest) >= k else rest + extra
+                sets.append(np.array(sorted(chunk)))
+                covered[chunk] = True
+                rest = np.flatnonzero(~covered).tolist()
+    return sets, k, n
+
+
+@FAST
+@given(covers())
+def test_reduction_keeps_coverage_and_sizes_after_every_step(case) -> None:
+    cover, k, n = case
+    steps = []
+
+    def on_step(sets):
+        union = set().union(*sets)
+        assert union == set(range(n)), "a tuple lost its set"
+        for s in sets:
+            assert k <= len(s) <= 2 * k - 1, (len(s), k)
+        steps.append(len(sets))
+
+    result = reduce_cover(cover, k, n, on_step=on_step)
+    flat = np.concatenate(result.groups)
+    assert sorted(flat.tolist()) == list(range(n)), "not a partition"
+    assert all(k <= len(g) <= 2 * k - 1 for g in result.groups)
+    assert len(steps) == result.removals + result.merges
+
+
+def test_reduction_merges_two_k_sets_and_shrinks_a_larger_one() -> None:
+    # {0,1} and {1,2} (k=2, both exactly k) merge; 3 leaves the larger set.
+    cover = [np.array([0, 1]), np.array([1, 2]), np.array([3, 4, 5]), np.array([3, 6])]
+    result = reduce_cover(cover, 2, 7)
+    assert [g.tolist() for g in result.groups] == [[0, 1, 2], [4, 5], [3, 6]]
+    assert (result.merges, result.removals) == (1, 1)
+
+
+def test_reduction_refuses_an_incomplete_cover() -> None:
+    with pytest.raises(InvalidParameterError, match="cover"):
+        reduce_cover([np.array([0, 1])], 2, 3)
+
+
+# -- ball mode: the cached scores ----------------------------------------------
+@settings(derandomize=True, database=None, deadline=None, max_examples=25)
+@given(st.integers(0, 10_000))
+def test_ball_mode_cache_matches_a_full_rescore(seed) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 200))
+    codes = rng.integers(0, int(rng.integers(2, 5)), (n, int(rng.integers(2, 6))))
+    if seed % 2:
+        codes = codes[rng.integers(0, n // 3, n)]  # heavy duplicates
+    k = int(rng.integers(2, 6))
+    result = greedy_cover(codes, k, mode="ball", audit=True)
+    covered = np.zeros(n, dtype=bool)
+    for ids in result.cover:
+        assert k <= len(ids) <= 2 * k - 1
+        covered[ids] = True
+    assert covered.all()
+
+
+def test_auto_mode_follows_the_candidate_count() -> None:
+    rng = np.random.default_rng(3)
+    few = rng.integers(0, 2, (40, 2))  # 4 distinct rows
+    many = rng.integers(0, 4, (300, 6))
+    assert greedy_cover(few, 3).mode == "exact"
+    assert greedy_cover(many, 3).mode == "ball"
+    assert greedy_cover(few, 3, exact_limit=1).mode == "ball"
+    with pytest.raises(InvalidParameterError, match="exact_limit=1000"):
+        greedy_cover(many, 3, mode="exact", exact_limit=1000)
+
+
+# -- the algorithm's contract --------------------------------------------------
+def _fixed() -> pd.DataFrame:
+    rng = np.random.default_rng(11)
+    n = 200
+    return pd.DataFrame(
+        {
+            "a": pd.array(rng.choice(["x", "y", "z"], n), dtype="string"),
+            "b": pd.array(rng.choice(["1", "2"], n), dtype="string"),
+            "c": pd.array(rng.choice(["p", "q", "r", "s"], n), dtype="string"),
+            "y": pd.array(rng.choice(["good", "bad"], n), dtype="string"),
+        }
+    )
+
+
+def test_same_input_gives_identical_bytes_whatever_the_seed() -> None:
+    table = _fixed()
+    spec = AnonymizationSpec.of(("a", "b", "c"), None, "y", k=4)
+    outs = [
+        ApproxAC().anonymize(table, spec, np.random.default_rng(seed))
+        for seed in (0, 0, 99)
+    ]
+    data = [table_to_csv_bytes(o.tables["release"]) for o in outs]
+    assert data[0] == data[1] == data[2]
+    assert outs[0].evidence == outs[2].evidence
+    evidence = outs[0].evidence
+    assert evidence["mode"] in ("exact", "ball")
+    assert evidence["groups"] == sum(evidence["group_sizes"].values())
+    assert 0.0 <= evidence["cfcm"]["total"] <= 1.0
+    assert evidence["cfcm"]["raw"] <= evidence["count"]
+
+
+def test_registered_and_refuses_what_it_cannot_do() -> None:
+    assert ALGORITHMS["approx-ac"] is ApproxAC
+    table = _fixed()
+    spec = AnonymizationSpec.of(("a", "b"), "c", "y", k=3, l=2)
+    with pytest.raises(UnsupportedRequirementError, match="distinct-l-diversity"):
+        get_algorithm("approx-ac").anonymize(table, spec, np.random.default_rng(0))
+    too_big = AnonymizationSpec.of(("a", "b"), None, "y", k=len(table) + 1)
+    with pytest.raises(InfeasibleConstraintError):
+        ApproxAC().anonymize(table, too_big, np.random.default_rng(0))
+    with pytest.raises(InvalidParameterError, match="'mode'"):
+        ApproxAC(mode="fast").anonymize(
+            table,
+            AnonymizationSpec.of(("a",), None, "y", k=2),
+            np.random.default_rng(0),
+        )
+    with pytest.raises(UnsupportedRequirementError, match="target"):
+        ApproxAC().anonymize(
+            table,
+            AnonymizationSpec.of(("a",), None, None, k=2),
+            np.random.default_rng(0),
+        )
+
+
+def test_missing_values_are_a_value_of_their_own() -> None:
+    table = pd.DataFrame(
+        {
+            "a": pd.array(["x", None, None, "x", None, "x"], dtype="string"),
+            "y": pd.array(list("ababab"), dtype="string"),
+        }
+    )
+    spec = AnonymizationSpec.of(("a",), None, "y", k=3)
+    out = ApproxAC().anonymize(table, spec, np.random.default_rng(0)).tables["release"]
+    pd.testing.assert_series_equal(out["a"], table["a"])
