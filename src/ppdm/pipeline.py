@@ -57,7 +57,7 @@ from ppdm.release.artifacts import (
 )
 from ppdm.release.publish import publish_directory
 from ppdm.utility.loss import covers_from_hierarchies
-from ppdm.utility.report import utility_report
+from ppdm.utility.report import release_record, utility_report
 from ppdm.verify import read_released_table, verify_files
 from ppdm.verify.passthrough import PassthroughPolicy
 
@@ -738,6 +738,11 @@ def candidate_files(refs: Mapping[str, ArtifactRef]) -> dict[str, Path]:
     }
 
 
+def _by_table(refs: Mapping[str, ArtifactRef]) -> dict[str, ArtifactRef]:
+    """The table references of ``refs`` by table name."""
+    return {k.split(":", 1)[1]: v for k, v in refs.items() if k.startswith("table:")}
+
+
 def candidate_refs(anonymized: StepOutput) -> dict[str, ArtifactRef]:
     """The release candidate's tables among the anonymize step's references."""
     return {k: v for k, v in anonymized.refs.items() if k.startswith("table:")}
@@ -890,6 +895,15 @@ def utility_step(
     }
     checked = store.read_json(certificate)
     risk = {name: table["risk"] for name, table in checked["tables"].items()}
+    record = release_record(
+        checked,
+        {name: ref.sha256 for name, ref in _by_table(candidate).items()},
+        dataset=settings.dataset,
+        algorithm=settings.anonymize.algorithm,
+        code_version=provenance.code_version(),
+        library_versions=provenance.library_versions(),
+        sample=released,
+    )
     utility, html = utility_report(
         store.read_table(clean).drop(columns=hidden, errors="ignore"),
         released,
@@ -904,6 +918,7 @@ def utility_step(
         roles=dict(settings.roles),
         passthrough=checked.get("passthrough"),
         pseudonymized=hidden,
+        record=record,
     )
     refs = {
         "utility": store.put_json(utility, kind="utility"),

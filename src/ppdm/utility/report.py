@@ -241,17 +241,32 @@ def column_releases(
     order = list(known)
     for frame in (*released_tables.values(), original):
         order += [str(c) for c in frame.columns if c not in known and c not in order]
+    # Feature selection releases a quasi-identifier as 0/1 indicator columns
+    # named "<quasi-identifier>=<value>", one per selected value.
+    feature_of = {
+        column: column.split("=", 1)[0]
+        for column in order
+        if column not in known
+        and "=" in column
+        and known.get(column.split("=", 1)[0]) == "quasi_identifier"
+    }
     out = []
     for column in dict.fromkeys(order):
         tables = [str(n) for n, t in released_tables.items() if column in t.columns]
         if column in pseudonymized:
             tables = [str(n) for n in released_tables]
         role = known.get(column)
+        released_as = _leaves(role, bool(tables))
+        if column in feature_of:
+            role = "quasi_identifier"
+            released_as = f"0/1 feature of quasi-identifier {feature_of[column]}"
+        elif not tables and column in feature_of.values():
+            released_as = "released only as the 0/1 features of its selected values"
         out.append(
             {
                 "column": column,
                 "role": role,
-                "released_as": _leaves(role, bool(tables)),
+                "released_as": released_as,
                 "tables": tables,
             }
         )
@@ -640,6 +655,7 @@ def render_report_html(
         )
     )
 
+    parts.extend(_record_html(utility.get("record")))
     parts.extend(_columns_html(utility.get("columns"), utility.get("passthrough")))
 
     holdout = utility.get("holdout")
@@ -864,6 +880,7 @@ def utility_report(
     roles: Mapping[str, str] | None = None,
     passthrough: Sequence[Mapping[str, Any]] | None = None,
     pseudonymized: Sequence[str] = (),
+    record: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, Any], str]:
     """The utility report of a release: ``utility.json`` content and ``report.html``.
 
@@ -916,6 +933,10 @@ def utility_report(
     pseudonymized : sequence of str, optional
         Identifying columns released as keyed pseudonyms (not in
         ``released_tables``: the learners never see them).
+    record : mapping, optional
+        What makes the page a record of the release (:func:`release_record`):
+        the verdict, the source and data files' sha256, code and library
+        versions, the release series; stored as ``utility["record"]``.
 
     Returns
     -------
@@ -978,8 +999,150 @@ def utility_report(
         passthrough=passthrough,
         pseudonymized=pseudonymized,
     )
+    if record is not None:
+        utility["record"] = dict(record)
     if title is None:
         name = getattr(algorithm, "name", type(algorithm).__name__)
         models = ", ".join(str(m) for m in spec.models)
         title = f"{name}: {models}"
     return utility, render_report_html(utility, title=title)
+
+
+def release_record(
+    certificate: Mapping[str, Any],
+    data_files: Mapping[str, str],
+    *,
+    dataset: str,
+    algorithm: str,
+    code_version: str,
+    library_versions: Mapping[str, str],
+    sample: Mapping[str, pd.DataFrame] | None = None,
+) -> dict[str, Any]:
+    """The facts that make ``report.html`` a record of what was released.
+
+    Only what leaves the building: the released files' hashes, a few released
+    rows, the verifier's verdict and the source's hash (never its rows). The
+    release id and date are not here: they are derived from the published
+    files, this page among them, and stand in ``manifest.json``.
+    """
+    series = certificate.get("series")
+    return {
+        "dataset": dataset,
+        "algorithm": algorithm,
+        "verdict": "passed" if certificate.get("passed") else "failed",
+        "requirement": certificate.get("requirement"),
+        "source_sha256": certificate.get("input_sha256"),
+        "data_files": dict(sorted(data_files.items())),
+        "code_version": code_version,
+        "library_versions": dict(sorted(library_versions.items())),
+        "series": series,
+        "release_models": certificate.get("release"),
+        "sample": {
+            name: frame.head(5).astype(str).to_dict(orient="split")
+            for name, frame in sorted((sample or {}).items())
+        },
+    }
+
+
+def _record_html(record: Mapping[str, Any] | None) -> list[str]:
+    if not record:
+        return []
+    requirement = record.get("requirement") or {}
+    parts = ["<h2>Release record</h2>"]
+    parts.append(
+        _table(
+            ["fact", "value"],
+            [
+                [
+                    "verdict of the independent verifier",
+                    f"{record['verdict']}: "
+                    + _describe_models(requirement.get("models", []))
+                    + " over "
+                    + ", ".join(requirement.get("quasi_identifiers", [])),
+                ],
+                ["dataset", record.get("dataset")],
+                ["algorithm", record.get("algorithm")],
+                ["source sha256", record.get("source_sha256")],
+                ["code version", record.get("code_version")],
+                [
+                    "libraries",
+                    ", ".join(
+                        f"{k} {v}"
+                        for k, v in (record.get("library_versions") or {}).items()
+                    ),
+                ],
+                [
+                    "release id and date",
+                    "in manifest.json (they are derived from the published files, "
+                    "this page among them)",
+                ],
+            ],
+        )
+    )
+    parts.append("<h3>Released files</h3>")
+    parts.append(
+        _table(
+            ["file", "sha256"],
+            [[f"data/{n}.csv", h] for n, h in (record.get("data_files") or {}).items()],
+        )
+    )
+    for name, split in (record.get("sample") or {}).items():
+        parts.append(
+            f"<h3>First rows of data/{html.escape(name)}.csv as released</h3>"
+            "<p>Rows are shuffled; the original rows are never put in a shared "
+            "file, so no 'before' rows are shown.</p>"
+        )
+        parts.append(_table(list(split["columns"]), [list(r) for r in split["data"]]))
+    for result in record.get("release_models") or ():
+        parts.append(
+            f"<p>Checked on all released tables together: {html.escape(result['model'])}"
+            f" ({html.escape(str(result['measure']))} = "
+            f"{html.escape(_fmt(result['achieved']))}): "
+            f"{'passed' if result['passed'] else 'failed'}.</p>"
+        )
+    series = record.get("series")
+    parts.append("<h2>Release series</h2>")
+    if not series:
+        parts.append(
+            "<p>No earlier release of this dataset in the output directory: "
+            "nothing to compare with.</p>"
+        )
+        return parts
+    parts.append(
+        "<p>Checked by differencing against the earlier releases "
+        + ", ".join(html.escape(r) for r in series["checked_against"])
+        + ": for every class present in both (or rolling up exactly), the rows "
+        "only added and only removed must be none, or a group the requirement "
+        "accepts on its own. Rows held back are counted in the run's log, never "
+        "named.</p>"
+    )
+    parts.append(
+        _table(
+            [
+                "table",
+                "against",
+                "classes in both",
+                "rows added",
+                "rows removed",
+                "roll-ups",
+                "leaking",
+                "verdict",
+            ],
+            [
+                [
+                    r["table"],
+                    r["against"],
+                    r["n_common_classes"],
+                    r["rows_added"],
+                    r["rows_removed"],
+                    r.get("n_rollups", 0),
+                    r["n_leaking_classes"] + r.get("n_leaking_rollups", 0),
+                    "accepted risk (policy off)"
+                    if r["accepted_risk"]
+                    else ("passed" if r["passed"] else "failed"),
+                ]
+                for r in series["results"]
+            ],
+        )
+    )
+    return parts

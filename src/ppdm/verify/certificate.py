@@ -377,7 +377,12 @@ def verify_partition(
     ]
     sa = requirement.sensitive_attribute
     has_sa = sa is not None and sa in present
-    measures: dict[str, Any] = {"k": _achieved(results, "k-anonymity", partition)}
+    # A table holding no quasi-identifier is one class; its size is not an
+    # achieved k unless k-anonymity is asked for (a release judged by a
+    # release model only, such as containment, would otherwise show k = rows).
+    measures: dict[str, Any] = {}
+    if qis or "k-anonymity" in requirement.model_names:
+        measures["k"] = _achieved(results, "k-anonymity", partition)
     if has_sa and partition.n_classes:
         assert sa is not None
         counts = partition.sensitive(sa)
