@@ -281,3 +281,36 @@ def test_peak_memory_is_traced_allocation(config, german_table):
     assert half / 2**20 / 4 < mib < 1024
     assert math.isnan(C.probe_memory(plan, plan.runnable[0]))  # baseline
     assert k_anonymity(table, list(config.quasi_identifiers)) < 5  # needs work
+
+
+def test_overview_page_merges_comparisons_and_peers(config, german_table, tmp_path):
+    table = _sample(german_table, 200)
+    plan = C.plan_comparison(config, [5], algorithms=["mondrian"], table=table)
+    result = C.run_comparison(plan, measure_memory=False)
+    directory = tmp_path / "results" / "compare-german"
+    C.write_outputs(result, directory, notes="Command: `ppdm compare ...`")
+    peer = result.summary[result.summary["algorithm"] == "mondrian"].assign(
+        algorithm="anonypy-mondrian"
+    )
+    (directory / "peers").mkdir()
+    (directory / "peers" / "peers.json").write_text(
+        json.dumps(
+            C._jsonable(
+                {
+                    "summary": peer.to_dict(orient="records"),
+                    "versions": {"anonypy": "0.2.1"},
+                    "command": "bench_peers.py",
+                    "checks": [{"algorithm": "anonypy-mondrian", "k": 5, "ms": 1.5}],
+                }
+            )
+        )
+    )
+    docs = tmp_path / "docs"
+    assert C.main(["docs", str(directory), "--out", str(docs / "compare")]) == 0
+    markdown = (docs / "compare.md").read_text()
+    assert "anonypy-mondrian" in markdown and "| mondrian | 5 |" in markdown
+    assert "](../results/compare-german/accuracy_vs_k.png)" in markdown
+    for sentence in result.recommendation:
+        assert sentence in markdown
+    page = (docs / "compare.html").read_text()
+    assert page.count("data:image/png;base64,") == 1
