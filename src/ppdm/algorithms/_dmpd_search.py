@@ -30,8 +30,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from deap import base, tools
-from sklearn.tree import DecisionTreeClassifier
 
 from ppdm.privacy import EncodedSensitive, Requirement
 from ppdm.privacy._partition_anonymity import class_minima, set_anonymity_level
@@ -360,6 +358,8 @@ class Evaluator:
     def _tree(
         self, features: tuple[int, ...], train: np.ndarray, test: np.ndarray
     ) -> np.ndarray:
+        from sklearn.tree import DecisionTreeClassifier  # only when a tree is asked
+
         c = self.n_classes
         x = self.codes[:, list(features)].astype(np.float32)
         tree = DecisionTreeClassifier(
@@ -491,16 +491,21 @@ def genetic_search(
     return SearchResult(memo.evaluated, current, memo.requested, generations)
 
 
-class _Objectives(base.Fitness):
-    """Accuracy and log-scaled PartAL, both maximised (DEAP fitness)."""
+def _objectives_fitness() -> type:
+    """DEAP's fitness of accuracy and log-scaled PartAL, both maximised.
 
-    weights = (1.0, 1.0)
+    Made on first use: importing DEAP is not free, and a command that only
+    lists the algorithms should not pay for it.
+    """
+    from deap import base
+
+    return type("_Objectives", (base.Fitness,), {"weights": (1.0, 1.0)})
 
 
 @dataclass
 class _Member:
     encoding: Encoding
-    fitness: _Objectives
+    fitness: Any
 
 
 def _objectives(evaluation: Evaluation, n_rows: int) -> tuple[float, float]:
@@ -532,12 +537,15 @@ def pareto_search(
     by binary tournament on the non-domination rank of archive members
     (``tools.sortNondominated``) with ``rng``.
     """
+    from deap import tools
+
+    objectives = _objectives_fitness()
     memo = _Memo(evaluator, map)
 
     def members(encodings: Sequence[Encoding]) -> list[_Member]:
         out = []
         for encoding, evaluation in zip(encodings, memo(encodings), strict=True):
-            fitness = _Objectives()
+            fitness = objectives()
             fitness.values = _objectives(evaluation, n_rows)
             out.append(_Member(encoding, fitness))
         return out

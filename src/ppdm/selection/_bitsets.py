@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 __all__ = [
     "Groups",
@@ -45,9 +45,17 @@ __all__ = [
 _BLOCK_WORDS = 1 << 22
 
 
+def _sparse() -> Any:
+    # scipy.sparse is imported on first use: the containment model imports this
+    # module, and listing the algorithms must not pay for scipy.
+    import scipy.sparse
+
+    return scipy.sparse
+
+
 def as_binary(matrix: object) -> np.ndarray:
     """A dense boolean (n, d) array of a 0/1 matrix (dense or scipy sparse)."""
-    if sp.issparse(matrix):
+    if _sparse().issparse(matrix):
         return np.asarray(matrix.toarray(), dtype=bool)  # type: ignore[union-attr]
     return np.asarray(matrix, dtype=bool)
 
@@ -204,11 +212,10 @@ class Groups:
         return Groups(ids, tids, support, size, fresh, parent.astype(np.int64))
 
 
-def group_feature_counts(
-    ids: np.ndarray, n_groups: int, columns: sp.csr_array | np.ndarray
-) -> np.ndarray:
+def group_feature_counts(ids: np.ndarray, n_groups: int, columns: Any) -> np.ndarray:
     """``(G, m)``: rows of each group having each feature (``Ind @ X``)."""
     n = len(ids)
+    sp = _sparse()
     indicator = sp.csr_array(
         (np.ones(n, dtype=np.int32), (ids, np.arange(n))), shape=(n_groups, n)
     )

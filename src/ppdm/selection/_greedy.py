@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.sparse as sp
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.selection._bitsets import (
@@ -143,6 +142,8 @@ def greedy(
     else:  # a column with 0 < supp < k is never selectable
         universe = np.flatnonzero((support == 0) | (support >= k))
     m = len(universe)
+    import scipy.sparse as sp  # on first use, as in _bitsets
+
     xs = sp.csr_array(x[:, universe].astype(np.int32))
     positives = np.flatnonzero(y)
     xs_pos = xs[positives] if len(positives) else None

@@ -24,39 +24,51 @@ Accuracy-vs-k sweeps over algorithms live in :mod:`ppdm.experiments`.
 
 from __future__ import annotations
 
-from ppdm.utility.cross_validation import CV_PROTOCOL, cross_validate, summarize_cv
-from ppdm.utility.features import CellFeaturizer
-from ppdm.utility.holdout import HOLDOUT_PROTOCOL, AnonymizeFn, holdout_utility
-from ppdm.utility.intervals import t_interval, wilson_interval
-from ppdm.utility.learners import (
-    MISSING,
-    MISSING_TEXT,
-    MODELS,
-    NB_BINS,
-    RANGES,
-    BlockImputer,
-    MembershipNB,
-    make_model,
-)
-from ppdm.utility.loss import (
-    classification_metric,
-    covers_from_hierarchies,
-    discernibility_metric,
-    information_loss,
-    lost_records,
-    ncp,
-    release_loss,
-    suppressed_cells,
-)
-from ppdm.utility.preprocessing import (
-    DiscretizeSettings,
-    FoldDiscretizer,
-    PrepareFn,
-    make_discretize_prepare,
-)
-from ppdm.utility.report import build_utility, render_report_html, utility_report
-from ppdm.utility.scoring import Covers, train_and_score
-from ppdm.utility.views import as_training_views, naive_bayes_combination
+import importlib
+from typing import Any
+
+# Names are looked up on first use (PEP 562): importing one module of the
+# package (the report, the views) must not import scikit-learn and every
+# learner, which would make `ppdm algorithms` and a config error slow.
+_WHERE: dict[str, str] = {
+    "AnonymizeFn": "ppdm.utility.holdout",
+    "BlockImputer": "ppdm.utility.learners",
+    "CV_PROTOCOL": "ppdm.utility.cross_validation",
+    "CellFeaturizer": "ppdm.utility.features",
+    "Covers": "ppdm.utility.scoring",
+    "DiscretizeSettings": "ppdm.utility.preprocessing",
+    "FoldDiscretizer": "ppdm.utility.preprocessing",
+    "HOLDOUT_PROTOCOL": "ppdm.utility.holdout",
+    "MISSING": "ppdm.utility.learners",
+    "MISSING_TEXT": "ppdm.utility.learners",
+    "MODELS": "ppdm.utility.learners",
+    "MembershipNB": "ppdm.utility.learners",
+    "NB_BINS": "ppdm.utility.learners",
+    "PrepareFn": "ppdm.utility.preprocessing",
+    "RANGES": "ppdm.utility.learners",
+    "as_training_views": "ppdm.utility.views",
+    "build_utility": "ppdm.utility.report",
+    "classification_metric": "ppdm.utility.loss",
+    "covers_from_hierarchies": "ppdm.utility.loss",
+    "cross_validate": "ppdm.utility.cross_validation",
+    "discernibility_metric": "ppdm.utility.loss",
+    "holdout_utility": "ppdm.utility.holdout",
+    "information_loss": "ppdm.utility.loss",
+    "lost_records": "ppdm.utility.loss",
+    "make_discretize_prepare": "ppdm.utility.preprocessing",
+    "make_model": "ppdm.utility.learners",
+    "naive_bayes_combination": "ppdm.utility.views",
+    "ncp": "ppdm.utility.loss",
+    "release_loss": "ppdm.utility.loss",
+    "render_report_html": "ppdm.utility.report",
+    "summarize_cv": "ppdm.utility.cross_validation",
+    "suppressed_cells": "ppdm.utility.loss",
+    "t_interval": "ppdm.utility.intervals",
+    "train_and_score": "ppdm.utility.scoring",
+    "utility_report": "ppdm.utility.report",
+    "wilson_interval": "ppdm.utility.intervals",
+}
+
 
 __all__ = [
     "CV_PROTOCOL",
@@ -96,3 +108,17 @@ __all__ = [
     "utility_report",
     "wilson_interval",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    try:
+        module = _WHERE[name]
+    except KeyError:
+        raise AttributeError(
+            f"module 'ppdm.utility' has no attribute {name!r}"
+        ) from None
+    return getattr(importlib.import_module(module), name)
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
