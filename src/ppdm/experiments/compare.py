@@ -397,7 +397,8 @@ def plan_comparison(
                     algorithm=name, k=k, params=chosen[name]
                 )
             except AnonymizationError as err:
-                candidates.append(Candidate(name, k, reason=_one_line(err)))
+                reason = _one_line(err).removeprefix("config overrides: ")
+                candidates.append(Candidate(name, k, reason=reason))
                 continue
             candidates.append(Candidate(name, k, candidate))
     hierarchies = None
@@ -968,9 +969,11 @@ def recommendation(result: Comparison) -> list[str]:
         )
         sentences.append(text)
     if winners:
-        top = max(winners, key=lambda a: winners[a])
+        most = max(winners.values())
+        tops = [a for a, n in winners.items() if n == most]
+        who = " and ".join(tops) + (" are each" if len(tops) > 1 else " is")
         sentences.append(
-            f"Overall, {top} is the most accurate at {winners[top]} of "
+            f"Overall, {who} the most accurate at {most} of "
             f"{len(set(measured['k']))} k values; where the test finds no "
             "significant difference, choose between the leaders by information "
             "loss and run time."
