@@ -90,6 +90,7 @@ __all__ = [
     "FoldOutcome",
     "Split",
     "assemble",
+    "comparison_from_json",
     "evaluate_fold",
     "fold_splits",
     "load_table",
@@ -100,6 +101,7 @@ __all__ = [
     "probe_memory",
     "recommendation",
     "render_html",
+    "render_overview",
     "render_markdown",
     "run_comparison",
     "significance_tests",
@@ -1303,6 +1305,7 @@ def plot_pareto_fronts(result: Comparison) -> bytes | None:
             ax = fig.add_subplot(1, len(names), i + 1)
             by_k = result.fronts[name]
             x_key = y_key = ""
+            low = math.inf
             for j, k in enumerate(sorted(by_k)):
                 front = by_k[k]["front"]
                 x_key, y_key = _axes_of(by_k[k]["objectives"], front)
@@ -1319,10 +1322,13 @@ def plot_pareto_fronts(result: Comparison) -> bytes | None:
                 ax.scatter(
                     [p[0] for p in points],
                     [p[1] for p in points],
-                    s=18,
-                    color=f"C{j % 10}",
-                    label=f"k={k}",
+                    s=22,
+                    marker="osD^v"[j % 5],
+                    facecolors="none",
+                    edgecolors=f"C{j % 10}",
+                    label=f"requested k={k}",
                 )
+                low = min(low, min(p[0] for p in points))
                 chosen = [p for p in points if p[2]]
                 if chosen:
                     ax.scatter(
@@ -1333,9 +1339,11 @@ def plot_pareto_fronts(result: Comparison) -> bytes | None:
                         color=f"C{j % 10}",
                         edgecolors="black",
                     )
-            ax.set_xlabel(x_key)
+            if x_key.lower() == "k" and 0 < low < math.inf:
+                ax.set_xscale("log")  # achieved k spans orders of magnitude
+            ax.set_xlabel(f"{x_key} (of the front member)")
             ax.set_ylabel(y_key)
-            ax.set_title(f"{name}: Pareto front (★ chosen)")
+            ax.set_title(f"{name}: Pareto front, first fold (★ released)")
             ax.grid(True, alpha=0.3)
             ax.legend(fontsize="small")
         return figure_png(fig)
@@ -1426,6 +1434,28 @@ def _summary_frame(records: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
     return frame
 
 
+def comparison_from_json(path: Path | str) -> Comparison:
+    """A :class:`Comparison` read back from its ``comparison.json`` (no fold rows).
+
+    Enough to draw its plots and word its recommendation again from the
+    recorded numbers.
+    """
+    document = json.loads(Path(path).read_text("utf-8"))
+    fronts = {
+        algorithm: {int(k): front for k, front in by_k.items()}
+        for algorithm, by_k in (document.get("pareto_fronts") or {}).items()
+    }
+    result = Comparison(
+        rows=pd.DataFrame(),
+        summary=_summary_frame(document["summary"]),
+        tests=list(document.get("tests") or []),
+        fronts=fronts,
+        config=dict(document["config"]),
+    )
+    result.recommendation = recommendation(result)
+    return result
+
+
 def render_overview(
     directories: Sequence[Path | str], *, docs: Path | str, title: str = ""
 ) -> tuple[str, str]:
@@ -1453,8 +1483,15 @@ def render_overview(
     body.append(f"<p>{html.escape(intro)}</p>")
     for directory in map(Path, directories):
         document = json.loads((directory / "comparison.json").read_text("utf-8"))
+        recorded = comparison_from_json(directory / "comparison.json")
+        # plots and words drawn again from the recorded numbers
+        (directory / "accuracy_vs_k.png").write_bytes(plot_accuracy_vs_k(recorded))
+        fronts_png = plot_pareto_fronts(recorded)
+        if fronts_png is not None:
+            (directory / "pareto_fronts.png").write_bytes(fronts_png)
+        document["recommendation"] = recorded.recommendation
         config = document["config"]
-        summary = _summary_frame(document["summary"])
+        summary = recorded.summary
         peers_path = directory / "peers" / "peers.json"
         peers = (
             json.loads(peers_path.read_text("utf-8")) if peers_path.exists() else None
