@@ -100,7 +100,9 @@ def test_without_the_policy_the_same_series_leaks_and_says_so(tmp_path):
 def test_refuse_publishes_nothing_and_names_the_leaking_classes(tmp_path):
     months = _months()
     _release(tmp_path, 1, months[0])
-    with pytest.raises(VerificationError, match="republication refused.*leak by differencing"):
+    with pytest.raises(
+        VerificationError, match="republication refused.*leak by differencing"
+    ):
         _release(tmp_path, 2, months[1], republication={"policy": "refuse"})
     entries = read_entries(tmp_path / "out" / "audit.jsonl")
     assert [e["event"] for e in entries] == ["publish"]
