@@ -115,10 +115,16 @@ class Anonymizer(ABC):
             m.name for m in requirement.models if m.name not in cls.supported_models
         ]
         if unsupported:
+            hint = ""
+            if any("diversity" in name for name in unsupported):
+                hint = (
+                    "; to release without l-diversity ask for l = 1 (`l: 1` in the "
+                    "configuration, or --l 1)"
+                )
             raise UnsupportedRequirementError(
                 f"algorithm {cls.name!r} does not support privacy model(s) "
                 f"{', '.join(unsupported)}; it supports: "
-                f"{', '.join(sorted(cls.supported_models))}"
+                f"{', '.join(sorted(cls.supported_models))}{hint}"
             )
         if cls.needs_target and target is None:
             raise UnsupportedRequirementError(
