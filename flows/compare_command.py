@@ -166,6 +166,22 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(shlex.quote(p) for p in parts)
 
 
+def _notes(command: str) -> str:
+    """Command, machine and date of a comparison, for its outputs."""
+    import platform
+    from datetime import UTC, datetime
+
+    try:
+        load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        load = "n/a"
+    return (
+        f"Command: `{command}`. Machine: {platform.machine()}, {os.cpu_count()} "
+        f"cores, Python {platform.python_version()}; load average at the start: "
+        f"{load}. Date: {datetime.now(UTC).strftime('%Y-%m-%d %H:%M UTC')}."
+    )
+
+
 def _check(args: argparse.Namespace) -> None:
     if args.sample is not None and args.sample < 8:
         raise InvalidParameterError(
@@ -237,7 +253,7 @@ def run(args: argparse.Namespace) -> int:
         models=models,
         settings=settings,
         title=args.title,
-        notes=f"Command: `{command}`",
+        notes=_notes(command),
     )
     from ppdm.experiments.compare import terminal_table
 
@@ -304,7 +320,12 @@ def _run_flow(config: Any, *, settings: Any, **kwargs: Any) -> Any:
         from ppdm.flows.api_server import temporary_api
 
         with temporary_api():
-            return flow(config, runner=settings.describe(), **kwargs)
+            # Dask worker processes read the API's address from the environment.
+            os.environ["PREFECT_API_URL"] = str(PREFECT_API_URL.value())
+            try:
+                return flow(config, runner=settings.describe(), **kwargs)
+            finally:
+                os.environ.pop("PREFECT_API_URL", None)
 
 
 def main(argv: list[str] | None = None) -> int:

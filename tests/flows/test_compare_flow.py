@@ -111,7 +111,7 @@ def test_ppdm_compare_command(prefect_backend, tmp_path, capsys):
     assert list(summary["k"]) == [1, 5, 10]
     assert np.isfinite(summary["peak_mib"].iloc[1:]).all()
     markdown = (out / "comparison.md").read_text()
-    assert "Command: `ppdm compare --config" in markdown
+    assert "Command: `ppdm compare --config" in markdown and "Machine: " in markdown
 
 
 @pytest.mark.parametrize(

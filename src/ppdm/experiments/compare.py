@@ -1001,7 +1001,8 @@ def recommendation(result: Comparison) -> list[str]:
             "error": "stopped with an error",
             "partial": f"succeeded on {row.folds} of {row.folds_total} folds",
         }[row.status]
-        sentences.append(f"{row.algorithm} (k={row.k}) {what}: {row.reason}")
+        reason = str(row.reason).removeprefix("config overrides: ")
+        sentences.append(f"{row.algorithm} (k={row.k}) {what}: {reason}")
     return sentences
 
 
@@ -1457,7 +1458,11 @@ def comparison_from_json(path: Path | str) -> Comparison:
 
 
 def render_overview(
-    directories: Sequence[Path | str], *, docs: Path | str, title: str = ""
+    directories: Sequence[Path | str],
+    *,
+    docs: Path | str,
+    title: str = "",
+    note: str = "",
 ) -> tuple[str, str]:
     """The documentation page of recorded comparisons: (Markdown, HTML).
 
@@ -1479,8 +1484,10 @@ def render_overview(
         "under the same seeded 5 x 2-fold cross-validation with the dataset "
         "configuration's privacy requirement; k is varied."
     )
-    md += [intro, ""]
+    md += [intro, ""] + ([note, ""] if note else [])
     body.append(f"<p>{html.escape(intro)}</p>")
+    if note:
+        body.append(f"<p>{html.escape(note)}</p>")
     for directory in map(Path, directories):
         document = json.loads((directory / "comparison.json").read_text("utf-8"))
         recorded = comparison_from_json(directory / "comparison.json")
@@ -1592,8 +1599,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     docs.add_argument(
         "--out", type=Path, required=True, help="page path without suffix"
     )
+    docs.add_argument("--note", default="", help="a paragraph under the intro")
     args = parser.parse_args(argv)
-    markdown, page = render_overview(args.directories, docs=args.out.parent)
+    markdown, page = render_overview(
+        args.directories, docs=args.out.parent, note=args.note
+    )
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".md").write_text(markdown, encoding="utf-8")
     args.out.with_suffix(".html").write_text(page, encoding="utf-8")
