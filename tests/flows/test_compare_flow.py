@@ -137,3 +137,29 @@ def test_missing_config_is_exit_2(tmp_path, capsys):
     code = cli.main(["compare", "--config", str(tmp_path / "no.yaml"), "--k", "5"])
     err = capsys.readouterr().err
     assert code == 2 and err.startswith("ppdm compare: ") and err.count("\n") == 1
+
+
+def test_runner_settings_choose_the_task_runner():
+    from prefect.task_runners import ThreadPoolTaskRunner
+    from prefect_dask import DaskTaskRunner
+
+    one = task_runner(RunnerSettings())
+    assert isinstance(one, ThreadPoolTaskRunner) and one._max_workers == 1
+    pool = task_runner(RunnerSettings(kind="threads", workers=3))
+    assert isinstance(pool, ThreadPoolTaskRunner) and pool._max_workers == 3
+    local = task_runner(RunnerSettings(kind="dask", workers=2, threads_per_worker=2))
+    assert isinstance(local, DaskTaskRunner) and local.address is None
+    assert local.cluster_kwargs == {
+        "n_workers": 2,
+        "threads_per_worker": 2,
+        "processes": False,
+        "dashboard_address": None,
+    }
+    remote = task_runner(RunnerSettings(kind="dask", address="tcp://10.0.0.5:8786"))
+    assert remote.address == "tcp://10.0.0.5:8786" and not remote.cluster_kwargs
+    assert (
+        "10.0.0.5"
+        in RunnerSettings(kind="dask", address="tcp://10.0.0.5:8786").describe()
+    )
+    with pytest.raises(ValueError, match="allowed: sequential, threads, dask"):
+        task_runner(RunnerSettings(kind="spark"))
