@@ -72,6 +72,12 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
         "--k", required=True, metavar="K,K,...", help="comma-separated k, e.g. 5,10,50"
     )
     parser.add_argument(
+        "--l",
+        type=int,
+        metavar="L",
+        help="l of l-diversity instead of the configuration's (1: k-anonymity only)",
+    )
+    parser.add_argument(
         "--algorithms",
         metavar="A,B,...",
         help="registered algorithms to compare (default: every registered one)",
@@ -153,6 +159,8 @@ def _command(args: argparse.Namespace) -> str:
     elif args.dataset:
         parts += ["--dataset", args.dataset]
     parts += ["--k", args.k]
+    if args.l is not None:
+        parts += ["--l", str(args.l)]
     for flag, value in (
         ("--algorithms", args.algorithms),
         ("--sample", args.sample),
@@ -229,6 +237,8 @@ def run(args: argparse.Namespace) -> int:
                 )
         else:
             config = default_config(args.dataset or "adult")
+        if args.l is not None:
+            config = config.with_overrides(l=args.l)
         _check_names(algorithms, params, models)
     except InvalidParameterError as err:
         print(f"ppdm compare: {err}", file=sys.stderr)

@@ -123,6 +123,7 @@ def test_ppdm_compare_command(prefect_backend, tmp_path, capsys):
         (["--k", "5", "--dask-address", "tcp://x:1"], "need --runner dask"),
         (["--k", "5", "--sample", "3"], "--sample: 3 rows is out of range"),
         (["--k", "5", "--models", "svm"], "'svm' is not a learner"),
+        (["--k", "5", "--l", "0"], "l = 0 is not allowed"),
     ],
 )
 def test_user_errors_are_one_line_exit_2(argv, needle, capsys):
