@@ -141,7 +141,8 @@ def test_an_unsupported_model_fails_without_importing_prefect(tmp_path):
     (line,) = done.stderr.splitlines()
     assert line == (
         f"ppdm run: config {config}: algorithm 'k-only' does not support privacy "
-        "model(s) distinct-l-diversity; it supports: k-anonymity"
+        "model(s) distinct-l-diversity; it supports: k-anonymity; to release "
+        "without l-diversity ask for l = 1 (`l: 1` in the configuration, or --l 1)"
     )
 
 
