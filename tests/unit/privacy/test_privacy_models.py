@@ -18,6 +18,8 @@ from ppdm.privacy import (
     RecursiveCLDiversity,
     TCloseness,
 )
+from ppdm.privacy._containment import KAnonymityByContainment
+from ppdm.privacy._partition_anonymity import PartitionAnonymity, SetAnonymity
 from ppdm.privacy.measures import ClassPartition
 
 # classes over (zip, age): A (4 rows), B (2 rows), C (3 rows), * (1 row)
@@ -41,6 +43,9 @@ def test_registry_is_literal_and_complete():
         "entropy-l-diversity": EntropyLDiversity,
         "recursive-cl-diversity": RecursiveCLDiversity,
         "t-closeness": TCloseness,
+        "set-anonymity": SetAnonymity,
+        "partition-anonymity": PartitionAnonymity,
+        "k-anonymity-by-containment": KAnonymityByContainment,
     }
     for name, cls in PRIVACY_MODELS.items():
         assert cls.name == name
