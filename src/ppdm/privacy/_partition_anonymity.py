@@ -315,6 +315,12 @@ class PartitionAnonymity(ReleaseModel):
     ----------
     k : int
         Smallest allowed class of a projection or of a join of two.
+
+    References
+    ----------
+    .. [1] N. Matatov, L. Rokach and O. Maimon, "Privacy-preserving data
+       mining: A feature set partitioning approach", Information Sciences
+       180(14):2696-2720, 2010 (Definition 9: partition anonymity level).
     """
 
     k: int
