@@ -973,13 +973,37 @@ def recommendation(result: Comparison) -> list[str]:
     if winners:
         most = max(winners.values())
         tops = [a for a, n in winners.items() if n == most]
-        who = " and ".join(tops) + (" are each" if len(tops) > 1 else " is")
+        who = _names(tops) + (" are each" if len(tops) > 1 else " is")
         sentences.append(
             f"Overall, {who} the most accurate at {most} of "
-            f"{len(set(measured['k']))} k values; where the test finds no "
-            "significant difference, choose between the leaders by information "
-            "loss and run time."
+            f"{len(set(measured['k']))} k values."
         )
+        primary = [t for t in result.tests if t["model"] == model]
+        if primary and not any(t["significant"] for t in primary):
+            lowest: dict[str, int] = {}
+            for k in sorted(measured["k"].unique()):
+                at_k = measured[measured["k"] == k].sort_values("glm")
+                name = str(at_k["algorithm"].iloc[0])
+                lowest[name] = lowest.get(name, 0) + 1
+            best_glm = max(lowest, key=lambda a: lowest[a])
+            sentences.append(
+                f"No lead in {model.replace('_', ' ')} accuracy is significant at any "
+                "k (combined 5x2cv F test, alpha = 0.05): on this data the "
+                "algorithms are not separated by accuracy, so choose by information "
+                f"loss (lowest GLM: {best_glm}, at {lowest[best_glm]} of "
+                f"{len(set(measured['k']))} k values) and run time."
+            )
+        elif primary:
+            won = [t for t in primary if t["significant"]]
+            sentences.append(
+                "Significant leads: "
+                + "; ".join(
+                    f"{t['best']} over {t['second']} at k={t['k']} "
+                    f"(p = {t['p_value']:.3g})"
+                    for t in won
+                )
+                + "."
+            )
         ks = sorted(measured["k"].unique())
         if len(ks) > 1:
             first = measured[measured["k"] == ks[0]][column].max()
@@ -994,6 +1018,7 @@ def recommendation(result: Comparison) -> list[str]:
     problems = summary[
         summary["status"].isin(["refused", "failed", "error", "partial"])
     ]
+    grouped: dict[tuple[str, str, str], list[str]] = {}
     for row in problems.itertuples():
         what = {
             "refused": "refuses this configuration",
@@ -1002,8 +1027,15 @@ def recommendation(result: Comparison) -> list[str]:
             "partial": f"succeeded on {row.folds} of {row.folds_total} folds",
         }[row.status]
         reason = str(row.reason).removeprefix("config overrides: ")
-        sentences.append(f"{row.algorithm} (k={row.k}) {what}: {reason}")
+        grouped.setdefault((str(row.algorithm), what, reason), []).append(str(row.k))
+    for (algorithm, what, reason), ks_of in grouped.items():
+        sentences.append(f"{algorithm} (k={', '.join(ks_of)}) {what}: {reason}")
     return sentences
+
+
+def _names(names: Sequence[str]) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
 def _fmt(value: Any, spec: str = ".3f") -> str:

@@ -165,7 +165,7 @@ def test_refusal_failure_and_defect_are_listed_not_raised(
     assert "150" in summary.loc[("mondrian", 150), "reason"]
     assert summary.loc[("mondrian", 5), "status"] == "ok"
     text = " ".join(result.recommendation)
-    assert "suppress-all (k=5) refuses this configuration" in text
+    assert "suppress-all (k=5, 150) refuses this configuration" in text
     assert "broken (k=5) stopped with an error" in text
 
 
