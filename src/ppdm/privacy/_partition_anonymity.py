@@ -320,7 +320,7 @@ class PartitionAnonymity(ReleaseModel):
     ----------
     .. [1] N. Matatov, L. Rokach and O. Maimon, "Privacy-preserving data
        mining: A feature set partitioning approach", Information Sciences
-       180(14):2696-2720, 2010 (Definition 9: partition anonymity level).
+       180(14):2696-2720, 2010 (Definition 8: partial, set and partition anonymity levels).
     """
 
     k: int
