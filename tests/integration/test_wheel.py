@@ -230,7 +230,9 @@ def runs(installed: Installed) -> dict[str, Run]:
     assert (home / config).is_file() or config.is_file(), init.stdout
     commands = {
         algorithm: ["run", "--dataset", "german", "--algorithm", algorithm]
-        for algorithm in sorted(ALGORITHMS)
+        # Algorithms without l-diversity are asked for l = 1, as their refusal says.
+        + ([] if "distinct-l-diversity" in cls.supported_models else ["--l", "1"])
+        for algorithm, cls in sorted(ALGORITHMS.items())
     }
     commands["init"] = ["run", "--config", str(config)]
     started = {}
