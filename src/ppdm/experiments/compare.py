@@ -980,18 +980,17 @@ def recommendation(result: Comparison) -> list[str]:
         )
         primary = [t for t in result.tests if t["model"] == model]
         if primary and not any(t["significant"] for t in primary):
-            lowest: dict[str, int] = {}
-            for k in sorted(measured["k"].unique()):
-                at_k = measured[measured["k"] == k].sort_values("glm")
-                name = str(at_k["algorithm"].iloc[0])
-                lowest[name] = lowest.get(name, 0) + 1
-            best_glm = max(lowest, key=lambda a: lowest[a])
+            glm = summary.set_index(["algorithm", "k"])["glm"]
+            picks = []
+            for t in primary:
+                pair = [t["best"], t["second"]]
+                lower = min(pair, key=lambda a: glm.get((a, t["k"]), math.inf))
+                picks.append(f"k={t['k']}: {lower}")
             sentences.append(
                 f"No lead in {model.replace('_', ' ')} accuracy is significant at any "
-                "k (combined 5x2cv F test, alpha = 0.05): on this data the "
-                "algorithms are not separated by accuracy, so choose by information "
-                f"loss (lowest GLM: {best_glm}, at {lowest[best_glm]} of "
-                f"{len(set(measured['k']))} k values) and run time."
+                "k (combined 5x2cv F test, alpha = 0.05): the two most accurate "
+                "algorithms are statistically tied at each k, so prefer the one that "
+                f"loses less information ({'; '.join(picks)}), or the faster one."
             )
         elif primary:
             won = [t for t in primary if t["significant"]]
@@ -1537,7 +1536,7 @@ def render_overview(
         )
         models = list(config.get("models") or MODELS)
         dataset = str(config["dataset"])
-        heading = f"{dataset}: {config['rows']} rows" + (
+        heading = f"{directory.name}: {dataset}, {config['rows']} rows" + (
             f" (seeded stratified sample of {config['sample']})"
             if config.get("sample")
             else ""
