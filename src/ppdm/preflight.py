@@ -19,7 +19,6 @@ import yaml
 
 from ppdm.config import ConfigError, ReleaseConfig, check_source_columns
 from ppdm.exceptions import InfeasibleConstraintError, UnknownDatasetError
-from ppdm.prepare import ingest
 from ppdm.prepare.dataset_folder import SCHEMA_FILE, SUITE_FILE
 from ppdm.release import audit
 
@@ -82,6 +81,8 @@ def preflight(config: ReleaseConfig) -> None:
 
 
 def _describe(config: ReleaseConfig) -> str:
+    from ppdm.prepare import ingest  # pandas: only once a source must be read
+
     source = config.source
     return ingest.source_name(
         source.kind, source.path or source.url, source.query, source.name
@@ -89,6 +90,8 @@ def _describe(config: ReleaseConfig) -> str:
 
 
 def _check_feasible(config: ReleaseConfig) -> None:
+    from ppdm.prepare import ingest  # pandas: only once a source must be read
+
     requirement = config.requirement
     attribute = requirement.sensitive_attribute if requirement.l > 1 else None
     source = config.source

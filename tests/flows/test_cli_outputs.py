@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
-from ppdm.flows.cli import EXIT_FAILED, EXIT_OK, main
+import pytest
+
+from ppdm.flows.cli import EXIT_FAILED, EXIT_OK, EXIT_USAGE, main
 
 
 def test_json_run_then_releases_and_show(prefect_backend, tmp_path, capsys):
@@ -40,3 +44,35 @@ def test_releases_and_show_name_what_is_missing(tmp_path, capsys):
     assert "no audit log" in capsys.readouterr().err
     assert main(["show", str(tmp_path)]) == EXIT_FAILED
     assert "not a release directory" in capsys.readouterr().err
+
+
+_IMPORTED_AFTER = """
+import sys
+from ppdm.flows.cli import main
+code = main(sys.argv[1:])
+heavy = ("pandas", "sklearn", "scipy", "prefect", "great_expectations", "dask")
+print(code, *sorted(name for name in heavy if name in sys.modules))
+"""
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["algorithms"], EXIT_OK),
+        (["run", "--dataset", "german", "--k", "0"], EXIT_USAGE),
+        (["run", "--config", "no-such-file.yaml"], EXIT_USAGE),
+    ],
+)
+def test_answers_without_data_import_no_data_library(args, code, tmp_path):
+    # Listing the algorithms and rejecting a configuration stay well under a
+    # second only while pandas, scikit-learn and Prefect stay unimported
+    # (benchmarks/results/preflight.md has the timings).
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTED_AFTER, *args],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.stdout.split()[-1:] == [str(code)], (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr

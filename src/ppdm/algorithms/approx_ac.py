@@ -90,8 +90,8 @@ from numbers import Integral, Real
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.model import AnonymizationSpec, Release

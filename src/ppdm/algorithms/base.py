@@ -11,8 +11,8 @@ from abc import ABC, abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.exceptions import (
     InfeasibleConstraintError,
     InvalidParameterError,

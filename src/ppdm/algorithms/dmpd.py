@@ -58,8 +58,8 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.algorithms._dmpd_search import (
     Encoding,
     Evaluation,

@@ -49,8 +49,8 @@ import numbers
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import (
     InfeasibleConstraintError,

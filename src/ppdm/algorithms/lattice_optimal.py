@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.lattice import (

@@ -75,8 +75,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.generalization.suppression import release_plan

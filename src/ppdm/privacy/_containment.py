@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy.base import MAX_EXAMPLES, PrivacyResult
 from ppdm.privacy.release_model import ReleaseModel

@@ -55,8 +55,8 @@ from itertools import combinations
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy.base import PrivacyResult
 from ppdm.privacy.measures import equivalence_classes

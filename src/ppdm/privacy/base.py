@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.privacy.measures import ClassPartition
 
 __all__ = ["PrivacyModel", "PrivacyResult", "json_value"]

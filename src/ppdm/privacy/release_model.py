@@ -19,8 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.privacy.base import PrivacyModel, PrivacyResult
 from ppdm.privacy.measures import ClassPartition
 

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy.base import PrivacyModel, PrivacyResult
 from ppdm.privacy.measures import (

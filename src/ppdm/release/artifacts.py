@@ -18,8 +18,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-import pandas as pd
-
+from ppdm._lazy import pandas as pd
 from ppdm.exceptions import storage_error
 
 __all__ = [

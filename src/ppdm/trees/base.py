@@ -36,7 +36,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pandas as pd
+
+from ppdm._lazy import pandas as pd
 
 __all__ = [
     "Equals",
