@@ -36,6 +36,7 @@ from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
 from ppdm.verify.certificate import read_released_table
 from ppdm.verify.series import (
     class_changes,
+    counterpart,
     leaking_classes,
     leaking_rollups,
     rollup_units,
@@ -216,12 +217,16 @@ def hold_back(
     replaced: dict[str, int] = {}
     for name in sorted(tables):
         table = tables[name].astype(str)
-        earlier = [(rid, t[name].astype(str)) for rid, t in series if name in t]
+        # The earlier table of the same columns (the verifier's pairing).
+        matches = [(rid, t, counterpart(name, table, t)) for rid, t in series]
+        earlier = [(rid, t[m].astype(str)) for rid, t, m in matches if m is not None]
         held[name] = kept[name] = replaced[name] = 0
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
         for _ in range(2 * len(earlier) + 2):
             keys = _all_leaks(table, earlier, requirement, qis)
-            if not keys.empty:
+            # ``len``, not ``empty``: with no quasi-identifier the one class
+            # (the whole table) is a row of no column.
+            if len(keys):
                 table, withheld, restored = _as_before(table, keys, earlier, qis)
             else:
                 table, withheld, restored, n = _rolled_up_as_before(
@@ -231,7 +236,7 @@ def hold_back(
                     break
             held[name] += withheld
             kept[name] += restored
-            replaced[name] += len(keys) if not keys.empty else n
+            replaced[name] += len(keys) if len(keys) else n
         else:
             raise VerificationError(
                 f"{name}: classes still leak by differencing after being released "
@@ -254,6 +259,8 @@ def _all_leaks(
     found = [leaking_keys(table, old, requirement) for _, old in earlier]
     if not found:
         return pd.DataFrame(columns=qis)
+    if not qis:  # the whole table is the one class: leaking or not
+        return pd.DataFrame(index=range(1 if any(len(f) for f in found) else 0))
     return pd.concat(found, ignore_index=True).drop_duplicates(ignore_index=True)
 
 

@@ -54,6 +54,7 @@ __all__ = [
     "SeriesCheck",
     "check_against",
     "class_changes",
+    "counterpart",
     "leaking_rollups",
     "rollup_units",
 ]
@@ -424,6 +425,25 @@ def leaking_classes(
     return found[0], found[1]
 
 
+def counterpart(
+    name: str, table: pd.DataFrame, earlier: Mapping[str, pd.DataFrame]
+) -> str | None:
+    """The table of an earlier release that ``table`` is compared with.
+
+    The one with the same set of columns: the same name first, else the first
+    by name. Tables are matched by their columns, not their names, because a
+    release of projections numbers them in the order it chose them
+    (``projection-1`` of one month may hold other columns than that of the
+    next, and the same columns under another number). Tables whose columns
+    differ are not compared (see ``docs/republication.md``).
+    """
+    columns = set(map(str, table.columns))
+    same = [n for n in sorted(earlier) if set(map(str, earlier[n].columns)) == columns]
+    if name in same:
+        return name
+    return same[0] if same else None
+
+
 def check_against(
     tables: Mapping[str, pd.DataFrame],
     earlier: Mapping[str, pd.DataFrame],
@@ -438,8 +458,10 @@ def check_against(
     Parameters
     ----------
     tables, earlier : mapping of str to pandas.DataFrame
-        Released tables (as read from the files) by name; a table the earlier
-        release does not have is not compared.
+        Released tables (as read from the files) by name. Each table is
+        compared with the earlier table of the same columns
+        (:func:`counterpart`); one the earlier release has no counterpart of
+        is not compared.
     requirement : Requirement
     against : str
         The earlier release's id, for the result.
@@ -451,11 +473,13 @@ def check_against(
     """
     results = []
     for name in sorted(tables):
-        if name not in earlier:
-            continue
         table = tables[name]
-        change = class_changes(table, earlier[name], requirement.quasi_identifiers)
-        columns = [c for c in table.columns if c in earlier[name].columns]
+        match = counterpart(name, table, earlier)
+        if match is None:
+            continue
+        old = earlier[match]
+        change = class_changes(table, old, requirement.quasi_identifiers)
+        columns = [c for c in table.columns if c in old.columns]
         grown, shrunk = leaking_classes(change, requirement, columns)
         leaking = np.union1d(grown, shrunk)
         added = np.bincount(
@@ -474,16 +498,14 @@ def check_against(
             }
             for c in worst[:MAX_EXAMPLES]
         )
-        units = rollup_units(
-            table, earlier[name], requirement.quasi_identifiers, covers
-        )
+        units = rollup_units(table, old, requirement.quasi_identifiers, covers)
         leaking_units, unit_rows = _leaking_units(
-            units, table, earlier[name], requirement, columns
+            units, table, old, requirement, columns
         )
         exposed += unit_rows
         results.append(
             SeriesCheck(
-                table=name,
+                table=name if match == name else f"{name} (as {match})",
                 against=against,
                 n_common_classes=change.n_common,
                 rows_added=int(len(change.added)),
