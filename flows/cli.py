@@ -179,7 +179,7 @@ def _run(args: argparse.Namespace) -> int:
         # Prefect's own log lines off; an error still ends in its one line.
         os.environ["PREFECT_LOGGING_LEVEL"] = "CRITICAL"
     try:
-        release_dir = _run_flow(config)
+        release_dir = _run_with_progress(config, show=not (args.quiet or args.json))
     finally:
         if level is None:
             os.environ.pop("PREFECT_LOGGING_LEVEL", None)
@@ -190,6 +190,17 @@ def _run(args: argparse.Namespace) -> int:
     else:
         print(release_dir)
     return 0
+
+
+def _run_with_progress(config: ReleaseConfig, *, show: bool) -> str:
+    """Run the flow, with a progress bar when standard error is a terminal."""
+    from ppdm.flows.progress_bar import ReleaseProgress, terminal_console
+
+    console = terminal_console() if show else None
+    if console is None:
+        return _run_flow(config)
+    with ReleaseProgress(console=console):
+        return _run_flow(config)
 
 
 def _run_flow(config: ReleaseConfig) -> str:

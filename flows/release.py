@@ -7,8 +7,9 @@ from typing import Any
 
 from prefect import flow
 
+from ppdm import progress
 from ppdm.config import ReleaseConfig
-from ppdm.pipeline import run_steps
+from ppdm.pipeline import STEPS, run_steps
 from ppdm.tasks.anonymize import anonymize
 from ppdm.tasks.discretize import discretize
 from ppdm.tasks.ingest import ingest
@@ -34,6 +35,7 @@ TASKS = {
 
 def run_task(name: str, fn: Callable[..., Any], *args: Any) -> Any:
     """Run step ``name`` as its Prefect task (retries, cache policy, UI artifacts)."""
+    progress.step(name, STEPS.index(name) + 1, len(STEPS))
     return TASKS[name](*args)
 
 

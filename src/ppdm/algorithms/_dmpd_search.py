@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ppdm import progress
 from ppdm.privacy import EncodedSensitive, Requirement
 from ppdm.privacy._partition_anonymity import class_minima, set_anonymity_level
 from ppdm.utility.views import naive_bayes_combination
@@ -479,7 +480,8 @@ def genetic_search(
     memo = _Memo(evaluator, map)
     current = list(dict.fromkeys(_initial(n_features, population, rng)))
     scores = [e.fitness(k) for e in memo(current)]
-    for _ in range(generations):
+    for generation in range(generations):
+        progress.report(generation / generations, f"dmpd: generation {generation + 1}")
         children = _offspring(current, scores, population, p_cross, p_mut, rng)
         child_scores = [e.fitness(k) for e in memo(children)]
         pool = dict(zip(current, scores, strict=True))
@@ -557,6 +559,7 @@ def pareto_search(
         archive = tools.selSPEA2(union, min(population, len(union)))
         if generation == generations:
             break
+        progress.report(generation / generations, f"dmpd: generation {generation + 1}")
         fronts = tools.sortNondominated(archive, len(archive))
         rank = {id(m): r for r, front in enumerate(fronts) for m in front}
         keys = [-rank[id(m)] for m in archive]

@@ -32,6 +32,7 @@ from typing import Any
 import pandas as pd
 from sklearn.model_selection import train_test_split
 
+from ppdm import progress
 from ppdm.exceptions import (
     AnonymizationError,
     InfeasibleConstraintError,
@@ -247,8 +248,10 @@ def holdout_utility(
     if prepare is not None:
         train, test = prepare(train, test)
     error = None
+    progress.report(0.0, "anonymizing the training split")
     try:
-        result = anonymize_fn(train.copy())
+        with progress.within(0.0, 0.6):
+            result = anonymize_fn(train.copy())
     except AnonymizationError as failure:
         # The report is always produced (ARCHITECTURE.md): a training split the
         # algorithm cannot anonymize gives no "after" accuracy, and says why.
@@ -256,6 +259,7 @@ def holdout_utility(
         error = f"{type(failure).__name__}: {failure}"
         result = train.iloc[:0]
     views = as_training_views(result)
+    progress.report(0.6, "training the models on both tables")
     scores = train_and_score(
         train,
         views,
