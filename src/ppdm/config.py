@@ -170,11 +170,19 @@ class RepublicationConfig(_Strict):
     its newcomers are held back until enough arrive, its departed rows stay.
     ``refuse``: publish nothing and name the leaking classes. ``off``: publish
     anyway; the certificate and the audit entry record the accepted risk.
+    ``record_key``: a column of role ``identifying`` (never released) that
+    follows each person from release to release, for the composition check.
     """
 
     policy: Literal["hold-back", "refuse", "off"] = "hold-back"
     against: Literal["all", "last"] = Field(
         "all", description="check against every earlier release or the last one"
+    )
+    record_key: str | None = Field(
+        None,
+        min_length=1,
+        description="column of role 'identifying' that follows each person across "
+        "releases (composition check); kept in the work directory, never released",
     )
 
 
@@ -351,6 +359,17 @@ class ReleaseConfig(_Strict):
         if self.pseudonymize and "identifying" not in self.columns.values():
             raise ValueError(
                 "pseudonymize: true, but no column has the role 'identifying'"
+            )
+        key = self.republication.record_key
+        if key is not None and (
+            self.columns.get(key) != "identifying" or self.pseudonymize
+        ):
+            have = self.columns.get(key)
+            raise ValueError(
+                f"republication.record_key names {key!r}, which must be a column of "
+                "role 'identifying' under 'columns' (never released)"
+                + (f"; its role is {have!r}" if have else "; no such column")
+                + ("; pseudonymize: true would release it" if self.pseudonymize else "")
             )
 
     @property
