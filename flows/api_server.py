@@ -106,11 +106,22 @@ def temporary_api() -> Iterator[str]:
                     "TIMEOUT_SECONDS)"
                 )
             time.sleep(0.1)
-        with temporary_settings(updates={PREFECT_API_URL: url}):
-            try:
-                yield url
-            finally:
-                _flush_to_api()
+        # In the environment too: Dask worker processes started during the run
+        # (parallel: {runner: dask, processes: true}) must reach this API
+        # rather than each start a server of its own.
+        previous = os.environ.get("PREFECT_API_URL")
+        os.environ["PREFECT_API_URL"] = url
+        try:
+            with temporary_settings(updates={PREFECT_API_URL: url}):
+                try:
+                    yield url
+                finally:
+                    _flush_to_api()
+        finally:
+            if previous is None:
+                os.environ.pop("PREFECT_API_URL", None)
+            else:
+                os.environ["PREFECT_API_URL"] = previous
     finally:
         process.terminate()
         try:

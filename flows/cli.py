@@ -208,8 +208,9 @@ def _run_flow(config: ReleaseConfig) -> str:
     from prefect import tags
     from prefect.settings import PREFECT_API_URL
 
-    from ppdm.flows.release import release
+    from ppdm.flows.release import release_for
 
+    release = release_for(config)
     run_tags = ("ppdm", f"dataset:{config.dataset}", f"algorithm:{config.algorithm}")
     with tags(*run_tags):
         if PREFECT_API_URL.value():  # a server, or the test harness, is configured

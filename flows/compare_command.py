@@ -28,13 +28,11 @@ from pathlib import Path
 from typing import Any
 
 from ppdm.exceptions import InvalidParameterError
+from ppdm.flows.runners import RUNNERS
 
 __all__ = ["RUNNERS", "add_parser", "main", "parse_params", "run"]
 
 _EXIT_OK, _EXIT_FAILED, _EXIT_USAGE = 0, 1, 2
-
-#: Task runners of the sweep (:class:`ppdm.flows.compare.RunnerSettings`).
-RUNNERS = ("sequential", "threads", "dask")
 
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
@@ -243,7 +241,7 @@ def run(args: argparse.Namespace) -> int:
     except InvalidParameterError as err:
         print(f"ppdm compare: {err}", file=sys.stderr)
         return _EXIT_USAGE
-    from ppdm.flows.compare import RunnerSettings
+    from ppdm.flows.runners import RunnerSettings
 
     settings = RunnerSettings(
         kind=args.runner,

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from prefect import flow
+from prefect import Flow, flow
 
-from ppdm import progress
+from ppdm import parallel, progress
 from ppdm.config import ReleaseConfig
 from ppdm.pipeline import STEPS, run_steps
 from ppdm.tasks.anonymize import anonymize
@@ -55,4 +55,20 @@ def run_name() -> str:
 @flow(name="release", flow_run_name=run_name, log_prints=True)
 def release(config: ReleaseConfig) -> str:
     """Release: ingest, validate, discretize, anonymize, republication, verify, report, publish."""
-    return str(run_steps(config, run_step=run_task).release_dir)
+    mapper = None
+    if config.parallel.runner != "none":
+        from ppdm.tasks.parallel import prefect_mapper
+
+        mapper = prefect_mapper(config.parallel.workers)
+    with parallel.using(mapper):
+        return str(run_steps(config, run_step=run_task).release_dir)
+
+
+def release_for(config: ReleaseConfig) -> Flow:
+    """The release flow with the task runner ``config.parallel`` asks for."""
+    from ppdm.flows.runners import release_runner, task_runner
+
+    settings = release_runner(config.parallel)
+    if settings is None:
+        return release
+    return release.with_options(task_runner=task_runner(settings))

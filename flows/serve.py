@@ -189,8 +189,11 @@ def deployment_parameters(config: ReleaseConfig) -> dict[str, Any]:
     return {"config": config.model_dump(mode="json", by_alias=True)}
 
 
-def servable_release() -> Flow:
+def servable_release(config: ReleaseConfig | None = None) -> Flow:
     """The release flow, ready to run from a served deployment.
+
+    With ``config``, the flow carries the task runner its ``parallel:``
+    section asks for (:func:`ppdm.flows.release.release_for`).
 
     A served flow run is a spawned process that receives the flow by cloudpickle.
     The flow's function is pickled by value (its module name ``release`` is the
@@ -205,10 +208,10 @@ def servable_release() -> Flow:
     prefect.Flow
         :func:`ppdm.flows.release.release`, its annotations resolved.
     """
-    from ppdm.flows.release import release
+    from ppdm.flows.release import release, release_for
 
     release.fn.__annotations__ = typing.get_type_hints(release.fn)
-    return release
+    return release if config is None else release_for(config)
 
 
 def _deployment_name(args: argparse.Namespace) -> str:
@@ -275,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 1
 
-    release = servable_release()
+    release = servable_release(config)
     print(
         f"serving release/{name} from {args.config} on {api_url}: {_describe(sched)}; "
         f"releases go to {Path(config.output_dir).resolve()}",

@@ -146,6 +146,41 @@ class VerificationConfig(_Strict):
     memory_limit: str = Field("2GB", pattern=r"^[0-9.]+\s*[KMGT]i?B$")
 
 
+class ParallelConfig(_Strict):
+    """Where a release's parallel work runs: the flow's Prefect task runner.
+
+    ``none`` (default): one thread, nothing is farmed out. ``threads``: a
+    thread pool of ``workers``. ``dask``: Prefect's Dask task runner, on a
+    local cluster of ``workers`` (threads, or processes with ``processes:
+    true``) or on the existing scheduler at ``address``. The algorithms'
+    independent evaluations (DMPD's fitness of a generation, the harness's
+    cross-validation folds) are then split into ``workers`` batches, one
+    Prefect task each; the results do not depend on the runner.
+    """
+
+    runner: Literal["none", "threads", "dask"] = "none"
+    workers: int = Field(2, ge=1, le=1024, **_NUMBER)
+    threads_per_worker: int = Field(1, ge=1, le=64, **_NUMBER)
+    processes: bool = Field(
+        False,
+        description="local Dask workers as processes (each reaches the run's "
+        "Prefect API) rather than threads",
+    )
+    address: str | None = Field(
+        None,
+        pattern=r"^(tcp|tls|inproc|ucx)://\S+$",
+        description="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786",
+    )
+
+    @model_validator(mode="after")
+    def _address_needs_dask(self) -> ParallelConfig:
+        if self.address is not None and self.runner != "dask":
+            raise ValueError(
+                f"parallel.address is for runner dask; runner is {self.runner!r}"
+            )
+        return self
+
+
 class PassthroughLimits(_Strict):
     """How much a column released as is may add to what singles people out.
 
@@ -258,6 +293,7 @@ class ReleaseConfig(_Strict):
     discretize: DiscretizeConfig = DiscretizeConfig()
     validation: ValidationLimits = ValidationLimits()
     verification: VerificationConfig = VerificationConfig()
+    parallel: ParallelConfig = ParallelConfig()
     utility: UtilityConfig = UtilityConfig()
     republication: RepublicationConfig = RepublicationConfig()
     hierarchies: str | None = Field(

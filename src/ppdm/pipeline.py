@@ -932,9 +932,17 @@ def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
 
-#: Configuration keys that say where things are, not what is released: left
-#: out of a release's identity, so moving them never makes a second release.
-_LOCATION_KEYS = ("output_dir", "work_dir", "hierarchies", "schema", "audit_key")
+#: Configuration keys that say where things are (or where the work runs), not
+#: what is released: left out of a release's identity, so moving them never
+#: makes a second release.
+_LOCATION_KEYS = (
+    "output_dir",
+    "work_dir",
+    "hierarchies",
+    "schema",
+    "audit_key",
+    "parallel",
+)
 
 
 def publish_step(

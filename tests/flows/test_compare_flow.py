@@ -16,7 +16,8 @@ from ppdm.algorithms.mondrian import Mondrian
 from ppdm.config import load_config
 from ppdm.experiments import compare as C
 from ppdm.flows import cli
-from ppdm.flows.compare import RunnerSettings, compare, task_runner
+from ppdm.flows.compare import compare
+from ppdm.flows.runners import RunnerSettings, task_runner
 
 ROOT = Path(__file__).resolve().parents[2]
 GERMAN = ROOT / "configs" / "german.yaml"

@@ -59,6 +59,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from ppdm import parallel
 from ppdm._lazy import pandas as pd
 from ppdm.algorithms._dmpd_search import (
     Encoding,
@@ -368,6 +369,7 @@ class Dmpd(Anonymizer):
             population=self.population,
             p_cross=self.p_cross,
             p_mut=self.p_mut,
+            map=parallel.map_in_order,
         )
         chosen, evaluation = self._choose(result, k)
         if chosen is None:

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 from sklearn.model_selection import StratifiedKFold
 
+from ppdm import parallel
 from ppdm.exceptions import InvalidParameterError
 from ppdm.model import SUPPRESSED
 from ppdm.utility.holdout import AnonymizeFn
@@ -140,57 +141,67 @@ def cross_validate(
             )
     labels = original[target].astype(str).to_numpy()
     split_seeds = np.random.SeedSequence(seed).generate_state(repeats, dtype=np.uint32)
-    rows = []
-    for repeat, split_seed in enumerate(split_seeds):
-        splitter = StratifiedKFold(
-            n_splits=folds, shuffle=True, random_state=int(split_seed)
-        )
+    jobs = [
+        (repeat, fold, train_idx, test_idx)
+        for repeat, split_seed in enumerate(split_seeds)
         for fold, (train_idx, test_idx) in enumerate(
-            splitter.split(np.zeros(len(labels)), labels)
-        ):
-            train = original.iloc[train_idx]
-            test = original.iloc[test_idx]
-            if prepare is not None:
-                train, test = prepare(train, test)
-            started = time.perf_counter()
-            views = as_training_views(anonymize_fn(train.copy()))
-            seconds = time.perf_counter() - started
-            n_released = min(len(view) for _, view in views)
-            scores = train_and_score(
-                train,
-                views,
-                test,
-                target=target,
-                seed=seed,
-                models=models,
-                marker=marker,
-                with_original=with_original,
-                covers=covers,
-                missing=missing,
-                ranges=ranges,
-            )
-            logger.info(
-                "repeat %d fold %d: %d -> %d rows released, %s",
-                repeat,
-                fold,
-                len(train),
-                n_released,
-                {m: round(s["anonymized"], 4) for m, s in scores.items()},
-            )
-            for name in models:
-                rows.append(
-                    {
-                        "repeat": repeat,
-                        "fold": fold,
-                        "model": name,
-                        "accuracy": scores[name]["anonymized"],
-                        "accuracy_original": scores[name]["original"],
-                        "n_train": len(train),
-                        "n_released": n_released,
-                        "n_test": len(test),
-                        "seconds_anonymize": seconds,
-                    }
-                )
+            StratifiedKFold(
+                n_splits=folds, shuffle=True, random_state=int(split_seed)
+            ).split(np.zeros(len(labels)), labels)
+        )
+    ]
+
+    def run_fold(job: tuple[int, int, np.ndarray, np.ndarray]) -> list[dict]:
+        repeat, fold, train_idx, test_idx = job
+        train = original.iloc[train_idx]
+        test = original.iloc[test_idx]
+        if prepare is not None:
+            train, test = prepare(train, test)
+        started = time.perf_counter()
+        views = as_training_views(anonymize_fn(train.copy()))
+        seconds = time.perf_counter() - started
+        n_released = min(len(view) for _, view in views)
+        scores = train_and_score(
+            train,
+            views,
+            test,
+            target=target,
+            seed=seed,
+            models=models,
+            marker=marker,
+            with_original=with_original,
+            covers=covers,
+            missing=missing,
+            ranges=ranges,
+        )
+        logger.info(
+            "repeat %d fold %d: %d -> %d rows released, %s",
+            repeat,
+            fold,
+            len(train),
+            n_released,
+            {m: round(s["anonymized"], 4) for m, s in scores.items()},
+        )
+        return [
+            {
+                "repeat": repeat,
+                "fold": fold,
+                "model": name,
+                "accuracy": scores[name]["anonymized"],
+                "accuracy_original": scores[name]["original"],
+                "n_train": len(train),
+                "n_released": n_released,
+                "n_test": len(test),
+                "seconds_anonymize": seconds,
+            }
+            for name in models
+        ]
+
+    # Folds are independent: a parallel runner installed by the caller
+    # (ppdm.parallel) spreads them; the rows come back in fold order.
+    rows = [
+        row for fold_rows in parallel.map_in_order(run_fold, jobs) for row in fold_rows
+    ]
     return pd.DataFrame(rows)
 
 
