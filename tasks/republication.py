@@ -14,9 +14,16 @@ def republication(
     settings: RepublicationSettings,
     store: ArtifactStore,
     candidate: Mapping[str, ArtifactRef],
+    raw: ArtifactRef | None = None,
+    quarantine: ArtifactRef | None = None,
+    clean: ArtifactRef | None = None,
 ) -> StepOutput:
-    """Republication: the candidate made safe next to the dataset's earlier releases."""
-    output = republication_step(settings, store, candidate)
+    """Republication: the candidate made safe next to the dataset's earlier releases.
+
+    ``raw``, ``quarantine`` and ``clean`` are read only with a record key
+    (the composition check).
+    """
+    output = republication_step(settings, store, candidate, raw, quarantine, clean)
     summary = output.summary
     table_artifact(
         settings.dataset,
@@ -28,6 +35,9 @@ def republication(
                 "rows held back": summary["rows_held_back"],
                 "departed rows kept": summary["rows_kept_from_earlier_releases"],
                 "classes released as before": summary["classes_released_as_before"],
+                "persons exposed by composition (first round)": summary.get(
+                    "composition_persons_exposed", "no record key"
+                ),
             }
         ],
         "Release series: what was held back (counts only)",

@@ -282,6 +282,9 @@ class RepublicationSettings(_Settings):
     hierarchies: HierarchySource | None = Field(
         None, description="read hierarchy labels as the values they cover (roll-ups)"
     )
+    record_key: str | None = Field(
+        None, description="identifying column that follows persons (composition)"
+    )
 
     def covers(self) -> Any:
         hierarchies = _load(self.hierarchies)
@@ -436,6 +439,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         ],
         seed=config.seed,
         hierarchies=hierarchies,
+        record_key=config.republication.record_key,
     )
     return ReleasePlan(
         store=store_for(config),
@@ -659,17 +663,82 @@ def _earlier(settings: RepublicationSettings, files: Mapping[str, Path]) -> list
     return [r for r in series if {n: sha for n, (_, sha) in r.files.items()} != digests]
 
 
+def _people(
+    settings: RepublicationSettings,
+    store: ArtifactStore,
+    raw: ArtifactRef,
+    quarantine: ArtifactRef | None,
+    clean: ArtifactRef,
+) -> tuple[pd.DataFrame, list[str]]:
+    """The persons of the clean table: quasi-identifiers as text, and record keys.
+
+    The record key is an identifying column, so the clean table does not hold
+    it; it is read from the raw snapshot (private, in the work directory),
+    row for row without the rows validation quarantined.
+    """
+    table = store.read_table(clean)
+    source = store.read_table(raw)
+    rejected = np.empty(0, dtype=np.int64)
+    if quarantine is not None and quarantine.rows:
+        quarantine.verify()
+        rejected = pd.read_csv(quarantine.path, usecols=[validation.SOURCE_ROW])[
+            validation.SOURCE_ROW
+        ].to_numpy(np.int64)
+    keep = np.setdiff1d(np.arange(len(source), dtype=np.int64), rejected)
+    if len(keep) != len(table):  # the snapshot and the clean table disagree
+        raise DataValidationError(
+            f"republication.record_key {settings.record_key!r}: the clean table has "
+            f"{len(table)} rows, the raw snapshot {len(keep)} after quarantine"
+        )
+    keys = source[settings.record_key].iloc[keep].astype("string").fillna("")
+    qis = [q for q in settings.requirement.quasi_identifiers if q in table.columns]
+    people = pd.DataFrame(
+        {q: table[q].astype("string").fillna("").astype(str) for q in qis}
+    )
+    return people, keys.astype(str).tolist()
+
+
+def _states(
+    settings: RepublicationSettings, store: ArtifactStore, earlier: list[Any]
+) -> tuple[list[tuple[str, Any]], dict[str, str]]:
+    """The person values of the earlier releases, and why some are missing."""
+    from ppdm.release.series_state import load_state
+
+    found, missing = [], {}
+    for release in earlier:
+        state = load_state(
+            store, settings.dataset, {n: sha for n, (_, sha) in release.files.items()}
+        )
+        if isinstance(state, str):
+            missing[release.release_id] = state
+        else:
+            found.append((release.release_id, state.values))
+    return found, missing
+
+
 def republication_step(
     settings: RepublicationSettings,
     store: ArtifactStore,
     candidate: Mapping[str, ArtifactRef],
+    raw: ArtifactRef | None = None,
+    quarantine: ArtifactRef | None = None,
+    clean: ArtifactRef | None = None,
 ) -> StepOutput:
     """Make the candidate safe next to the earlier releases of the dataset.
 
     With no earlier release, or the policy ``off``, the candidate passes
     unchanged (the verifier still measures and records the leaks of ``off``).
+    With ``record_key`` (and the raw snapshot, quarantine and clean table of
+    this run), the composition check joins differencing, and the person
+    values of the release are kept in the work directory for the next run
+    (:mod:`ppdm.release.series_state`).
     """
-    from ppdm.release.series import hold_back, load_tables
+    from ppdm.release.series import (
+        exposed_persons,
+        hold_back,
+        hold_back_composition,
+        load_tables,
+    )
 
     files = candidate_files(candidate)
     earlier = _earlier(settings, files)
@@ -680,11 +749,22 @@ def republication_step(
         "rows_kept_from_earlier_releases": 0,
         "classes_released_as_before": 0,
     }
+    people = keys = None
+    if settings.record_key is not None and raw is not None and clean is not None:
+        people, keys = _people(settings, store, raw, quarantine, clean)
+        summary["composition_persons_exposed"] = 0
+
+    def done(refs: dict[str, ArtifactRef]) -> StepOutput:
+        if people is not None:
+            _keep_state(settings, store, refs, people, keys)
+        return StepOutput(refs, summary)
+
     if not earlier or settings.policy == "off":
-        return StepOutput(dict(candidate), summary)
+        return done(dict(candidate))
     tables = {name: read_released_table(path) for name, path in files.items()}
     series = [(r.release_id, load_tables(r)) for r in earlier]
     requirement = settings.requirement
+    states = _states(settings, store, earlier)[0] if people is not None else []
     if settings.policy == "refuse":
         from ppdm.verify.series import check_against
 
@@ -697,18 +777,45 @@ def republication_step(
             )
             if result.leaks
         ]
+        if people is not None and states:
+            exposed = exposed_persons(
+                tables,
+                people,
+                keys,
+                [v for _, v in states],
+                requirement,
+                settings.covers(),
+            )
+            if len(exposed):
+                leaks.append(
+                    f"{len(set(np.asarray(keys)[exposed]))} person(s) present in "
+                    "earlier releases would have fewer common sensitive values "
+                    "than l across the releases (composition)"
+                )
         if leaks:
             raise VerificationError(
                 "republication refused, nothing was published (republication "
                 "policy 'refuse'): " + "; ".join(leaks)
             )
-        return StepOutput(dict(candidate), summary)
-    safe, held = hold_back(tables, series, requirement, settings.covers())
+        return done(dict(candidate))
+    if people is not None and states:
+        safe, held, exposed = hold_back_composition(
+            tables,
+            series,
+            requirement,
+            people,
+            keys,
+            [v for _, v in states],
+            settings.covers(),
+        )
+        summary["composition_persons_exposed"] = exposed
+    else:
+        safe, held = hold_back(tables, series, requirement, settings.covers())
     summary.update(
         {k: v for k, v in held.to_dict().items() if k != "against"},
     )
     if not held.changed:
-        return StepOutput(dict(candidate), summary)
+        return done(dict(candidate))
     shuffle = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(2)[1])
     refs = dict(candidate)
     for name, frame in sorted(safe.items()):
@@ -721,7 +828,33 @@ def republication_step(
                 shuffled_rows(rows, shuffle), kind="release-candidate"
             )
     refs["held-back"] = store.put_json(summary, kind="held-back")
-    return StepOutput(refs, summary)
+    return done(refs)
+
+
+def _keep_state(
+    settings: RepublicationSettings,
+    store: ArtifactStore,
+    refs: Mapping[str, ArtifactRef],
+    people: pd.DataFrame,
+    keys: list[str],
+) -> None:
+    """Keep the released person values for the next run's composition check."""
+    from ppdm.release.series import current_person_values
+    from ppdm.release.series_state import save_state
+
+    files = candidate_files(refs)
+    tables = {name: read_released_table(path) for name, path in files.items()}
+    values = current_person_values(
+        tables, people, keys, settings.requirement, settings.covers()
+    )
+    save_state(
+        store,
+        settings.dataset,
+        {name: refs[f"table:{name}"].sha256 for name in files},
+        str(settings.record_key),
+        keys,
+        values,
+    )
 
 
 def shuffled_rows(frame: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
@@ -804,7 +937,7 @@ def verify_step(
         certificate = verify_files(files, settings.requirement, **common)
     if settings.republication is not None:
         certificate = _checked_against_series(
-            certificate, settings.republication, files
+            certificate, settings.republication, files, store, original
         )
     ref = store.put_json(certificate.to_dict(), kind="certificate")
     if not certificate.passed:
@@ -828,9 +961,19 @@ def verify_step(
 
 
 def _checked_against_series(
-    certificate: Any, settings: RepublicationSettings, files: Mapping[str, Path]
+    certificate: Any,
+    settings: RepublicationSettings,
+    files: Mapping[str, Path],
+    store: ArtifactStore | None = None,
+    original: ArtifactRef | None = None,
 ) -> Any:
-    """The certificate with the differencing check against the earlier releases."""
+    """The certificate with the series checks against the earlier releases.
+
+    Differencing on the released files; composition when a record key is
+    configured: the verifier recomputes each person's values from the
+    released files, the clean table and the record keys the republication
+    step kept, and compares them with the kept state of the earlier releases.
+    """
     from ppdm.release.series import load_tables
     from ppdm.verify.series import check_against
 
@@ -851,7 +994,63 @@ def _checked_against_series(
             covers=covers,
         )
     ]
-    return certificate.with_series(results)
+    composition = _composition(settings, store, original, files, tables, earlier)
+    return certificate.with_series(results, composition)
+
+
+def _composition(
+    settings: RepublicationSettings,
+    store: ArtifactStore | None,
+    original: ArtifactRef | None,
+    files: Mapping[str, Path],
+    tables: Mapping[str, pd.DataFrame],
+    earlier: list[Any],
+) -> Any:
+    """The composition part of the certificate's series section."""
+    from ppdm.release.series import current_person_values
+    from ppdm.release.series_state import load_state, merge
+    from ppdm.verify.series import CompositionReport, check_composition
+
+    if settings.record_key is None:
+        return CompositionReport.not_run(
+            "no record key is configured (republication.record_key)"
+        )
+    if store is None or original is None:
+        return CompositionReport.not_run("the clean table was not given")
+    digests = {name: sha256_file(path) for name, path in files.items()}
+    state = load_state(store, settings.dataset, digests)
+    if isinstance(state, str):
+        return CompositionReport.not_run(f"this release has {state}")
+    clean = store.read_table(original)
+    keys = json.loads(Path(state.keys.path).read_text(encoding="utf-8"))
+    qis = [q for q in settings.requirement.quasi_identifiers if q in clean.columns]
+    people = pd.DataFrame(
+        {q: clean[q].astype("string").fillna("").astype(str) for q in qis}
+    )
+    if len(keys) != len(people):
+        return CompositionReport.not_run(
+            f"the kept record keys ({len(keys)}) do not match the clean table "
+            f"({len(people)} rows)"
+        )
+    current = current_person_values(
+        tables, people, keys, settings.requirement, settings.covers()
+    )
+    found, missing = _states(settings, store, earlier)
+    results = check_composition(
+        current, found, settings.requirement, accepted=settings.policy == "off"
+    )
+    # The kept state holds this release's persons as the verifier sees them
+    # (merged with an earlier run that published the same files, if any).
+    agrees = set(current) == set(state.values) and all(
+        merge(current[a], state.values[a]).to_dict() == state.values[a].to_dict()
+        for a in current
+    )
+    return CompositionReport(
+        record_key=str(settings.record_key),
+        results=tuple(results),
+        missing=missing,
+        consistent=agrees,
+    )
 
 
 def _out_of_core(
@@ -1129,6 +1328,9 @@ def run_steps(config: ReleaseConfig, *, run_step: StepRunner) -> ReleaseOutcome:
         plan.republication,
         store,
         candidate_refs(candidate),
+        ingested.refs["raw"],
+        validated.refs["quarantine"],
+        clean,
     )
     tables = {k: v for k, v in republished.refs.items() if k.startswith("table:")}
     verified = run_step(

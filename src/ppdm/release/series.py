@@ -35,18 +35,25 @@ from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
 from ppdm.verify.certificate import read_released_table
 from ppdm.verify.series import (
+    PersonValues,
     class_changes,
+    class_matches,
+    composition_exposed,
     counterpart,
     leaking_classes,
     leaking_rollups,
+    person_values,
     rollup_units,
 )
 
 __all__ = [
     "EarlierRelease",
     "HoldBack",
+    "current_person_values",
     "earlier_releases",
+    "exposed_persons",
     "hold_back",
+    "hold_back_composition",
     "leaking_keys",
     "load_tables",
 ]
@@ -341,7 +348,169 @@ def _as_before(
         )
     result = pd.concat(pieces, ignore_index=True)
     before = table[in_leak].value_counts(sort=False)
-    after = pd.concat(pieces[1:], ignore_index=True).value_counts(sort=False)
+    # No earlier release holding any of the classes: they are withheld.
+    after = pd.concat(pieces[1:] or [table.iloc[:0]], ignore_index=True).value_counts(
+        sort=False
+    )
     delta = before.sub(after, fill_value=0)
     held, kept = int(delta[delta > 0].sum()), int(-delta[delta < 0].sum())
     return result, held, kept
+
+
+# -- composition ---------------------------------------------------------------
+#: Rounds of composition hold-back before the release is refused.
+COMPOSITION_ROUNDS = 6
+
+
+def current_person_values(
+    tables: Mapping[str, pd.DataFrame],
+    people: pd.DataFrame,
+    keys: Sequence[str],
+    requirement: Requirement,
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+) -> dict[str, PersonValues]:
+    """Person values of every sensitive attribute some table of the release shows."""
+    return {
+        attribute: person_values(
+            people, keys, tables, requirement.quasi_identifiers, attribute, covers
+        )
+        for attribute in requirement.sensitive_attributes
+        if any(attribute in t.columns for t in tables.values())
+    }
+
+
+def exposed_persons(
+    tables: Mapping[str, pd.DataFrame],
+    people: pd.DataFrame,
+    keys: Sequence[str],
+    earlier: Sequence[Mapping[str, PersonValues]],
+    requirement: Requirement,
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+) -> np.ndarray:
+    """Rows of ``people`` whose record key this release brings below l (composition)."""
+    keys = np.asarray([str(k) for k in keys], dtype=object)
+    exposed: set[str] = set()
+    for attribute, now in current_person_values(
+        tables, people, keys, requirement, covers
+    ).items():
+        history = [e[attribute] for e in earlier if attribute in e]
+        if not history:
+            continue
+        l = requirement.minimal_distinct_values_of(attribute)
+        bad = composition_exposed(now, history, l)[3]
+        exposed.update(now.keys[bad])
+    return np.flatnonzero(np.isin(keys, list(exposed)))
+
+
+def hold_back_composition(
+    tables: Mapping[str, pd.DataFrame],
+    series: Sequence[tuple[str, Mapping[str, pd.DataFrame]]],
+    requirement: Requirement,
+    people: pd.DataFrame,
+    keys: Sequence[str],
+    earlier: Sequence[Mapping[str, PersonValues]],
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+) -> tuple[dict[str, pd.DataFrame], HoldBack, int]:
+    """Hold back against differencing and composition together.
+
+    Differencing first (:func:`hold_back`). Then every class that may hold a
+    person whom this release brings below l (the values common to all their
+    releases, :func:`ppdm.verify.series.composition_exposed`) is released as
+    in the latest earlier release holding the same cells (its values then
+    are those an earlier release already showed), or, when no earlier release
+    holds it or it already is as before, withheld with its rows. A withheld
+    class says nothing of the persons it would have matched. Differencing is
+    checked again after each round.
+
+    Returns
+    -------
+    tables, HoldBack, persons
+        ``persons``: how many persons the first round found exposed.
+
+    Raises
+    ------
+    VerificationError
+        Persons are still exposed after :data:`COMPOSITION_ROUNDS` rounds.
+    """
+    names = sorted(tables)
+    held = dict.fromkeys(names, 0)
+    kept = dict.fromkeys(names, 0)
+    classes = dict.fromkeys(names, 0)
+    current = dict(tables)
+    first = None
+    for round_ in range(COMPOSITION_ROUNDS):
+        current, step = hold_back(current, series, requirement, covers)
+        _add(held, kept, classes, step)
+        rows = exposed_persons(current, people, keys, earlier, requirement, covers)
+        if first is None:
+            first = len(np.unique(np.asarray(keys, dtype=object)[rows].astype(str)))
+        if not len(rows):
+            return current, HoldBack(held, kept, classes, _ids(series)), first
+        current, step = _compose_as_before(
+            current, series, requirement, people.iloc[rows], covers, withhold=round_ > 0
+        )
+        _add(held, kept, classes, step)
+    raise VerificationError(
+        f"republication refused, nothing was published: {len(rows)} person(s) "
+        "present in earlier releases would have fewer common sensitive values "
+        f"than l across the releases (composition), still after {COMPOSITION_ROUNDS} "
+        "rounds of hold-back"
+    )
+
+
+def _ids(series: Sequence[tuple[str, Any]]) -> tuple[str, ...]:
+    return tuple(rid for rid, _ in series)
+
+
+def _add(
+    held: dict[str, int], kept: dict[str, int], classes: dict[str, int], step: HoldBack
+) -> None:
+    for name in held:
+        held[name] += step.held_back.get(name, 0)
+        kept[name] += step.kept.get(name, 0)
+        classes[name] += step.classes.get(name, 0)
+
+
+def _compose_as_before(
+    tables: Mapping[str, pd.DataFrame],
+    series: Sequence[tuple[str, Mapping[str, pd.DataFrame]]],
+    requirement: Requirement,
+    persons: pd.DataFrame,
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None,
+    *,
+    withhold: bool,
+) -> tuple[dict[str, pd.DataFrame], HoldBack]:
+    """The classes that may hold ``persons`` released as before, or withheld."""
+    out: dict[str, pd.DataFrame] = {}
+    held: dict[str, int] = {}
+    kept: dict[str, int] = {}
+    replaced: dict[str, int] = {}
+    for name in sorted(tables):
+        table = tables[name].astype(str)
+        held[name] = kept[name] = replaced[name] = 0
+        shows = any(a in table.columns for a in requirement.sensitive_attributes)
+        qis = [q for q in requirement.quasi_identifiers if q in table.columns]
+        if not shows or not len(persons):
+            out[name] = table
+            continue
+        ids, _, matches = class_matches(
+            persons, table, requirement.quasi_identifiers, covers
+        )
+        hit = np.flatnonzero(matches(np.arange(len(persons))).any(axis=0))
+        if not len(hit):
+            out[name] = table
+            continue
+        chosen = np.isin(ids, hit)
+        earlier = [
+            (rid, t[m].astype(str))
+            for rid, t in series
+            if (m := counterpart(name, table, t)) is not None
+        ]
+        if withhold or not qis or not earlier:
+            out[name] = table[~chosen]
+            held[name] = int(chosen.sum())
+        else:
+            keys = table[chosen][qis].drop_duplicates().reset_index(drop=True)
+            out[name], held[name], kept[name] = _as_before(table, keys, earlier, qis)
+        replaced[name] = len(hit)
+    return out, HoldBack(held, kept, replaced, _ids(series))

@@ -1145,4 +1145,53 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
             ],
         )
     )
+    parts.extend(_composition_section(series.get("composition")))
+    return parts
+
+
+def _composition_section(composition: dict[str, Any] | None) -> list[str]:
+    """The composition check of the release series: counts of persons, never keys."""
+    if composition is None:
+        return []
+    if not composition.get("run"):
+        return [
+            "<p>Composition (one person's classes across releases): not checked, "
+            + html.escape(str(composition.get("reason")))
+            + ".</p>"
+        ]
+    parts = [
+        "<p>Composition: for each person present in this release and an earlier "
+        "one (followed by the record key, which is never released), the "
+        "sensitive values every release leaves possible must still number at "
+        "least l, unless the earlier releases alone already left fewer.</p>",
+        _table(
+            [
+                "attribute",
+                "against",
+                "persons in several releases",
+                "fewer than l common values",
+                "one common value",
+                "brought below l by this release",
+                "verdict",
+            ],
+            [
+                [
+                    r["attribute"],
+                    ", ".join(r["against"]),
+                    r["n_persons"],
+                    r["n_below_l"],
+                    r["n_certain"],
+                    r["n_exposed"],
+                    "accepted risk (policy off)"
+                    if r["accepted_risk"]
+                    else ("passed" if r["passed"] else "failed"),
+                ]
+                for r in composition.get("results", [])
+            ],
+        ),
+    ]
+    parts.extend(
+        f"<p>Not compared with release {html.escape(rid)}: {html.escape(why)}.</p>"
+        for rid, why in sorted(composition.get("not_compared", {}).items())
+    )
     return parts

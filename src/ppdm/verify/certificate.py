@@ -181,18 +181,27 @@ class Certificate:
     passthrough: tuple[PassthroughResult, ...] | None = None
     release_results: tuple[PrivacyResult, ...] = ()
     series: tuple[Any, ...] | None = None
+    composition: Any = None
 
-    def with_series(self, results: Sequence[Any]) -> Certificate:
-        """This certificate with the differencing check against earlier releases.
+    def with_series(
+        self, results: Sequence[Any], composition: Any = None
+    ) -> Certificate:
+        """This certificate with the series checks against earlier releases.
 
-        ``results`` are :class:`ppdm.verify.series.SeriesCheck` objects; a leak
-        the data owner did not accept fails the certificate.
+        ``results`` are :class:`ppdm.verify.series.SeriesCheck` objects
+        (differencing); ``composition`` a
+        :class:`ppdm.verify.series.CompositionReport`. A leak the data owner
+        did not accept fails the certificate.
         """
         results = tuple(results)
+        passed = all(r.passed for r in results)
+        if composition is not None:
+            passed = passed and composition.passed
         return replace(
             self,
             series=results,
-            passed=self.passed and all(r.passed for r in results),
+            composition=composition,
+            passed=self.passed and passed,
         )
 
     @property
@@ -238,6 +247,8 @@ class Certificate:
                 "checked_against": sorted({r.against for r in self.series}),
                 "results": [r.to_dict() for r in self.series],
             }
+            if self.composition is not None:
+                content["series"]["composition"] = self.composition.to_dict()
         return content
 
     def to_json(self) -> str:
@@ -266,6 +277,8 @@ class Certificate:
             text = "PASSED: " + "; ".join(parts)
             for r in self.series or ():
                 text += "; " + r.describe()
+            if self.composition is not None:
+                text += "".join("; " + line for line in self.composition.describe())
             if self.passthrough:
                 text += "; released as is: " + ", ".join(
                     f"{r.column} in {r.table}"
@@ -300,6 +313,14 @@ class Certificate:
         for r in self.series or ():
             if not r.passed:
                 lines.append(f"FAILED: {r.describe()}")
+        if self.composition is not None and not self.composition.passed:
+            lines.extend(
+                f"FAILED: {r.describe()}"
+                for r in self.composition.results
+                if not r.passed
+            )
+            if not self.composition.consistent:
+                lines.append(f"FAILED: {self.composition.describe()[-1]}")
         for r in self.passthrough or ():
             if not r.passed:
                 lines.append(f"FAILED: {r.describe()}; {FIX}")
