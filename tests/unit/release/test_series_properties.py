@@ -9,6 +9,12 @@ the independent differencing check (:func:`ppdm.verify.series.check_against`)
 reads every pair of the three released tables and must find no leak, and the
 rows add up: every row of the month is released or held back, and what the
 release holds beyond the candidate are rows of earlier releases.
+
+With a record key (``pid``, given to the republication step as the raw
+snapshot, never to the algorithm), the composition check recomputed here
+from the released files and the months (:func:`ppdm.verify.series.person_values`,
+:func:`~ppdm.verify.series.check_composition`) finds no person brought below l
+either, for every algorithm with l-diversity.
 """
 
 from __future__ import annotations
@@ -39,7 +45,12 @@ from ppdm.release.artifacts import ArtifactStore
 from ppdm.release.series import EarlierRelease
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.verify.certificate import read_released_table
-from ppdm.verify.series import check_against, counterpart
+from ppdm.verify.series import (
+    check_against,
+    check_composition,
+    counterpart,
+    person_values,
+)
 
 QIS = ("age", "zip", "sex")
 SEEDS = (11, 23, 37, 41, 53, 67)
@@ -83,7 +94,10 @@ def months(seed: int) -> list[pd.DataFrame]:
         arrive = rng.choice(absent, size=rng.integers(0, 13), replace=False)
         present = np.sort(np.union1d(np.setdiff1d(present, leave), arrive))
         out.append(people.iloc[present])
-    return [m.reset_index(drop=True) for m in out]
+    # ``pid`` follows each person (the record key); not given to the algorithm.
+    return [
+        m.assign(pid=[f"p{i}" for i in m.index]).reset_index(drop=True) for m in out
+    ]
 
 
 def write_hierarchies(directory: Path) -> Path:
@@ -118,8 +132,12 @@ def rows(table: pd.DataFrame) -> Counter:
     return Counter(map(tuple, table.astype(str).to_numpy().tolist()))
 
 
-def run_series(tmp_path: Path, name: str, seed: int):
-    """The three releases of ``seed``'s months with ``name``, as the pipeline makes them."""
+def run_series(tmp_path: Path, name: str, seed: int, record_key: bool = False):
+    """The three releases of ``seed``'s months with ``name``, as the pipeline makes them.
+
+    With ``record_key``, the republication step also gets the month with its
+    ``pid`` column (the raw snapshot) and checks composition.
+    """
     cls = ALGORITHMS[name]
     store = ArtifactStore(tmp_path / f"work-{name}-{seed}")
     source = HierarchySource.of(write_hierarchies(tmp_path / f"h-{name}-{seed}"))
@@ -144,8 +162,10 @@ def run_series(tmp_path: Path, name: str, seed: int):
     )
     series: list[EarlierRelease] = []
     out = []
-    for month, frame in enumerate(months(seed), start=1):
-        table = discretize_step(discretize, store, store.put_table(frame, kind="t"))
+    for month, keyed in enumerate(months(seed), start=1):
+        frame = keyed.drop(columns="pid")
+        clean = store.put_table(frame, kind="t")
+        table = discretize_step(discretize, store, clean)
         candidate = candidate_refs(
             anonymize_step(anonymize, store, table.refs["discretized"])
         )
@@ -156,8 +176,10 @@ def run_series(tmp_path: Path, name: str, seed: int):
             series=[r.to_dict() for r in series],
             seed=seed,
             hierarchies=source,
+            record_key="pid" if record_key else None,
         )
-        result = republication_step(settings, store, candidate)
+        extra = (store.put_table(keyed, kind="raw"), None, clean) if record_key else ()
+        result = republication_step(settings, store, candidate, *extra)
         files = candidate_files(result.refs)
         series.append(
             EarlierRelease(
@@ -169,23 +191,25 @@ def run_series(tmp_path: Path, name: str, seed: int):
             )
         )
         out.append(
-            (frame, released(candidate_files(candidate)), released(files), result)
+            (keyed, released(candidate_files(candidate)), released(files), result)
         )
     covers = covers_from_hierarchies(load_hierarchies(Path(source.directory)))
     return requirement, covers, out
 
 
-_RUNS: dict[tuple[str, int], tuple] = {}
+_RUNS: dict[tuple[str, int, bool], tuple] = {}
 
 
 @pytest.fixture
 def series_of(tmp_path_factory):
     """``series_of(name, seed)``: the three releases, made once per test session."""
 
-    def make(name: str, seed: int):
-        if (name, seed) not in _RUNS:
-            _RUNS[name, seed] = run_series(tmp_path_factory.mktemp("s"), name, seed)
-        return _RUNS[name, seed]
+    def make(name: str, seed: int, record_key: bool = False):
+        if (name, seed, record_key) not in _RUNS:
+            _RUNS[name, seed, record_key] = run_series(
+                tmp_path_factory.mktemp("s"), name, seed, record_key
+            )
+        return _RUNS[name, seed, record_key]
 
     return make
 
@@ -266,3 +290,69 @@ def test_without_the_policy_the_same_months_leak(series_of, name):
             comparisons += len(results)
             leaks += sum(r.leaks for r in results)
     assert comparisons > 0 and leaks > 0
+
+
+def composition_of(out, requirement, covers, releases=None):
+    """Persons each month brings below l, recomputed from the files and the months."""
+    values = []
+    exposed = []
+    for month, (keyed, _candidate, tables, _) in enumerate(out):
+        shown = releases[month] if releases is not None else tables
+        people = keyed[list(QIS)].astype(str)
+        current = {"dx": person_values(people, keyed["pid"], shown, QIS, "dx", covers)}
+        if month:
+            (result,) = check_composition(current, values, requirement)
+            exposed.append(result.n_exposed)
+        # What the next month is compared with: what was released.
+        values.append(
+            (
+                f"m{month}",
+                {"dx": person_values(people, keyed["pid"], tables, QIS, "dx", covers)},
+            )
+        )
+    return exposed
+
+
+@pytest.mark.parametrize("seed", SEEDS[:4])
+@pytest.mark.parametrize(
+    "name",
+    [
+        n
+        for n in sorted(ALGORITHMS)
+        if "distinct-l-diversity" in ALGORITHMS[n].supported_models
+    ],
+)
+def test_hold_back_with_a_record_key_leaves_no_composition_leak(series_of, name, seed):
+    requirement, covers, out = series_of(name, seed, True)
+    releases = [tables for _, _, tables, _ in out]
+    assert composition_of(out, requirement, covers) == [0, 0]
+    for later in range(1, 3):
+        for earlier in range(later):
+            results = check_against(
+                releases[later],
+                releases[earlier],
+                requirement,
+                against=f"m{earlier + 1}",
+                covers=covers,
+            )
+            assert not any(r.leaks for r in results), [r.describe() for r in results]
+    for keyed, _candidate, tables, result in out:
+        counts = result.summary.get("by_table", {})
+        for table_name, table in tables.items():
+            c = counts.get(table_name, {})
+            assert len(table) == len(keyed) - c.get("rows_held_back", 0) + c.get(
+                "rows_kept_from_earlier_releases", 0
+            )
+
+
+def test_without_the_composition_hold_back_the_candidates_expose_persons(series_of):
+    """The composition property has teeth: some candidates bring persons below l."""
+    exposed = 0
+    for name in ALGORITHMS:
+        if "distinct-l-diversity" not in ALGORITHMS[name].supported_models:
+            continue
+        for seed in SEEDS[:4]:
+            requirement, covers, out = series_of(name, seed, True)
+            candidates = [candidate for _, candidate, _, _ in out]
+            exposed += sum(composition_of(out, requirement, covers, candidates))
+    assert exposed > 0
