@@ -5,6 +5,7 @@ Run from the repository root::
     uv run python benchmarks/bench_dmpd.py --dataset adult --ks 1,50,100,200,500
         [--generations 100] [--population 50] [--repeats 5] [--inducers decision_tree,naive_bayes]
     uv run python benchmarks/bench_dmpd.py --dataset german --ks 1,10,20,30,50
+    ... [--workers 2]   # the cross-validation folds on a local Dask cluster of 2 processes
 
 Setting (Matatov et al. 2010): every column but the class is a feature; the
 quasi-identifier is the top N features (9 here, the paper's "top9"), ranked
@@ -36,6 +37,7 @@ import numpy as np
 import pandas as pd
 from sklearn.tree import DecisionTreeClassifier
 
+from ppdm import parallel
 from ppdm.algorithms.dmpd import feature_codes
 from ppdm.experiments.accuracy import DEFAULT_TARGETS, run_experiment
 from ppdm.prepare import datasets
@@ -84,7 +86,37 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--inducers", default="decision_tree,naive_bayes")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=OUT)
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="spread the folds over a local Dask cluster of this many processes",
+    )
     args = parser.parse_args(argv)
+    if args.workers > 1:
+        from distributed import Client, LocalCluster
+
+        cluster = LocalCluster(
+            n_workers=args.workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        )
+        client = Client(cluster)
+
+        def on_dask(fn, items):
+            return client.gather(client.map(fn, items, pure=False))
+
+        try:
+            with parallel.using(on_dask):
+                return _main(args, argv)
+        finally:
+            client.close()
+            cluster.close()
+    return _main(args, argv)
+
+
+def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     table = datasets.load(args.dataset)
     target = DEFAULT_TARGETS[args.dataset]
     table = table[table[target].notna()].reset_index(drop=True)
@@ -99,7 +131,12 @@ def main(argv: list[str] | None = None) -> int:
         f"- date: {datetime.now(UTC).isoformat(timespec='seconds')}; machine: "
         f"{platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}; "
         f"load at start: {load}",
-        f"- quasi-identifier: {', '.join(qis)}; wrapper: {args.n_folds}-fold CV",
+        f"- quasi-identifier: {', '.join(qis)}; wrapper: {args.n_folds}-fold CV; folds run "
+        + (
+            f"on a local Dask cluster of {args.workers} processes"
+            if args.workers > 1
+            else "one after the other"
+        ),
         "",
         "| wrapper inducer / model | "
         + " | ".join(f"k={k}" for k in ks)

@@ -27,7 +27,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 __all__ = ["temporary_api"]
 
@@ -66,10 +66,13 @@ def _healthy(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def temporary_api() -> Iterator[str]:
-    """Start a Prefect API on 127.0.0.1 for this process; yield its URL."""
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+def temporary_api(while_starting: Callable[[], object] | None = None) -> Iterator[str]:
+    """Start a Prefect API on 127.0.0.1 for this process; yield its URL.
 
+    ``while_starting`` runs after the server process is started and before its
+    first answer is awaited: the server takes seconds to start, and a command
+    imports its flow's modules (Great Expectations, scikit-learn) meanwhile.
+    """
     port = _free_port()
     url = f"http://127.0.0.1:{port}/api"
     env = {
@@ -92,6 +95,10 @@ def temporary_api() -> Iterator[str]:
         env=env,
     )
     try:
+        if while_starting is not None:
+            while_starting()
+        from prefect.settings import PREFECT_API_URL, temporary_settings
+
         deadline = time.monotonic() + _STARTUP_TIMEOUT_S
         while not _healthy(url):
             if process.poll() is not None:

@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ppdm.exceptions import AnonymizationError, StorageError, UnknownDatasetError
 from ppdm.flows import compare_command, init_command, serve
@@ -208,18 +208,27 @@ def _run_flow(config: ReleaseConfig) -> str:
     from prefect import tags
     from prefect.settings import PREFECT_API_URL
 
-    from ppdm.flows.release import release_for
+    def release_flow(*, preload: bool = False) -> Any:
+        from ppdm.flows.release import preload as preload_steps
+        from ppdm.flows.release import release_for
 
-    release = release_for(config)
+        if preload:
+            preload_steps()
+        return release_for(config)
+
     run_tags = ("ppdm", f"dataset:{config.dataset}", f"algorithm:{config.algorithm}")
     with tags(*run_tags):
         if PREFECT_API_URL.value():  # a server, or the test harness, is configured
-            return release(config)
+            return release_flow()(config)
         # Not Prefect's own ephemeral server: that one outlives a killed run.
         from ppdm.flows.api_server import temporary_api
 
-        with temporary_api():
-            return release(config)
+        # The flow's modules load while the server starts (both take seconds).
+        loaded: list[Any] = []
+        with temporary_api(
+            while_starting=lambda: loaded.append(release_flow(preload=True))
+        ):
+            return loaded[0](config)
 
 
 def release_summary(release_dir: Path) -> dict:
