@@ -203,3 +203,19 @@ def _findings(release_dir: Path) -> list:
     return [
         {k: v for k, v in r.items() if k not in ("against", "table")} for r in found
     ]
+
+
+def test_record_keys_follow_the_rows_validation_keeps(tmp_path):
+    months = _months()
+    _release(tmp_path, 1, months[0], record_key=KEY)
+    second = months[1].copy()
+    bad = second.index[7]
+    second.loc[bad, "age"] = 150  # outside the contract's 18..100: quarantined
+    outcome = _release(tmp_path, 2, second, record_key=KEY)
+    files = {"release": sha256_file(outcome.release_dir / "data" / "release.csv")}
+    state = load_state(ArtifactStore(tmp_path / "work"), "german", files)
+    kept = json.loads(Path(state.keys.path).read_text())
+    assert kept == second.drop(index=bad)[KEY].tolist()
+    composition = _certificate(outcome.release_dir)["series"]["composition"]
+    assert composition["consistent"] and composition["passed"]
+    assert second.loc[bad, KEY] not in set(state.values[SENSITIVE].keys)
