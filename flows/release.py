@@ -10,6 +10,10 @@ from prefect import Flow, flow
 from ppdm import parallel, progress
 from ppdm.config import ReleaseConfig
 from ppdm.pipeline import STEPS, run_steps
+from ppdm.tasks import anonymize as anonymize_module
+from ppdm.tasks import discretize as discretize_module
+from ppdm.tasks import report as report_module
+from ppdm.tasks import validate as validate_module
 from ppdm.tasks.anonymize import anonymize
 from ppdm.tasks.discretize import discretize
 from ppdm.tasks.ingest import ingest
@@ -33,10 +37,25 @@ TASKS = {
 }
 
 
+#: How a step shows its output in the UI (its artifacts). A task shows what it
+#: computes; a step served from Prefect's cache is shown again by the flow, so
+#: every run's Artifacts tab holds every step.
+SHOWN_WHEN_CACHED = {
+    "validate": validate_module.show,
+    "discretize": discretize_module.show,
+    "anonymize": anonymize_module.show,
+    "utility-report": report_module.show,
+}
+
+
 def run_task(name: str, fn: Callable[..., Any], *args: Any) -> Any:
     """Run step ``name`` as its Prefect task (retries, cache policy, UI artifacts)."""
     progress.step(name, STEPS.index(name) + 1, len(STEPS))
-    return TASKS[name](*args)
+    state = TASKS[name](*args, return_state=True)
+    output = state.result()  # a failed step raises its own error here
+    if state.name == "Cached" and name in SHOWN_WHEN_CACHED:
+        SHOWN_WHEN_CACHED[name](args[0], output)
+    return output
 
 
 def run_name() -> str:

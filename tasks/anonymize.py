@@ -17,7 +17,7 @@ def anonymize(
     artifact_id = create_progress_artifact(progress=0.0, description=settings.algorithm)
     shown = [0.0]
 
-    def show(fraction: float, description: str) -> None:
+    def update(fraction: float, description: str) -> None:
         if fraction - shown[0] >= 0.05 or fraction >= 1.0:  # each update is an API call
             shown[0] = fraction
             update_progress_artifact(
@@ -26,9 +26,15 @@ def anonymize(
                 description=description,
             )
 
-    with progress.listening(show):
+    with progress.listening(update):
         output = anonymize_step(settings, store, discretized)
     update_progress_artifact(artifact_id=artifact_id, progress=100.0)
+    show(settings, output)
+    return output
+
+
+def show(settings: AnonymizeSettings, output: StepOutput) -> None:
+    """The step's artifact: the rows of each released table."""
     table_artifact(
         settings.dataset,
         "anonymize",
@@ -43,4 +49,3 @@ def anonymize(
         ],
         "Release candidate",
     )
-    return output

@@ -13,6 +13,12 @@ def discretize(
 ) -> StepOutput:
     """Discretize: numeric quasi-identifiers to intervals; cut points artifact."""
     output = discretize_step(settings, store, clean)
+    show(settings, output)
+    return output
+
+
+def show(settings: DiscretizeSettings, output: StepOutput) -> None:
+    """The step's artifact: the cut points of each numeric quasi-identifier."""
     cuts = output.summary["cut_points"]
     table_artifact(
         settings.dataset,
@@ -29,4 +35,3 @@ def discretize(
         or [{"column": "(none)", "cuts": 0}],
         "Cut points used per numeric quasi-identifier",
     )
-    return output

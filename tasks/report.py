@@ -20,13 +20,18 @@ def utility_report(
 ) -> StepOutput:
     """Utility report: accuracy, information loss, risk; utility.json + report.html."""
     output = utility_step(settings, store, clean, candidate, evidence, certificate)
+    show(settings, output)
+    return output
+
+
+def show(settings: UtilitySettings, output: StepOutput) -> None:
+    """The step's artifact: accuracy before and after, per model."""
     markdown_artifact(
         settings.dataset,
         "utility-report",
         _markdown(output.summary),
         "Accuracy before/after and information loss",
     )
-    return output
 
 
 def _markdown(utility: dict) -> str:

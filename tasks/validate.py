@@ -19,6 +19,12 @@ def validate(
     The schema and suite are keyed by content (``settings.schema_source``).
     """
     output = validate_step(settings, store, raw)
+    show(settings, output)
+    return output
+
+
+def show(settings: ValidateSettings, output: StepOutput) -> None:
+    """The step's artifacts: counts, and the first quarantined rows with their reasons."""
     report = output.summary
     quarantine = output.refs["quarantine"]
     table_artifact(
@@ -47,4 +53,3 @@ def validate(
             f"First {SHOWN_REJECTIONS} quarantined rows and their reasons "
             f"(all {quarantine.rows} in {quarantine.path})",
         )
-    return output

@@ -149,6 +149,25 @@ def test_a_new_test_size_reuses_the_cached_anonymization(published, tmp_path):
     assert (again / "utility.json").read_bytes() != (
         release_dir / "utility.json"
     ).read_bytes()
+    # The cached steps are shown on this run too: its Artifacts tab has them all.
+    assert {
+        "german-validate",
+        "german-discretize",
+        "german-anonymize",
+    } <= _artifact_keys(state.state_details.flow_run_id)
+
+
+def _artifact_keys(flow_run_id) -> set[str]:
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(
+                flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id])
+            )
+        )
+    return {artifact.key for artifact in artifacts if artifact.key}
 
 
 def test_same_seed_gives_byte_identical_data_without_prefect(published, tmp_path):
