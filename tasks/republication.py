@@ -17,13 +17,17 @@ def republication(
     raw: ArtifactRef | None = None,
     quarantine: ArtifactRef | None = None,
     clean: ArtifactRef | None = None,
+    discretized: ArtifactRef | None = None,
 ) -> StepOutput:
     """Republication: the candidate made safe next to the dataset's earlier releases.
 
     ``raw``, ``quarantine`` and ``clean`` are read only with a record key
-    (the composition check).
+    (the composition check); ``clean`` and ``discretized`` with the policy
+    ``consistent``.
     """
-    output = republication_step(settings, store, candidate, raw, quarantine, clean)
+    output = republication_step(
+        settings, store, candidate, raw, quarantine, clean, discretized
+    )
     summary = output.summary
     table_artifact(
         settings.dataset,

@@ -207,9 +207,12 @@ class RepublicationConfig(_Strict):
     anyway; the certificate and the audit entry record the accepted risk.
     ``record_key``: a column of role ``identifying`` (never released) that
     follows each person from release to release, for the composition check.
+    ``consistent``: rows are recoded into the latest earlier release's classes
+    (the algorithm anonymizes those no class contains), then held back; for
+    algorithms that release one table.
     """
 
-    policy: Literal["hold-back", "refuse", "off"] = "hold-back"
+    policy: Literal["hold-back", "consistent", "refuse", "off"] = "hold-back"
     against: Literal["all", "last"] = Field(
         "all", description="check against every earlier release or the last one"
     )
@@ -395,6 +398,15 @@ class ReleaseConfig(_Strict):
         if self.pseudonymize and "identifying" not in self.columns.values():
             raise ValueError(
                 "pseudonymize: true, but no column has the role 'identifying'"
+            )
+        if self.republication.policy == "consistent" and (
+            self.algorithm in ALGORITHMS
+            and ALGORITHMS[self.algorithm].releases != "table"
+        ):
+            raise ValueError(
+                f"republication.policy 'consistent' recodes rows into the classes of "
+                f"one released table; {self.algorithm!r} releases "
+                f"{ALGORITHMS[self.algorithm].releases} (use hold-back)"
             )
         key = self.republication.record_key
         if key is not None and (

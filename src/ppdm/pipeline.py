@@ -276,7 +276,7 @@ class RepublicationSettings(_Settings):
     """
 
     requirement: RequirementField
-    policy: Literal["hold-back", "refuse", "off"] = "hold-back"
+    policy: Literal["hold-back", "consistent", "refuse", "off"] = "hold-back"
     series: list[dict[str, Any]] = Field(default_factory=list)
     seed: int = 0
     hierarchies: HierarchySource | None = Field(
@@ -284,6 +284,9 @@ class RepublicationSettings(_Settings):
     )
     record_key: str | None = Field(
         None, description="identifying column that follows persons (composition)"
+    )
+    anonymize: AnonymizeSettings | None = Field(
+        None, description="policy consistent: anonymizes the rows no class contains"
     )
 
     def covers(self) -> Any:
@@ -440,6 +443,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         seed=config.seed,
         hierarchies=hierarchies,
         record_key=config.republication.record_key,
+        anonymize=anonymize if config.republication.policy == "consistent" else None,
     )
     return ReleasePlan(
         store=store_for(config),
@@ -723,6 +727,7 @@ def republication_step(
     raw: ArtifactRef | None = None,
     quarantine: ArtifactRef | None = None,
     clean: ArtifactRef | None = None,
+    discretized: ArtifactRef | None = None,
 ) -> StepOutput:
     """Make the candidate safe next to the earlier releases of the dataset.
 
@@ -731,7 +736,9 @@ def republication_step(
     With ``record_key`` (and the raw snapshot, quarantine and clean table of
     this run), the composition check joins differencing, and the person
     values of the release are kept in the work directory for the next run
-    (:mod:`ppdm.release.series_state`).
+    (:mod:`ppdm.release.series_state`). The policy ``consistent`` first
+    recodes the rows into the latest earlier release's classes
+    (:func:`_consistent`, from ``clean`` and ``discretized``), then holds back.
     """
     from ppdm.release.series import (
         exposed_persons,
@@ -798,6 +805,15 @@ def republication_step(
                 "policy 'refuse'): " + "; ".join(leaks)
             )
         return done(dict(candidate))
+    recoding = None
+    if (
+        settings.policy == "consistent"
+        and clean is not None
+        and discretized is not None
+    ):
+        tables, recoding = _consistent(
+            settings, store, tables, series, clean, discretized
+        )
     if people is not None and states:
         safe, held, exposed = hold_back_composition(
             tables,
@@ -811,15 +827,19 @@ def republication_step(
         summary["composition_persons_exposed"] = exposed
     else:
         safe, held = hold_back(tables, series, requirement, settings.covers())
+    if recoding is not None:
+        held = recoding.plus(held)
+        summary["rows_recoded_into_earlier_classes"] = recoding.recoded
+        summary["rows_anonymized_anew"] = recoding.anew
     summary.update(
         {k: v for k, v in held.to_dict().items() if k != "against"},
     )
-    if not held.changed:
+    if not held.changed and recoding is None:
         return done(dict(candidate))
     shuffle = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(2)[1])
     refs = dict(candidate)
     for name, frame in sorted(safe.items()):
-        if held.classes[name]:
+        if held.classes[name] or recoding is not None:
             # Sorted first, so the bytes depend on the rows released, not on the
             # order in which earlier releases were consulted (a republish of
             # the same input finds its own release).
@@ -829,6 +849,108 @@ def republication_step(
             )
     refs["held-back"] = store.put_json(summary, kind="held-back")
     return done(refs)
+
+
+def _consistent(
+    settings: RepublicationSettings,
+    store: ArtifactStore,
+    tables: Mapping[str, pd.DataFrame],
+    series: list[tuple[str, dict[str, pd.DataFrame]]],
+    clean: ArtifactRef,
+    discretized: ArtifactRef,
+) -> tuple[dict[str, pd.DataFrame], Any]:
+    """The policy ``consistent``: the latest earlier release's classes, reused.
+
+    Every row that a class of the latest earlier release contains is
+    released with that class's cells; the algorithm anonymizes the other
+    rows on their own (rows it cannot, fewer than k say, are held back). A
+    class that the requirement then refuses on its own (it lost members) is
+    released as in the latest earlier release holding it, or withheld.
+    """
+    from ppdm.exceptions import AnonymizationError
+    from ppdm.release.series import (
+        Recoding,
+        as_before,
+        consistent_recoding,
+        failing_classes,
+    )
+    from ppdm.verify.series import counterpart
+
+    requirement = settings.requirement
+    covers = settings.covers()
+    clean_table = store.read_table(clean)
+    binned = store.read_table(discretized)
+    out: dict[str, pd.DataFrame] = {}
+    recoding = Recoding()
+    for name, table in sorted(tables.items()):
+        latest = next(
+            (
+                (rid, old[m])
+                for rid, old in reversed(series)
+                if (m := counterpart(name, table, old)) is not None
+            ),
+            None,
+        )
+        qis = [q for q in requirement.quasi_identifiers if q in table.columns]
+        if latest is None or not qis:
+            out[name] = table
+            continue
+        columns = list(table.columns)
+        people = pd.DataFrame(
+            {q: clean_table[q].astype("string").fillna("").astype(str) for q in qis}
+        )
+        rows = _as_text(binned[columns])
+        recoded, unmatched = consistent_recoding(
+            people, rows, latest[1].astype(str), qis, covers
+        )
+        pieces, withheld = [recoded], 0
+        if len(unmatched):
+            assert settings.anonymize is not None
+            try:
+                release = settings.anonymize.build_algorithm().anonymize(
+                    binned.iloc[unmatched].reset_index(drop=True),
+                    settings.anonymize.spec(_load(settings.anonymize.hierarchies)),
+                    np.random.default_rng(settings.anonymize.seed),
+                )
+                pieces.append(_as_text(release.tables[name])[columns])
+            except AnonymizationError:  # too few for a release of their own
+                withheld = len(unmatched)
+        result = pd.concat(pieces, ignore_index=True)
+        earlier = [
+            (rid, old[m].astype(str))
+            for rid, old in series
+            if (m := counterpart(name, table, old)) is not None
+        ]
+        kept = 0
+        failing = failing_classes(result, requirement)
+        if len(failing):
+            result, held, kept = as_before(result, failing, earlier, qis)
+            withheld += held
+        failing = failing_classes(result, requirement)
+        if len(failing):  # not in an earlier release either: withheld
+            marked = failing.assign(_fail=True)
+            drop = result[qis].merge(marked, on=qis, how="left")["_fail"].notna()
+            withheld += int(drop.sum())
+            result = result[~drop.to_numpy()].reset_index(drop=True)
+        out[name] = result
+        recoding = recoding.add(
+            name, len(recoded), len(unmatched), withheld, kept, len(failing)
+        )
+    return out, recoding
+
+
+def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
+    """A table as its released CSV reads back: every cell text."""
+    import io
+
+    from ppdm.release.artifacts import table_to_csv_bytes
+
+    return pd.read_csv(
+        io.BytesIO(table_to_csv_bytes(frame)),
+        dtype=str,
+        keep_default_na=False,
+        na_filter=False,
+    )
 
 
 def _keep_state(
@@ -1331,6 +1453,7 @@ def run_steps(config: ReleaseConfig, *, run_step: StepRunner) -> ReleaseOutcome:
         ingested.refs["raw"],
         validated.refs["quarantine"],
         clean,
+        binned.refs["discretized"],
     )
     tables = {k: v for k, v in republished.refs.items() if k.startswith("table:")}
     verified = run_step(

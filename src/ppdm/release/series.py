@@ -22,7 +22,7 @@ from the files.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,11 +31,14 @@ import pandas as pd
 
 from ppdm.exceptions import ArtifactIntegrityError, VerificationError
 from ppdm.privacy import Requirement
+from ppdm.privacy.measures import ClassPartition
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
 from ppdm.verify.certificate import read_released_table
 from ppdm.verify.series import (
+    CHUNK,
     PersonValues,
+    _first_rows,
     class_changes,
     class_matches,
     composition_exposed,
@@ -49,7 +52,11 @@ from ppdm.verify.series import (
 __all__ = [
     "EarlierRelease",
     "HoldBack",
+    "Recoding",
+    "as_before",
+    "consistent_recoding",
     "current_person_values",
+    "failing_classes",
     "earlier_releases",
     "exposed_persons",
     "hold_back",
@@ -514,3 +521,123 @@ def _compose_as_before(
             out[name], held[name], kept[name] = _as_before(table, keys, earlier, qis)
         replaced[name] = len(hit)
     return out, HoldBack(held, kept, replaced, _ids(series))
+
+
+# -- consistent: the previous release's generalization, reused -----------------
+def consistent_recoding(
+    people: pd.DataFrame,
+    rows: pd.DataFrame,
+    earlier: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Recode each row into the earlier release's class whose region contains it.
+
+    Parameters
+    ----------
+    people : pandas.DataFrame
+        The rows' quasi-identifier values as in the owner's table (text).
+    rows : pandas.DataFrame
+        The same rows as the algorithm would release them (text); their
+        columns that are not quasi-identifiers are kept.
+    earlier : pandas.DataFrame
+        The earlier released table (text cells).
+    quasi_identifiers : sequence of str
+    covers : mapping, optional
+        Hierarchy labels -> raw values, per attribute.
+
+    Returns
+    -------
+    recoded : pandas.DataFrame
+        The rows that an earlier class contains, with that class's cells
+        (the class first in the cells' sort order when several contain it),
+        in the columns of ``rows``.
+    unmatched : numpy.ndarray
+        Positions of the rows no earlier class contains.
+    """
+    qis = [q for q in quasi_identifiers if q in earlier.columns and q in rows.columns]
+    if not qis or earlier.empty:  # no class to recode into
+        return rows.iloc[:0].astype(str), np.arange(len(rows))
+    ids, n, matches = class_matches(people, earlier, qis, covers)
+    first = _first_rows(ids, n)
+    cells = earlier.iloc[first][qis].astype(str).reset_index(drop=True)
+    order = np.lexsort([cells[q].to_numpy() for q in reversed(qis)]) if qis else []
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    chosen = np.full(len(rows), -1, dtype=np.int64)
+    for start in range(0, len(rows), CHUNK):
+        block = np.arange(start, min(start + CHUNK, len(rows)))
+        hit = matches(block)
+        ranked = np.where(hit, rank[None, :], n)
+        best = ranked.min(axis=1)
+        chosen[block] = np.where(best < n, order[np.minimum(best, n - 1)], -1)
+    matched = chosen >= 0
+    recoded = rows[matched].astype(str).reset_index(drop=True)
+    for q in qis:
+        recoded[q] = cells[q].to_numpy()[chosen[matched]]
+    return recoded[list(rows.columns)], np.flatnonzero(~matched)
+
+
+def failing_classes(table: pd.DataFrame, requirement: Requirement) -> pd.DataFrame:
+    """Quasi-identifier cells of the classes the requirement refuses on their own."""
+    qis = [q for q in requirement.quasi_identifiers if q in table.columns]
+    present = set(table.columns)
+    models = tuple(
+        m
+        for m in requirement.class_models
+        if not m.uses_sensitive_attribute or m.sensitive_attribute in present
+    )
+    if not qis or not models or table.empty:
+        return pd.DataFrame(columns=qis)
+    judge = Requirement(
+        requirement.quasi_identifiers, models, requirement.suppression_marker
+    )
+    partition = ClassPartition.of(table, qis)
+    ok = judge.accepts(partition)
+    return partition.keys(np.flatnonzero(~ok))[qis].astype(str).reset_index(drop=True)
+
+
+#: The classes of earlier releases, replacing a candidate's (public name).
+as_before = _as_before
+
+
+@dataclass(frozen=True)
+class Recoding:
+    """What the policy ``consistent`` did to each table, before holding back.
+
+    Attributes
+    ----------
+    by_table : dict
+        Table name -> ``(recoded, anew, withheld, kept, classes)``: rows
+        recoded into an earlier class, rows anonymized on their own, rows
+        withheld, rows of earlier releases kept, classes released as before
+        or withheld.
+    """
+
+    by_table: dict[str, tuple[int, int, int, int, int]] = field(default_factory=dict)
+
+    def add(
+        self, name: str, recoded: int, anew: int, withheld: int, kept: int, classes: int
+    ) -> Recoding:
+        return Recoding(
+            {**self.by_table, name: (recoded, anew, withheld, kept, classes)}
+        )
+
+    @property
+    def recoded(self) -> int:
+        return sum(t[0] for t in self.by_table.values())
+
+    @property
+    def anew(self) -> int:
+        return sum(t[1] for t in self.by_table.values())
+
+    def plus(self, held: HoldBack) -> HoldBack:
+        """``held`` with this recoding's withheld and kept rows added."""
+        withheld = dict(held.held_back)
+        kept = dict(held.kept)
+        classes = dict(held.classes)
+        for name, (_, _, w, k, c) in self.by_table.items():
+            withheld[name] = withheld.get(name, 0) + w
+            kept[name] = kept.get(name, 0) + k
+            classes[name] = classes.get(name, 0) + c
+        return HoldBack(withheld, kept, classes, held.against)
