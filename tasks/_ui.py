@@ -15,6 +15,7 @@ from ppdm.release import provenance
 __all__ = [
     "STEP_CACHE",
     "artifact_key",
+    "log_fact",
     "markdown_artifact",
     "table_artifact",
 ]
@@ -40,6 +41,13 @@ STEP_CACHE = (
     + CacheKeyFnPolicy(cache_key_fn=_store_generation)
     + CacheKeyFnPolicy(cache_key_fn=_core_source)
 )
+
+
+def log_fact(message: str, *args: Any) -> None:
+    """One INFO line of the run's log with a domain fact (rows, k, accuracy, release)."""
+    from prefect import get_run_logger
+
+    get_run_logger().info(message, *args)
 
 
 def artifact_key(dataset: str, step: str) -> str:

@@ -6,7 +6,7 @@ from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from ppdm import progress
 from ppdm.pipeline import AnonymizeSettings, StepOutput, anonymize_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.tasks._ui import STEP_CACHE, table_artifact
+from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 
 
 @task(name="anonymize", cache_policy=STEP_CACHE)
@@ -35,6 +35,15 @@ def anonymize(
 
 def show(settings: AnonymizeSettings, output: StepOutput) -> None:
     """The step's artifact: the rows of each released table."""
+    log_fact(
+        "anonymize (%s): %d records in; released %s",
+        settings.algorithm,
+        output.summary["records_in"],
+        ", ".join(
+            f"{rows} rows in {name}"
+            for name, rows in output.summary["rows_out"].items()
+        ),
+    )
     table_artifact(
         settings.dataset,
         "anonymize",

@@ -4,7 +4,7 @@ from prefect import task
 
 from ppdm.pipeline import DiscretizeSettings, StepOutput, discretize_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.tasks._ui import STEP_CACHE, table_artifact
+from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 
 
 @task(name="discretize", cache_policy=STEP_CACHE)
@@ -20,6 +20,12 @@ def discretize(
 def show(settings: DiscretizeSettings, output: StepOutput) -> None:
     """The step's artifact: the cut points of each numeric quasi-identifier."""
     cuts = output.summary["cut_points"]
+    log_fact(
+        "discretize (%s): %s",
+        output.summary["method"],
+        ", ".join(f"{c}: {len(v)} cut point(s)" for c, v in cuts.items())
+        or "no numeric quasi-identifier",
+    )
     table_artifact(
         settings.dataset,
         "discretize",

@@ -5,7 +5,7 @@ from prefect.cache_policies import NO_CACHE
 
 from ppdm.pipeline import IngestSettings, StepOutput, ingest_step
 from ppdm.release.artifacts import ArtifactStore
-from ppdm.tasks._ui import table_artifact, transient_only
+from ppdm.tasks._ui import log_fact, table_artifact, transient_only
 
 
 @task(
@@ -31,5 +31,12 @@ def ingest(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
             }
         ],
         "Raw snapshot of the source",
+    )
+    log_fact(
+        "ingest: %d rows, %d columns from %s (sha256 %s...)",
+        output.summary["rows"],
+        len(output.summary["columns"]),
+        output.summary["source"],
+        output.summary["source_sha256"][:12],
     )
     return output

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -8,7 +9,7 @@ from prefect.runtime import flow_run
 
 from ppdm.pipeline import PublishSettings, publish_step
 from ppdm.release.artifacts import ArtifactRef
-from ppdm.tasks._ui import markdown_artifact, transient_only
+from ppdm.tasks._ui import log_fact, markdown_artifact, transient_only
 
 
 @task(
@@ -28,6 +29,13 @@ def publish(
         refs,
         flow_run_id=str(flow_run.id) if flow_run.id else None,
     )
+    log_fact(
+        "publish: %s %s/%s in %s",
+        _event(release_dir),
+        settings.dataset,
+        release_dir.name,
+        release_dir.parent.parent,
+    )
     markdown_artifact(
         settings.dataset,
         "publish",
@@ -35,3 +43,12 @@ def publish(
         "Published release directory",
     )
     return str(release_dir)
+
+
+def _event(release_dir: Path) -> str:
+    """ "new release" or "republished" (the same content), as the audit log records it."""
+    from ppdm.release.audit import AUDIT_LOG_NAME, read_entries
+
+    entries = read_entries(release_dir.parent.parent / AUDIT_LOG_NAME)
+    events = [e["event"] for e in entries if e.get("release_id") == release_dir.name]
+    return "republished" if events[-1:] == ["republish"] else "new release"

@@ -6,7 +6,7 @@ from prefect import task
 
 from ppdm.pipeline import StepOutput, UtilitySettings, utility_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.tasks._ui import STEP_CACHE, markdown_artifact
+from ppdm.tasks._ui import STEP_CACHE, log_fact, markdown_artifact
 
 
 @task(name="utility-report", cache_policy=STEP_CACHE)
@@ -26,6 +26,18 @@ def utility_report(
 
 def show(settings: UtilitySettings, output: StepOutput) -> None:
     """The step's artifact: accuracy before and after, per model."""
+    accuracy = output.summary.get("holdout", {}).get("accuracy", {})
+    log_fact(
+        "utility: hold-out accuracy original -> released: %s; %s records lost, %s cells "
+        "suppressed",
+        ", ".join(
+            f"{model} {_accuracy(row.get('original'))} -> {_accuracy(row.get('anonymized'))}"
+            for model, row in sorted(accuracy.items())
+        )
+        or "not measured",
+        output.summary.get("lost_records", "n/a"),
+        output.summary.get("suppressed_cells", "n/a"),
+    )
     markdown_artifact(
         settings.dataset,
         "utility-report",

@@ -5,7 +5,7 @@ from prefect import task
 
 from ppdm.pipeline import StepOutput, ValidateSettings, validate_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.tasks._ui import STEP_CACHE, table_artifact
+from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 
 SHOWN_REJECTIONS = 50
 
@@ -27,6 +27,14 @@ def show(settings: ValidateSettings, output: StepOutput) -> None:
     """The step's artifacts: counts, and the first quarantined rows with their reasons."""
     report = output.summary
     quarantine = output.refs["quarantine"]
+    log_fact(
+        "validate: %s rows in, %s rejected to quarantine (%.2f%%; limit %.0f%%), %s clean",
+        report.get("rows_in"),
+        report.get("rows_rejected"),
+        100 * (report.get("rejected_fraction") or 0.0),
+        100 * (report.get("limit") or 0.0),
+        report.get("rows_clean"),
+    )
     table_artifact(
         settings.dataset,
         "validate",

@@ -8,7 +8,7 @@ from prefect.cache_policies import NO_CACHE
 
 from ppdm.pipeline import StepOutput, VerifySettings, verify_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.tasks._ui import markdown_artifact
+from ppdm.tasks._ui import log_fact, markdown_artifact
 
 
 @task(name="verify", cache_policy=NO_CACHE)
@@ -21,6 +21,15 @@ def verify(
 ) -> StepOutput:
     """Verify: independent check of the candidate files; the certificate artifact."""
     output = verify_step(settings, store, candidate, original, source_sha256)
+    for name, table in output.summary["tables"].items():
+        achieved = table["measures"]
+        log_fact(
+            "verify: %s passed; %d rows, achieved k = %s, distinct l = %s",
+            name,
+            table["rows"],
+            achieved.get("k", "n/a"),
+            achieved.get("distinct_l", "n/a"),
+        )
     markdown_artifact(
         settings.dataset,
         "verify",

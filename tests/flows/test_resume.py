@@ -79,5 +79,15 @@ def test_killed_during_the_report_resumes_from_the_finished_steps(tmp_path):
     assert states["ingest"] == "Completed"  # the source is read again, never cached
     assert states["utility-report"] == "Completed" and states["publish"] == "Completed"
     assert _published(resumed) == _published(reference)
+    # The operator's log states the domain facts, for cached steps too
+    log = (resumed / "resumed.log").read_text()
+    for fact in (
+        "validate: 1000 rows in, 0 rejected",
+        "anonymize (mondrian): 1000 records in; released 1000 rows in release",
+        "verify: release passed; 1000 rows, achieved k = ",
+        "utility: hold-out accuracy original -> released: decision_tree ",
+        "publish: new release german/",
+    ):
+        assert fact in log, fact
     entries = read_entries(resumed / "out" / AUDIT_LOG_NAME)
     assert [entry["event"] for entry in entries] == ["publish"]
