@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -16,6 +18,7 @@ __all__ = [
     "STEP_CACHE",
     "artifact_key",
     "log_fact",
+    "progress_artifact",
     "markdown_artifact",
     "table_artifact",
 ]
@@ -41,6 +44,28 @@ STEP_CACHE = (
     + CacheKeyFnPolicy(cache_key_fn=_store_generation)
     + CacheKeyFnPolicy(cache_key_fn=_core_source)
 )
+
+
+@contextlib.contextmanager
+def progress_artifact(description: str) -> Iterator[None]:
+    """A Prefect progress artifact that follows the core's progress reports in the block."""
+    from prefect.artifacts import create_progress_artifact, update_progress_artifact
+
+    from ppdm import progress
+
+    artifact_id = create_progress_artifact(progress=0.0, description=description)
+    shown = [0.0]
+
+    def update(fraction: float, text: str) -> None:
+        if fraction - shown[0] >= 0.05 or fraction >= 1.0:  # each update is an API call
+            shown[0] = fraction
+            update_progress_artifact(
+                artifact_id=artifact_id, progress=100 * fraction, description=text
+            )
+
+    with progress.listening(update):
+        yield
+    update_progress_artifact(artifact_id=artifact_id, progress=100.0)
 
 
 def log_fact(message: str, *args: Any) -> None:

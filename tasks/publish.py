@@ -4,12 +4,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from prefect import task
+from prefect.artifacts import create_link_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
 from ppdm.pipeline import PublishSettings, publish_step
 from ppdm.release.artifacts import ArtifactRef
-from ppdm.tasks._ui import log_fact, markdown_artifact, transient_only
+from ppdm.tasks._ui import artifact_key, log_fact, markdown_artifact, transient_only
 
 
 @task(
@@ -41,6 +42,12 @@ def publish(
         "publish",
         f"Release published: `{release_dir}`",
         "Published release directory",
+    )
+    create_link_artifact(
+        key=artifact_key(settings.dataset, "report"),
+        link=(release_dir / "report.html").resolve().as_uri(),
+        link_text=f"report.html of {settings.dataset}/{release_dir.name}",
+        description="The release record: verdict, files, accuracy, risk",
     )
     return str(release_dir)
 

@@ -6,7 +6,7 @@ from prefect import task
 
 from ppdm.pipeline import StepOutput, UtilitySettings, utility_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.tasks._ui import STEP_CACHE, log_fact, markdown_artifact
+from ppdm.tasks._ui import STEP_CACHE, log_fact, markdown_artifact, progress_artifact
 
 
 @task(name="utility-report", cache_policy=STEP_CACHE)
@@ -19,7 +19,8 @@ def utility_report(
     certificate: ArtifactRef,
 ) -> StepOutput:
     """Utility report: accuracy, information loss, risk; utility.json + report.html."""
-    output = utility_step(settings, store, clean, candidate, evidence, certificate)
+    with progress_artifact("utility report: hold-out split, then the models"):
+        output = utility_step(settings, store, clean, candidate, evidence, certificate)
     show(settings, output)
     return output
 

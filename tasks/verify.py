@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 
 from prefect import task
@@ -33,21 +32,44 @@ def verify(
     markdown_artifact(
         settings.dataset,
         "verify",
-        "```json\n" + _short(output.summary) + "\n```",
+        certificate_markdown(output.summary),
         "Verification certificate (passed)",
     )
     return output
 
 
-def _short(certificate: dict) -> str:
-    keep = {
-        "passed": certificate["passed"],
-        "requirement": certificate["requirement"],
-        "achieved": {
-            name: table["measures"] for name, table in certificate["tables"].items()
-        },
-        "risk": {
-            name: table.get("risk") for name, table in certificate["tables"].items()
-        },
-    }
-    return json.dumps(keep, indent=2, sort_keys=True, default=str)
+def certificate_markdown(certificate: dict) -> str:
+    """The certificate as an operator reads it: the requirement, then each table's figures."""
+    lines = [
+        f"# Verification: {'PASSED' if certificate['passed'] else 'FAILED'}",
+        "",
+        "| privacy model | parameters |",
+        "|---|---|",
+    ]
+    for model in certificate["requirement"]["models"]:
+        parameters = ", ".join(
+            f"{key} = {value}" for key, value in sorted(model.items()) if key != "model"
+        )
+        lines.append(f"| {model['model']} | {parameters} |")
+    lines += [
+        "",
+        "| table | rows | passed | achieved | sha256 of the file |",
+        "|---|---|---|---|---|",
+    ]
+    for name, table in sorted(certificate["tables"].items()):
+        achieved = ", ".join(
+            f"{key} = {value:g}" if isinstance(value, float) else f"{key} = {value}"
+            for key, value in sorted(table["measures"].items())
+        )
+        passed = "yes" if table["passed"] else "no"
+        lines.append(
+            f"| {name} | {table['rows']} | {passed} | {achieved} "
+            f"| `{table.get('sha256', 'n/a')}` |"
+        )
+    lines += [
+        "",
+        "Quasi-identifiers: "
+        + ", ".join(certificate["requirement"]["quasi_identifiers"])
+        + ". Checked on the candidate files by the independent verifier.",
+    ]
+    return "\n".join(lines)

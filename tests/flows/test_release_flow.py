@@ -157,17 +157,36 @@ def test_a_new_test_size_reuses_the_cached_anonymization(published, tmp_path):
     } <= _artifact_keys(state.state_details.flow_run_id)
 
 
-def _artifact_keys(flow_run_id) -> set[str]:
+def _artifacts(flow_run_id) -> list:
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
     with get_client(sync_client=True) as client:
-        artifacts = client.read_artifacts(
+        return client.read_artifacts(
             artifact_filter=ArtifactFilter(
                 flow_run_id=ArtifactFilterFlowRunId(any_=[flow_run_id])
             )
         )
-    return {artifact.key for artifact in artifacts if artifact.key}
+
+
+def _artifact_keys(flow_run_id) -> set[str]:
+    return {artifact.key for artifact in _artifacts(flow_run_id) if artifact.key}
+
+
+def test_the_operator_sees_the_certificate_the_report_and_progress(published):
+    _, release_dir = published
+    manifest = json.loads((release_dir / "manifest.json").read_text())
+    artifacts = _artifacts(manifest["flow_run_id"])
+    by_key = {artifact.key: artifact for artifact in artifacts if artifact.key}
+    certificate = by_key["german-verify"].data
+    assert "# Verification: PASSED" in certificate
+    assert "| k-anonymity | k = 5 |" in certificate
+    assert "| release | 1000 | yes |" in certificate
+    link = by_key["german-report"]
+    assert link.type == "markdown"  # Prefect stores a link as Markdown
+    assert (release_dir / "report.html").resolve().as_uri() in link.data
+    progress = [artifact for artifact in artifacts if artifact.type == "progress"]
+    assert len(progress) == 2 and all(a.data == 100.0 for a in progress)
 
 
 def test_same_seed_gives_byte_identical_data_without_prefect(published, tmp_path):
