@@ -85,3 +85,25 @@ def test_cross_validation_folds_spread_over_threads_give_the_same_rows():
     columns = [c for c in alone.columns if c != "seconds_anonymize"]
     assert alone[columns].equals(spread[columns])
     assert len(alone) == 4
+
+
+def test_model_fits_spread_over_threads_score_the_same():
+    from ppdm.utility.scoring import train_and_score
+
+    table, spec = _german()
+    train, test = table.iloc[:700], table.iloc[700:]
+    released = get_algorithm("mondrian").anonymize(
+        train, spec, np.random.default_rng(1)
+    )
+    calls = []
+
+    def counting(fn, items):
+        calls.append(len(items))
+        return _threads(fn, items)
+
+    kwargs = dict(target="credit", seed=2)
+    alone = train_and_score(train, released, test, **kwargs)
+    with parallel.using(counting):
+        spread = train_and_score(train, released, test, **kwargs)
+    assert alone == spread
+    assert calls == [2 * len(alone)]  # every model, on both tables, in one map

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 from sklearn.dummy import DummyClassifier
 
+from ppdm import parallel
 from ppdm.exceptions import InvalidParameterError
 from ppdm.model import SUPPRESSED
 from ppdm.utility.features import CellFeaturizer
@@ -135,43 +136,54 @@ def train_and_score(
     features = _Features(
         original_train, test, target=target, marker=marker, covers=covers
     )
-    scores = {}
+    # Every (model, training table) fit is independent: the single-view fits
+    # go through ppdm.parallel, so a parallel runner spreads them.
+    fits: dict[tuple[str, str], dict[str, Any]] = {}
+    per_view: dict[str, Any] = {}
+    combined: dict[str, float] = {}
     for name in models:
         view_kind = feature_view(name, missing, ranges)
         featurizer, x_test = features.fitted(view_kind)
         fit = dict(name=name, seed=seed, y_test=y_test, missing=missing)
-        original_acc = (
-            _fit_score(
+        if with_original:
+            fits[name, "original"] = dict(
                 featurizer=featurizer,
                 x_train=features.transform(featurizer, original_train, "original"),
                 y_train=y_orig,
                 x_test=x_test,
                 **fit,
             )
-            if with_original
-            else float("nan")
-        )
         if len(views) == 1:
             released = views[0][1]
-            anonymized_acc = _fit_score(
+            fits[name, "anonymized"] = dict(
                 featurizer=featurizer,
                 x_train=features.transform(featurizer, released, "released"),
                 y_train=released[target].astype(str).to_numpy(),
                 x_test=x_test,
                 **fit,
             )
-            per_view = None
         else:
-            anonymized_acc, per_view = _combined_score(
+            combined[name], per_view[name] = _combined_score(
                 views, features, view_kind, target=target, **fit
             )
+    accuracy = dict(
+        zip(
+            fits,
+            parallel.map_in_order(_fit_score_job, list(fits.values())),
+            strict=True,
+        )
+    )
+    scores = {}
+    for name in models:
+        original_acc = accuracy.get((name, "original"), float("nan"))
+        anonymized_acc = combined.get(name, accuracy.get((name, "anonymized")))
         scores[name] = {
             "original": original_acc,
             "anonymized": anonymized_acc,
             "difference": anonymized_acc - original_acc,
         }
-        if per_view is not None:
-            scores[name]["per_view"] = per_view
+        if per_view.get(name) is not None:
+            scores[name]["per_view"] = per_view[name]
     return scores
 
 
@@ -376,6 +388,10 @@ def _constant_features(x_train: np.ndarray) -> bool:
     return x_train.shape[1] == 0 or bool(
         (pd.DataFrame(x_train).nunique(dropna=True) <= 1).all()
     )
+
+
+def _fit_score_job(job: dict[str, Any]) -> float:
+    return _fit_score(**job)
 
 
 def _fit_score(
