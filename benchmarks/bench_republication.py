@@ -32,7 +32,9 @@ against the earlier months: persons left with fewer than l common values,
 with one, and those the month brought below l. A third policy releases with
 ``republication: {record_key: record-id}`` (role ``identifying``, never
 released; a copy of the Adult contract with that column is written to the
-temporary directory), which holds back by composition too.
+temporary directory), which holds back by composition too. A fourth
+releases with ``republication: {policy: consistent}`` (rows recoded into the
+previous month's classes, then hold-back).
 
 Run from the repository root::
 
@@ -68,6 +70,7 @@ POLICIES = (
     ("off", {"policy": "off"}),
     ("hold-back", {"policy": "hold-back"}),
     ("hold-back + record key", {"policy": "hold-back", "record_key": KEY}),
+    ("consistent", {"policy": "consistent"}),
 )
 
 
@@ -245,9 +248,10 @@ def check_timing(frames: list[pd.DataFrame], root: Path) -> dict[str, float]:
     """The differencing check and Mondrian's anonymization on Adult x10."""
     config = default_config("adult")
     qis = list(config.quasi_identifiers)
+    where = root / "out-mondrian-hold-back" / "adult"
     released = [
         tables(d)
-        for d in sorted((root / "out-mondrian-hold-back" / "adult").iterdir())
+        for d in sorted(where.iterdir() if where.is_dir() else [])
         if (d / "data").is_dir()
     ]
     if len(released) < 2:
@@ -287,6 +291,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--algorithms", default="mondrian,lattice-optimal")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
+        "--policies",
+        default=",".join(label for label, _ in POLICIES),
+        help="comma-separated policy labels to run",
+    )
+    parser.add_argument(
         "--out", type=Path, default=Path("benchmarks/results/republication.md")
     )
     args = parser.parse_args(argv)
@@ -297,6 +306,8 @@ def main(argv: list[str] | None = None) -> int:
         root = Path(tmp)
         for algorithm in args.algorithms.split(","):
             for label, republication in POLICIES:
+                if label not in args.policies.split(","):
+                    continue
                 results.extend(
                     run_series(algorithm, label, republication, frames, root, args.seed)
                 )
@@ -306,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
         "# Three monthly releases of a changing Adult table",
         "",
         "Command: `uv run python benchmarks/bench_republication.py "
-        f"--algorithms {args.algorithms} --seed {args.seed}`",
+        f"--algorithms {args.algorithms} --seed {args.seed} "
+        f"--policies '{args.policies}'`",
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python "
         f"{sys.version.split()[0]}; load average {load_start:.2f} at the start, "
