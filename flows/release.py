@@ -13,6 +13,7 @@ from ppdm.pipeline import STEPS, run_steps
 from ppdm.tasks import anonymize as anonymize_module
 from ppdm.tasks import discretize as discretize_module
 from ppdm.tasks import report as report_module
+from ppdm.tasks import republication as republication_module
 from ppdm.tasks import validate as validate_module
 from ppdm.tasks.anonymize import anonymize
 from ppdm.tasks.discretize import discretize
@@ -44,6 +45,7 @@ SHOWN_WHEN_CACHED = {
     "validate": validate_module.show,
     "discretize": discretize_module.show,
     "anonymize": anonymize_module.show,
+    "republication": republication_module.show,
     "utility-report": report_module.show,
 }
 
