@@ -154,6 +154,7 @@ def test_a_new_test_size_reuses_the_cached_anonymization(published, tmp_path):
         "german-validate",
         "german-discretize",
         "german-anonymize",
+        "german-republication",
     } <= _artifact_keys(state.state_details.flow_run_id)
 
 
