@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-__all__ = ["temporary_api"]
+__all__ = ["TemporaryAPI", "temporary_api"]
 
 _PR_SET_PDEATHSIG = 1
 _STARTUP_TIMEOUT_S = float(
@@ -65,46 +65,54 @@ def _healthy(url: str) -> bool:
         return False
 
 
-@contextlib.contextmanager
-def temporary_api(while_starting: Callable[[], object] | None = None) -> Iterator[str]:
-    """Start a Prefect API on 127.0.0.1 for this process; yield its URL.
+class TemporaryAPI:
+    """A Prefect API server process on 127.0.0.1, started early and awaited late.
 
-    ``while_starting`` runs after the server process is started and before its
-    first answer is awaited: the server takes seconds to start, and a command
-    imports its flow's modules (Great Expectations, scikit-learn) meanwhile.
+    ``start`` only spawns the process (milliseconds); ``serving`` waits for its
+    first answer and points Prefect at it; ``stop`` ends it by PID. A command
+    starts it as soon as it knows it will run a flow, so that the server's
+    seconds of start-up overlap the command's own work (pre-flight, imports).
     """
-    port = _free_port()
-    url = f"http://127.0.0.1:{port}/api"
-    env = {
-        **os.environ,
-        "PREFECT_UI_ENABLED": "0",
-        "PREFECT__SERVER_EPHEMERAL": "1",
-        "PREFECT__SERVER_FINAL": "1",
-    }
-    env.pop("PREFECT_API_URL", None)
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            __name__,
-            "--port",
-            str(port),
-            "--parent",
-            str(os.getpid()),
-        ],
-        env=env,
-    )
-    try:
-        if while_starting is not None:
-            while_starting()
+
+    def __init__(self) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}/api"
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> TemporaryAPI:
+        env = {
+            **os.environ,
+            "PREFECT_UI_ENABLED": "0",
+            "PREFECT__SERVER_EPHEMERAL": "1",
+            "PREFECT__SERVER_FINAL": "1",
+        }
+        env.pop("PREFECT_API_URL", None)
+        self.process = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                __name__,
+                "--port",
+                str(self.port),
+                "--parent",
+                str(os.getpid()),
+            ],
+            env=env,
+        )
+        return self
+
+    @contextlib.contextmanager
+    def serving(self) -> Iterator[str]:
+        """Wait until the server answers; point Prefect at it in the block."""
         from prefect.settings import PREFECT_API_URL, temporary_settings
 
+        assert self.process is not None, "start() first"
         deadline = time.monotonic() + _STARTUP_TIMEOUT_S
-        while not _healthy(url):
-            if process.poll() is not None:
+        while not _healthy(self.url):
+            if self.process.poll() is not None:
                 raise RuntimeError(
-                    f"the temporary Prefect API exited with code {process.returncode} "
-                    "before it answered"
+                    "the temporary Prefect API exited with code "
+                    f"{self.process.returncode} before it answered"
                 )
             if time.monotonic() > deadline:
                 raise RuntimeError(
@@ -117,11 +125,11 @@ def temporary_api(while_starting: Callable[[], object] | None = None) -> Iterato
         # (parallel: {runner: dask, processes: true}) must reach this API
         # rather than each start a server of its own.
         previous = os.environ.get("PREFECT_API_URL")
-        os.environ["PREFECT_API_URL"] = url
+        os.environ["PREFECT_API_URL"] = self.url
         try:
-            with temporary_settings(updates={PREFECT_API_URL: url}):
+            with temporary_settings(updates={PREFECT_API_URL: self.url}):
                 try:
-                    yield url
+                    yield self.url
                 finally:
                     _flush_to_api()
         finally:
@@ -129,13 +137,34 @@ def temporary_api(while_starting: Callable[[], object] | None = None) -> Iterato
                 os.environ.pop("PREFECT_API_URL", None)
             else:
                 os.environ["PREFECT_API_URL"] = previous
-    finally:
-        process.terminate()
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
         try:
-            process.wait(timeout=10)
+            self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+            self.process.kill()
+            self.process.wait()
+
+
+@contextlib.contextmanager
+def temporary_api(while_starting: Callable[[], object] | None = None) -> Iterator[str]:
+    """Start a Prefect API on 127.0.0.1 for this process; yield its URL.
+
+    ``while_starting`` runs after the server process is started and before its
+    first answer is awaited: the server takes seconds to start, and a command
+    imports its flow's modules (Great Expectations, scikit-learn) meanwhile.
+    """
+    api = TemporaryAPI().start()
+    try:
+        if while_starting is not None:
+            while_starting()
+        with api.serving() as url:
+            yield url
+    finally:
+        api.stop()
 
 
 def _flush_to_api() -> None:

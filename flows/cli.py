@@ -19,6 +19,7 @@ from ppdm.flows import compare_command, init_command, serve
 
 if TYPE_CHECKING:
     from ppdm.config import ReleaseConfig
+    from ppdm.flows.api_server import TemporaryAPI
 
 #: Exit codes, documented in the README: 0 done; 1 the release or the check
 #: failed (verification, validation, an infeasible requirement, a broken audit
@@ -166,25 +167,35 @@ def _run(args: argparse.Namespace) -> int:
         output_dir=args.out,
         work_dir=args.work_dir,
     )
-    if any(
-        spec.startswith("prefect-secret:")
-        for spec in (config.audit_key, config.pseudonym_key)
-    ):
-        import ppdm.tasks  # noqa: F401 - registers the prefect-secret key resolver
-    preflight(config)
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    # The configuration is valid: a temporary Prefect API (unless one is
+    # configured) starts now, so that its seconds of start-up overlap the
+    # pre-flight, Prefect's import and the steps' imports.
+    from ppdm.flows.api_server import TemporaryAPI
+
+    api = None if _api_configured() else TemporaryAPI().start()
     level = os.environ.get("PREFECT_LOGGING_LEVEL")
-    if args.quiet or args.json:
-        # Prefect's own log lines off; an error still ends in its one line.
-        os.environ["PREFECT_LOGGING_LEVEL"] = "CRITICAL"
     try:
-        release_dir = _run_with_progress(config, show=not (args.quiet or args.json))
+        if any(
+            spec.startswith("prefect-secret:")
+            for spec in (config.audit_key, config.pseudonym_key)
+        ):
+            import ppdm.tasks  # noqa: F401 - registers the prefect-secret key resolver
+        preflight(config)
+        if args.quiet or args.json:
+            # Prefect's own log lines off; an error still ends in its one line.
+            os.environ["PREFECT_LOGGING_LEVEL"] = "CRITICAL"
+        release_dir = _run_with_progress(
+            config, api, show=not (args.quiet or args.json)
+        )
     finally:
         if level is None:
             os.environ.pop("PREFECT_LOGGING_LEVEL", None)
         else:
             os.environ["PREFECT_LOGGING_LEVEL"] = level
+        if api is not None:
+            api.stop()
     if args.json:
         print(json.dumps(release_summary(Path(release_dir)), sort_keys=True))
     else:
@@ -192,19 +203,36 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _run_with_progress(config: ReleaseConfig, *, show: bool) -> str:
+def _api_configured() -> bool:
+    """Whether a Prefect API is configured, as far as is known before importing Prefect.
+
+    A profile may name one too; :func:`_run_flow` asks Prefect once it is
+    imported and then stops the temporary API it no longer needs.
+    """
+    if os.environ.get("PREFECT_API_URL"):
+        return True
+    if "prefect.settings" in sys.modules:  # imported already (a notebook, the tests)
+        from prefect.settings import PREFECT_API_URL
+
+        return bool(PREFECT_API_URL.value())
+    return False
+
+
+def _run_with_progress(
+    config: ReleaseConfig, api: TemporaryAPI | None, *, show: bool
+) -> str:
     """Run the flow, with a progress bar when standard error is a terminal."""
     from ppdm.flows.progress_bar import ReleaseProgress, terminal_console
 
     console = terminal_console() if show else None
     if console is None:
-        return _run_flow(config)
+        return _run_flow(config, api)
     with ReleaseProgress(console=console):
-        return _run_flow(config)
+        return _run_flow(config, api)
 
 
-def _run_flow(config: ReleaseConfig) -> str:
-    """Run the release flow on a configured API, or on a temporary one."""
+def _run_flow(config: ReleaseConfig, api: TemporaryAPI | None) -> str:
+    """Run the release flow on a configured API, or on the temporary one ``api``."""
     from prefect import tags
     from prefect.settings import PREFECT_API_URL
 
@@ -218,17 +246,19 @@ def _run_flow(config: ReleaseConfig) -> str:
 
     run_tags = ("ppdm", f"dataset:{config.dataset}", f"algorithm:{config.algorithm}")
     with tags(*run_tags):
-        if PREFECT_API_URL.value():  # a server, or the test harness, is configured
+        if PREFECT_API_URL.value():  # a server (environment or profile) is configured
+            if api is not None:
+                api.stop()  # named by the profile: the temporary one is not needed
             return release_flow()(config)
         # Not Prefect's own ephemeral server: that one outlives a killed run.
-        from ppdm.flows.api_server import temporary_api
+        if api is None:
+            from ppdm.flows.api_server import TemporaryAPI
 
+            api = TemporaryAPI().start()
         # The flow's modules load while the server starts (both take seconds).
-        loaded: list[Any] = []
-        with temporary_api(
-            while_starting=lambda: loaded.append(release_flow(preload=True))
-        ):
-            return loaded[0](config)
+        flow = release_flow(preload=True)
+        with api.serving():
+            return flow(config)
 
 
 def release_summary(release_dir: Path) -> dict:

@@ -61,6 +61,10 @@ class ReleaseProgress:
             "", total=1, step="starting Prefect", start=True
         )
         self._unit = 0
+        #: The steps announced, in order (the bar redraws ten times a second, so
+        #: a step shorter than that may never be drawn).
+        self.steps: list[str] = []
+        self.descriptions: list[str] = []
         self._rerouted: list[tuple[Any, Console]] = []
         self._listening = progress.listening(self.on_report, on_step=self.on_step)
 
@@ -82,6 +86,7 @@ class ReleaseProgress:
 
     def on_step(self, name: str, number: int, total: int) -> None:
         self._reroute_prefect_logs()
+        self.steps.append(name)
         self._unit = number - 1
         self._bar.update(
             self._task,
@@ -92,6 +97,8 @@ class ReleaseProgress:
         )
 
     def on_report(self, fraction: float, description: str) -> None:
+        if description and self.descriptions[-1:] != [description]:
+            self.descriptions.append(description)
         self._bar.update(
             self._task, completed=self._unit + fraction, description=description
         )
