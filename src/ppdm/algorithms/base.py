@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -20,6 +20,10 @@ from ppdm.exceptions import (
 )
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import validate_params
+
+if TYPE_CHECKING:
+    from ppdm.scale.frequency import FrequencyTable
+    from ppdm.scale.recoding import Recoding
 
 __all__ = ["Anonymizer", "RELEASE_KINDS", "NUMERIC_INPUTS", "validate_spec"]
 
@@ -54,6 +58,13 @@ class Anonymizer(ABC):
     numeric_input: ClassVar[str] = "either"
     #: One of :data:`RELEASE_KINDS`.
     releases: ClassVar[str] = "table"
+    #: True when the release is a function of the frequency table of
+    #: (quasi-identifiers, sensitive attributes, target) alone, so the
+    #: algorithm runs out of core: :meth:`recode` on the combined frequency
+    #: table of the partitions, then the recoding applied to each partition.
+    #: Algorithms that need the rows (a tree on records, a wrapper's
+    #: classifier) leave it False and the Dask engine refuses them.
+    frequency_table: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
 
     @classmethod
@@ -65,6 +76,7 @@ class Anonymizer(ABC):
             "uses_hierarchies": cls.uses_hierarchies,
             "numeric_input": cls.numeric_input,
             "releases": cls.releases,
+            "frequency_table": cls.frequency_table,
             "parameters": cls._param_names(),
         }
 
@@ -187,6 +199,45 @@ class Anonymizer(ABC):
             )
         return self._anonymize(table, spec, rng)
 
+    def recode(
+        self,
+        frequencies: FrequencyTable,
+        spec: AnonymizationSpec,
+        rng: np.random.Generator,
+    ) -> Recoding:
+        """The recoding of the table ``frequencies`` describes (out-of-core path).
+
+        ``recode(FrequencyTable.of(table, ...), spec, rng).apply(table)`` holds
+        the same rows as ``anonymize(table, spec, rng).table``, in the input
+        order; the frequency table's columns must include the
+        quasi-identifiers, the sensitive attributes and the target.
+        """
+        if not self.frequency_table:
+            raise UnsupportedRequirementError(
+                f"{self.name} needs the table's rows (it does not run on a frequency "
+                "table); use the pandas engine"
+            )
+        self.check_params()
+        type(self).check_requirement(spec.requirement, target=spec.target)
+        validate_spec(frequencies.keys, spec, n_rows=frequencies.n_rows)
+        if not isinstance(rng, np.random.Generator):
+            raise InvalidParameterError(
+                f"{self.name}: rng must be a numpy.random.Generator made from the "
+                f"release seed; got {type(rng).__name__}"
+            )
+        return self._recode(frequencies, spec, rng)
+
+    def _recode(
+        self,
+        frequencies: FrequencyTable,
+        spec: AnonymizationSpec,
+        rng: np.random.Generator,
+    ) -> Recoding:
+        """Algorithm body of :meth:`recode`; inputs are already validated."""
+        raise NotImplementedError(
+            f"{self.name} declares frequency_table but no _recode"
+        )
+
     @abstractmethod
     def _anonymize(
         self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
@@ -215,9 +266,15 @@ class Anonymizer(ABC):
         return f"{type(self).__name__}({args})"
 
 
-def validate_spec(table: pd.DataFrame, spec: AnonymizationSpec) -> None:
-    """Check a spec against a table before any work, naming what is wrong."""
-    n_rows = len(table)
+def validate_spec(
+    table: pd.DataFrame, spec: AnonymizationSpec, *, n_rows: int | None = None
+) -> None:
+    """Check a spec against a table before any work, naming what is wrong.
+
+    ``n_rows`` is the number of rows ``table`` stands for when it is the key
+    columns of a frequency table (default: its length).
+    """
+    n_rows = len(table) if n_rows is None else n_rows
     requirement = spec.requirement
     missing = [c for c in spec.quasi_identifiers if c not in table.columns]
     if missing:
