@@ -504,6 +504,7 @@ def test_capabilities_are_well_formed(name: str) -> None:
         "uses_hierarchies",
         "numeric_input",
         "releases",
+        "frequency_table",
         "parameters",
     }
     assert caps["models"] == sorted(set(caps["models"])) and caps["models"]
