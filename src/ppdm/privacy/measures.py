@@ -356,6 +356,8 @@ class SensitiveCounts:
 
     def recursive_l_per_class(self, c: float) -> np.ndarray:
         """Largest ``l`` each class meets for recursive (c, l)-diversity."""
+        if len(self.pair_class) == 0:  # no rows: no class meets any l
+            return np.zeros(self.n_classes, dtype=np.int64)
         order = np.lexsort((-self.pair_count, self.pair_class))
         cls = self.pair_class[order]
         cnt = self.pair_count[order]
@@ -497,14 +499,18 @@ class ClassPartition:
         ids: np.ndarray,
         n_groups: int,
         sensitive: Sequence[SensitiveCounts] = (),
+        weights: np.ndarray | None = None,
     ) -> ClassPartition:
         """A partition of rows into candidate groups, with no released values.
 
         Algorithms use it to ask the privacy models about groups they are
         considering (a Mondrian cut, a tree leaf, a lattice node's classes);
-        ``ids`` are the rows' group numbers in ``0..n_groups-1``.
+        ``ids`` are the rows' group numbers in ``0..n_groups-1``. ``weights``
+        (int, one per row of ``ids``) counts each row as that many rows (a
+        frequency table's counts): the sizes are then weighted sums, and
+        ``sensitive`` must be counted with the same weights.
         """
-        sizes = np.bincount(ids, minlength=n_groups).astype(np.int64)
+        sizes = np.bincount(ids, weights=weights, minlength=n_groups).astype(np.int64)
         return cls(
             (),
             sizes,
@@ -562,21 +568,35 @@ def counts_from_codes(
     values: np.ndarray,
     ranks: np.ndarray | None,
     whole: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> SensitiveCounts:
-    """Build :class:`SensitiveCounts` from per-row class ids and value codes."""
+    """Build :class:`SensitiveCounts` from per-row class ids and value codes.
+
+    ``weights`` (int, one per row; default 1) counts each row as that many
+    rows, so a frequency table (one row per distinct combination, weighted
+    by its count) gives the counts of the rows it describes. Pairs of
+    weight 0 are left out, as a value no row holds. ``sizes`` are the classes'
+    (weighted) sizes. The pairs are ordered by class, then value code, so the
+    per-class float sums run in an order that does not depend on the order of
+    the rows.
+    """
     n_values = max(len(values), 1)
     key = ids * n_values + codes
     space = len(sizes) * n_values
     if space <= 4 * len(key) + 1_000_000:
         # A dense count over the (class, value) key space beats hashing when
         # that space is not much larger than the table.
-        dense = np.bincount(key, minlength=space)
+        dense = np.bincount(key, weights=weights, minlength=space)
         pair_uniques = np.flatnonzero(dense)
         counts = dense[pair_uniques].astype(np.int64)
     else:
-        pair_key, uniques = pd.factorize(key)
-        counts = np.bincount(pair_key, minlength=len(uniques)).astype(np.int64)
+        pair_key, uniques = pd.factorize(key, sort=True)
+        counts = np.bincount(pair_key, weights=weights, minlength=len(uniques))
+        counts = counts.astype(np.int64)
         pair_uniques = np.asarray(uniques, dtype=np.int64)
+        if weights is not None:
+            present = counts > 0
+            pair_uniques, counts = pair_uniques[present], counts[present]
     return SensitiveCounts(
         attribute,
         np.asarray(sizes, dtype=np.int64),

@@ -148,6 +148,31 @@ def requirement_models(
     return tuple(model_from_description(d) for d in descriptions)
 
 
+def _canonical_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Value code of every row and the distinct values, numbered in value order.
+
+    Numbering the values by their order (missing last), not by their first
+    row, makes the codes of a table and of its frequency table (or of the
+    same rows shuffled) agree, and with them the order in which the
+    per-class measures add up their floats. Values that do not compare are
+    ordered by type name and text.
+    """
+    try:
+        raw, uniques = pd.factorize(column, use_na_sentinel=False, sort=True)
+    except TypeError:
+        raw, uniques = pd.factorize(column, use_na_sentinel=False)
+        found = np.asarray(uniques, dtype=object)
+        keys = [
+            (bool(pd.isna(v)) if np.ndim(v) == 0 else False, type(v).__name__, str(v))
+            for v in found
+        ]
+        order = sorted(range(len(found)), key=keys.__getitem__)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        return rank[np.asarray(raw, dtype=np.int64)], found[order]
+    return np.asarray(raw, dtype=np.int64), np.asarray(uniques, dtype=object)
+
+
 @dataclass(frozen=True)
 class EncodedSensitive:
     """A table's sensitive attribute coded once, for repeated group checks.
@@ -156,13 +181,14 @@ class EncodedSensitive:
     ----------
     attribute : str
     codes : numpy.ndarray of int64
-        Value code of every row.
+        Value code of every row (values numbered in their sorted order).
     values : numpy.ndarray
         The distinct values, by code.
     ranks : numpy.ndarray or None
         Order of the values when they are numbers or intervals.
     whole : numpy.ndarray
-        Share of each value in the whole table (t-closeness's reference).
+        Share of each value in the whole table (t-closeness's reference),
+        weighted by the rows' weights when the table is a frequency table.
     """
 
     attribute: str
@@ -172,11 +198,28 @@ class EncodedSensitive:
     whole: np.ndarray
 
     @classmethod
-    def of(cls, column: pd.Series) -> EncodedSensitive:
-        raw, uniques = pd.factorize(column, use_na_sentinel=False)
-        codes = np.asarray(raw, dtype=np.int64)
-        values = np.asarray(uniques, dtype=object)
-        counts = np.bincount(codes, minlength=max(len(values), 1)).astype(float)
+    def of(
+        cls, column: pd.Series, weights: np.ndarray | None = None
+    ) -> EncodedSensitive:
+        """Code ``column``; ``weights`` (int, one per row) count a row as that many.
+
+        With weights, the values are those of positive total weight (a value
+        only zero-weight rows hold is no value of the table described; those
+        rows keep a code, and count for nothing).
+        """
+        codes, values = _canonical_codes(column)
+        counts = np.bincount(
+            codes, weights=_weights_of(weights, len(codes)), minlength=len(values)
+        )
+        if weights is not None and len(values) and not (counts > 0).all():
+            held = counts > 0
+            new = np.cumsum(held) - 1
+            new[~held] = 0
+            codes = new[codes]
+            values, counts = values[held], counts[held]
+        counts = np.asarray(counts, dtype=float)
+        if not len(counts):
+            counts = np.zeros(1)
         whole = counts / max(counts.sum(), 1.0)
         return cls(
             str(column.name),
@@ -187,12 +230,41 @@ class EncodedSensitive:
         )
 
     def counts(
-        self, ids: np.ndarray, sizes: np.ndarray, rows: np.ndarray | None = None
+        self,
+        ids: np.ndarray,
+        sizes: np.ndarray,
+        rows: np.ndarray | None = None,
+        weights: np.ndarray | None = None,
     ) -> SensitiveCounts:
+        """(group, value) counts of the considered rows (``weights`` per row of ``ids``)."""
         codes = self.codes if rows is None else self.codes[rows]
         return counts_from_codes(
-            self.attribute, ids, sizes, codes, self.values, self.ranks, self.whole
+            self.attribute,
+            ids,
+            sizes,
+            codes,
+            self.values,
+            self.ranks,
+            self.whole,
+            weights,
         )
+
+
+def _weights_of(weights: np.ndarray | None, n: int) -> np.ndarray | None:
+    """``weights`` as an int64 array of ``n`` non-negative entries (None stays None)."""
+    if weights is None:
+        return None
+    array = np.asarray(weights)
+    if array.shape != (n,):
+        raise InvalidParameterError(
+            f"weights must hold one entry per row ({n}); got shape {array.shape}"
+        )
+    if array.dtype.kind not in "iu" or (len(array) and array.min() < 0):
+        raise InvalidParameterError(
+            "weights must be integers >= 0 (rows per combination); got "
+            f"{array.dtype} values from {array.min() if len(array) else None}"
+        )
+    return array.astype(np.int64, copy=False)
 
 
 @dataclass(frozen=True)
@@ -360,15 +432,25 @@ class Requirement:
         return tuple(m.name for m in self.models)
 
     # -- asking the models ---------------------------------------------------
-    def encode(self, table: pd.DataFrame) -> dict[str, EncodedSensitive]:
-        """Code the sensitive attributes of ``table`` once, for :meth:`accepts_groups`."""
+    def encode(
+        self, table: pd.DataFrame, weights: np.ndarray | None = None
+    ) -> dict[str, EncodedSensitive]:
+        """Code the sensitive attributes of ``table`` once, for :meth:`accepts_groups`.
+
+        ``weights`` (int, one per row of ``table``) when the table is a
+        frequency table: each row stands for that many rows, and the whole
+        table's distribution (t-closeness's reference) is weighted.
+        """
         missing = [a for a in self.sensitive_attributes if a not in table.columns]
         if missing:
             raise InvalidParameterError(
                 f"sensitive attribute(s) {missing} are not columns of the table "
                 f"(columns: {list(table.columns)})"
             )
-        return {a: EncodedSensitive.of(table[a]) for a in self.sensitive_attributes}
+        weights = _weights_of(weights, len(table))
+        return {
+            a: EncodedSensitive.of(table[a], weights) for a in self.sensitive_attributes
+        }
 
     def accepts(self, partition: ClassPartition) -> np.ndarray:
         """Which classes every model accepts."""
@@ -383,6 +465,7 @@ class Requirement:
         n_groups: int,
         encoded: Mapping[str, EncodedSensitive],
         rows: np.ndarray | None = None,
+        weights: np.ndarray | None = None,
     ) -> np.ndarray:
         """Which candidate groups every model accepts.
 
@@ -393,17 +476,28 @@ class Requirement:
         n_groups : int
         encoded : mapping
             :meth:`encode` of the whole table (t-closeness compares with the
-            whole table's distribution, not with the considered rows').
+            whole table's distribution, not with the considered rows'); of a
+            frequency table, encoded with its counts as weights.
         rows : numpy.ndarray of int, optional
             Positions in the table of the considered rows (default: all, in
             order).
+        weights : numpy.ndarray of int, optional
+            Rows each considered row stands for, one entry per entry of
+            ``ids`` (a frequency table's counts, ``counts[rows]``); default 1.
+            Every model then judges the rows described: k-anonymity the
+            weighted class size, distinct l-diversity the values of positive
+            weight, entropy and recursive (c, l)-diversity and t-closeness the
+            weighted counts. With weights, the decisions equal those on the
+            expanded rows.
         """
         ids = np.asarray(ids, dtype=np.int64)
-        sizes = np.bincount(ids, minlength=n_groups).astype(np.int64)
+        weights = _weights_of(weights, len(ids))
+        sizes = np.bincount(ids, weights=weights, minlength=n_groups).astype(np.int64)
         counts = [
-            encoded[a].counts(ids, sizes, rows) for a in self.sensitive_attributes
+            encoded[a].counts(ids, sizes, rows, weights)
+            for a in self.sensitive_attributes
         ]
-        partition = ClassPartition.from_groups(ids, n_groups, counts)
+        partition = ClassPartition.from_groups(ids, n_groups, counts, weights)
         return self.accepts(partition)
 
     def check(self, table: pd.DataFrame | ClassPartition) -> tuple[PrivacyResult, ...]:
