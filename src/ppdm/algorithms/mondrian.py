@@ -37,13 +37,27 @@ therefore costs a few passes over the rows and there are about
 so the result equals the one of the recursive formulation (the unit tests
 cross-check it against a plain recursive implementation).
 
+Frequency tables (out of core)
+------------------------------
+Strict cuts keep equal values together, so every row of one quasi-identifier
+combination lands in the same final partition and the release is a function
+of the combination. :meth:`Mondrian.recode` runs the same partitioning on a
+:class:`~ppdm.scale.frequency.FrequencyTable` (one line per distinct
+combination of quasi-identifiers, sensitive attributes and target) with the
+lines' row counts as weights: every histogram, median position, size bound
+and model decision counts rows, while the global numeric range, the domain
+sizes and hence the normalized widths depend only on the distinct values,
+which are the same. The partitions, released cells and evidence are those of
+:meth:`Mondrian.anonymize` on the rows the table describes, whatever their
+order or however the table was combined from parts.
+
 Conventions (deterministic; no randomness is used)
 --------------------------------------------------
 Order of values
     numeric: by value; ordinal: by category order; nominal: unordered
     categoricals by category order, other columns by sorted value (by their
-    text when the values cannot be compared). A missing value (NA) is a value
-    of its own, placed after every present value.
+    text, then type name, when the values cannot be compared). A missing
+    value (NA) is a value of its own, placed after every present value.
 Normalized width of a partition on an attribute
     numeric: ``(max - min) / (global max - global min)`` over present values,
     plus ``1 / d`` when the partition holds NA (``d``: distinct values of the
@@ -83,8 +97,9 @@ Rows
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -94,7 +109,11 @@ from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.model import AnonymizationSpec, AttributeKind, Release, attribute_kind
 from ppdm.params import Options
 from ppdm.privacy import CLASS_MODELS, Requirement
+from ppdm.scale.recoding import Recoding
 from ppdm.values import Cell, format_interval, format_range, format_set, parse_cell
+
+if TYPE_CHECKING:
+    from ppdm.scale.frequency import FrequencyTable
 
 __all__ = ["Mondrian", "MondrianPartition", "mondrian_partition"]
 
@@ -169,7 +188,14 @@ def _encode(column: pd.Series, name: str) -> _Dimension:
             labels = np.asarray(uniques, dtype=object)
         except TypeError:  # values of mixed types: order them by their text
             codes, uniques = pd.factorize(column)
-            order = np.argsort(np.asarray([str(u) for u in uniques]), kind="stable")
+            # Text, then type name: equal texts of different types (1 and
+            # "1") are ordered the same whatever the order of the rows.
+            order = np.lexsort(
+                (
+                    np.asarray([type(u).__name__ for u in uniques]),
+                    np.asarray([str(u) for u in uniques]),
+                )
+            )
             rank = np.empty(len(order), dtype=np.int64)
             rank[order] = np.arange(len(order))
             codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
@@ -198,18 +224,36 @@ def _encode(column: pd.Series, name: str) -> _Dimension:
     )
 
 
+def _count(ids: np.ndarray, n: int, weights: np.ndarray | None = None) -> np.ndarray:
+    """Rows per id ``0..n-1`` (int64): one per item, or the items' ``weights``."""
+    if weights is None:
+        return np.bincount(ids, minlength=n)
+    # bincount adds the weights as float64: exact for totals below 2**53.
+    return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+
+
 def _histogram(
-    part: np.ndarray, code: np.ndarray, n_parts: int, n_codes: int
+    part: np.ndarray,
+    code: np.ndarray,
+    n_parts: int,
+    n_codes: int,
+    weights: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Non-empty (partition, code) cells with their counts, sorted by both."""
+    """Non-empty (partition, code) cells with their row counts, sorted by both.
+
+    ``weights`` are the rows each item stands for (all positive), default one.
+    """
     n_cells = n_parts * n_codes
     key = part * n_codes + code
     if n_cells <= max(_DENSE_FACTOR * len(code), _DENSE_MIN_CELLS):
-        counts = np.bincount(key, minlength=n_cells)
+        counts = _count(key, n_cells, weights)
         cells = np.flatnonzero(counts)
         counts = counts[cells]
-    else:
+    elif weights is None:
         cells, counts = np.unique(key, return_counts=True)
+    else:
+        cells, inverse = np.unique(key, return_inverse=True)
+        counts = _count(inverse.ravel(), len(cells), weights)
     part, code = np.divmod(cells, n_codes)
     return part, code, counts
 
@@ -228,10 +272,14 @@ class _Stats:
 
 
 def _stats(
-    dim: _Dimension, part: np.ndarray, code: np.ndarray, sizes: np.ndarray
+    dim: _Dimension,
+    part: np.ndarray,
+    code: np.ndarray,
+    sizes: np.ndarray,
+    weights: np.ndarray | None = None,
 ) -> _Stats:
     n_parts = len(sizes)
-    h_part, h_code, h_count = _histogram(part, code, n_parts, dim.n_codes)
+    h_part, h_code, h_count = _histogram(part, code, n_parts, dim.n_codes, weights)
     n_distinct = np.bincount(h_part, minlength=n_parts)
     ends = np.cumsum(n_distinct)
     starts = ends - n_distinct
@@ -278,15 +326,18 @@ def mondrian_partition(
     sensitive_attribute: str | None = None,
     l: int = 1,  # noqa: E741 - the literature's name
     requirement: Requirement | None = None,
+    weights: np.ndarray | None = None,
 ) -> MondrianPartition:
     """Partition ``table`` by strict Mondrian (see the module docstring).
 
     Parameters
     ----------
     table : pandas.DataFrame
+        The rows, or the distinct combinations of a frequency table with
+        their row counts in ``weights``.
     quasi_identifiers : sequence of str
     k : int, default=1
-        Minimum partition size; ``1 <= k <= len(table)``.
+        Minimum partition size in rows; ``1 <= k <=`` the rows.
     sensitive_attribute : str, optional
         Needed when ``l > 1``.
     l : int, default=1
@@ -295,6 +346,11 @@ def mondrian_partition(
     requirement : Requirement, optional
         Privacy models every partition must satisfy, instead of the shorthand
         ``sensitive_attribute`` / ``l`` (``k`` still bounds the size).
+    weights : numpy.ndarray of int, shape (len(table),), optional
+        Rows each line of ``table`` stands for (each at least 1; default 1).
+        Every histogram, median, size bound and model decision counts rows,
+        so the partition of a frequency table's combinations is the one of
+        the rows it describes: each row's partition is its combination's.
 
     Returns
     -------
@@ -306,8 +362,9 @@ def mondrian_partition(
         Not even the whole table is a valid partition: ``k`` exceeds the rows,
         ``l`` the distinct sensitive values, or a model rejects the table.
     InvalidParameterError
-        ``l > 1`` without a ``sensitive_attribute``, or ``l`` /
-        ``sensitive_attribute`` given with a ``requirement``.
+        ``l > 1`` without a ``sensitive_attribute``, ``l`` /
+        ``sensitive_attribute`` given with a ``requirement``, or ``weights``
+        of another length or below 1.
 
     References
     ----------
@@ -329,8 +386,29 @@ def mondrian_partition(
             "mondrian: give l and sensitive_attribute through the requirement "
             f"({requirement}), not as well as it"
         )
+    if weights is not None:
+        weights = _check_weights(weights, len(table))
     dims = [_encode(table[name], name) for name in quasi_identifiers]
-    return _partition(table, dims, requirement, k)
+    return _partition(table, dims, requirement, k, weights)
+
+
+def _check_weights(weights: Any, n_items: int) -> np.ndarray:
+    """``weights`` as int64 row counts, one per item, each at least 1."""
+    counts = np.asarray(weights)
+    if counts.shape != (n_items,) or not (
+        np.issubdtype(counts.dtype, np.integer) or counts.dtype == bool
+    ):
+        raise InvalidParameterError(
+            f"mondrian: weights must be {n_items} integer row counts (one per line "
+            f"of the table); got shape {counts.shape} of {counts.dtype}"
+        )
+    counts = counts.astype(np.int64)
+    if n_items and counts.min() < 1:
+        raise InvalidParameterError(
+            f"mondrian: weights must be row counts of at least 1; got "
+            f"{int(counts.min())}"
+        )
+    return counts
 
 
 def _partition(
@@ -338,13 +416,18 @@ def _partition(
     dims: list[_Dimension],
     requirement: Requirement,
     k: int = 1,
+    weights: np.ndarray | None = None,
 ) -> MondrianPartition:
     """Body of :func:`mondrian_partition` on already encoded attributes.
 
     Partitions are at least ``max(k, requirement.minimal_class_size)`` rows,
-    and every model of ``requirement`` accepts each of them.
+    and every model of ``requirement`` accepts each of them. ``weights``
+    (checked int64 counts, or None for one row per line) are the rows each
+    line of ``table`` stands for; the in-memory release and the frequency
+    table's recoding both run this one function.
     """
-    n = len(table)
+    n_items = len(table)
+    n = n_items if weights is None else int(weights.sum())
     k = max(int(k), requirement.minimal_class_size)
     if k > n:
         raise InfeasibleConstraintError(
@@ -352,16 +435,16 @@ def _partition(
             f"the {n} rows of the table"
         )
     m = len(dims)
-    codes2d = np.column_stack([d.codes for d in dims]) if m else np.zeros((n, 0))
+    codes2d = np.column_stack([d.codes for d in dims]) if m else np.zeros((n_items, 0))
     # k-anonymity alone: the size bound decides every cut and no model is asked.
     ask_models = not (
         requirement.decided_by_bounds and requirement.minimal_distinct_values <= 1
     )
-    encoded = requirement.encode(table) if ask_models else {}
+    encoded = _encode_sensitive(table, requirement, weights) if ask_models else {}
     if ask_models:
-        _check_whole_table(table, requirement, encoded)
+        _check_whole_table(table, requirement, encoded, weights)
 
-    pid = np.zeros(n, dtype=np.int64)
+    pid = np.zeros(n_items, dtype=np.int64)
     is_open = np.ones(1, dtype=bool)
     cuts = np.zeros(m, dtype=np.int64)
     rounds = 0
@@ -373,13 +456,14 @@ def _partition(
         local[open_ids] = np.arange(n_open)
         active = np.flatnonzero(is_open[pid])
         part = local[pid[active]]
-        sizes = np.bincount(part, minlength=n_open)
+        active_weights = None if weights is None else weights[active]
+        sizes = _count(part, n_open, active_weights)
 
         width = np.empty((n_open, m))
         allowed = np.empty((n_open, m), dtype=bool)
         threshold = np.empty((n_open, m), dtype=np.int64)
         for j, dim in enumerate(dims):
-            st = _stats(dim, part, dim.codes[active], sizes)
+            st = _stats(dim, part, dim.codes[active], sizes, active_weights)
             width[:, j] = _width(dim, st)
             threshold[:, j] = st.threshold
             allowed[:, j] = (
@@ -409,8 +493,8 @@ def _partition(
                 side = codes2d[rows, row_dim] > threshold[row_part, row_dim]
                 child = 2 * rank[row_part] + side
                 n_cand = int(candidate.sum())
-                accepted = requirement.accepts_groups(
-                    child, 2 * n_cand, encoded, rows=rows
+                accepted = _accepts(
+                    requirement, child, 2 * n_cand, encoded, rows, weights
                 )
                 good = accepted[0::2] & accepted[1::2]
                 cand_ids = np.flatnonzero(candidate)
@@ -423,7 +507,7 @@ def _partition(
         rows = active[in_split]
         row_part = part[in_split]
         row_dim = chosen[row_part]
-        side = np.zeros(n, dtype=np.int64)
+        side = np.zeros(n_items, dtype=np.int64)
         side[rows] = codes2d[rows, row_dim] > threshold[row_part, row_dim]
         # Children 2p and 2p+1 renumbered in order: ids stay depth-first.
         key = 2 * pid + side
@@ -445,8 +529,59 @@ def _partition(
     )
 
 
+def _encode_sensitive(
+    table: pd.DataFrame, requirement: Requirement, weights: np.ndarray | None
+) -> dict[str, Any]:
+    """:meth:`Requirement.encode` of the rows ``table`` (with ``weights``) stands for.
+
+    The whole table's distribution of each sensitive attribute (t-closeness's
+    reference) counts rows, not distinct combinations.
+    """
+    encoded = requirement.encode(table)
+    if weights is None:
+        return encoded
+    out = {}
+    for attribute, enc in encoded.items():
+        counts = _count(enc.codes, max(len(enc.values), 1), weights).astype(float)
+        whole = counts / max(counts.sum(), 1.0)
+        out[attribute] = dataclasses.replace(enc, whole=whole)
+    return out
+
+
+def _accepts(
+    requirement: Requirement,
+    ids: np.ndarray,
+    n_groups: int,
+    encoded: dict[str, Any],
+    rows: np.ndarray | None,
+    weights: np.ndarray | None,
+) -> np.ndarray:
+    """Which candidate groups every model accepts, counting rows by ``weights``."""
+    if weights is None:
+        return requirement.accepts_groups(ids, n_groups, encoded, rows=rows)
+    if requirement.decided_by_bounds:
+        # Sizes are Mondrian's own (weighted) bound; distinct values do not
+        # depend on the weights, which are all positive.
+        distinct = tuple(m for m in requirement.models if m.uses_sensitive_attribute)
+        if not distinct:
+            return np.ones(n_groups, dtype=bool)
+        return Requirement(requirement.quasi_identifiers, distinct).accepts_groups(
+            ids, n_groups, encoded, rows=rows
+        )
+    return requirement.accepts_groups(
+        ids,
+        n_groups,
+        encoded,
+        rows=rows,
+        weights=weights if rows is None else weights[rows],
+    )
+
+
 def _check_whole_table(
-    table: pd.DataFrame, requirement: Requirement, encoded: dict[str, Any]
+    table: pd.DataFrame,
+    requirement: Requirement,
+    encoded: dict[str, Any],
+    weights: np.ndarray | None = None,
 ) -> None:
     """Raise unless every model accepts the whole table as one partition."""
     for model in requirement.models:
@@ -463,8 +598,13 @@ def _check_whole_table(
     refused = [
         str(model)
         for model in requirement.models
-        if not Requirement(requirement.quasi_identifiers, (model,)).accepts_groups(
-            whole, 1, encoded
+        if not _accepts(
+            Requirement(requirement.quasi_identifiers, (model,)),
+            whole,
+            1,
+            encoded,
+            None,
+            weights,
         )[0]
     ]
     if refused:
@@ -590,6 +730,7 @@ class Mondrian(Anonymizer):
         "partitioning; generalizes every record, suppresses none"
     )
     supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
+    frequency_table: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "split": Options({"median"}),
     }
@@ -604,21 +745,75 @@ class Mondrian(Anonymizer):
         partition = _partition(table, dims, spec.requirement)
         released = table.copy()
         for dim in dims:
-            texts, of_partition = _summaries(dim, partition.ids, partition.n_partitions)
-            # Taking from the few distinct texts is far cheaper than building
-            # a string array from one Python object per row.
-            cells = pd.array(texts, dtype="string").take(of_partition[partition.ids])
-            released[dim.name] = pd.Series(cells, index=table.index)
-        sizes = np.bincount(partition.ids, minlength=partition.n_partitions)
-        evidence = {
-            "n_partitions": partition.n_partitions,
-            "partition_size": {
-                "min": int(sizes.min()),
-                "median": float(np.median(sizes)),
-                "max": int(sizes.max()),
-            },
-            "cuts": partition.cuts,
-            "rounds": partition.rounds,
-            "row_order": "input",
-        }
+            released[dim.name] = pd.Series(
+                _released_cells(dim, partition, partition.ids), index=table.index
+            )
+        evidence = _evidence(partition, None)
         return self._release(released, spec, table, evidence)
+
+    def _recode(
+        self,
+        frequencies: FrequencyTable,
+        spec: AnonymizationSpec,
+        rng: np.random.Generator,
+    ) -> Recoding:
+        """The release as a function of the quasi-identifier combination.
+
+        The same partitioning as :meth:`anonymize`, on the frequency table's
+        distinct combinations weighted by their row counts: partitions, cells
+        and evidence are those of the rows the table describes.
+        """
+        keys = frequencies.keys
+        counts = _check_weights(frequencies.counts, len(keys))
+        qis = list(spec.quasi_identifiers)
+        dims = [_encode(keys[name], name) for name in qis]
+        partition = _partition(keys, dims, spec.requirement, weights=counts)
+        # Strict partitions keep equal values together, so the lines of one
+        # quasi-identifier combination (differing in sensitive values or
+        # target) share one partition: keep the first line of each.
+        codes2d = np.column_stack([d.codes for d in dims])
+        _, first = np.unique(codes2d, axis=0, return_index=True)
+        first = np.sort(first)
+        ids = partition.ids[first]
+        released = pd.DataFrame(
+            {dim.name: _released_cells(dim, partition, ids) for dim in dims}
+        )
+        return Recoding(
+            quasi_identifiers=tuple(qis),
+            original=keys[qis].iloc[first].reset_index(drop=True),
+            released=released,
+            kept=np.ones(len(first), dtype=bool),
+            algorithm=self.name,
+            records_in=frequencies.n_rows,
+            evidence=_evidence(partition, counts),
+            params=self.get_params(),
+        )
+
+
+def _released_cells(
+    dim: _Dimension, partition: MondrianPartition, ids: np.ndarray
+) -> pd.api.extensions.ExtensionArray:
+    """The released cells on ``dim`` of lines in partitions ``ids`` (``string``)."""
+    texts, of_partition = _summaries(dim, partition.ids, partition.n_partitions)
+    # Taking from the few distinct texts is far cheaper than building a
+    # string array from one Python object per row.
+    return pd.array(texts, dtype="string").take(of_partition[ids])
+
+
+def _evidence(
+    partition: MondrianPartition, weights: np.ndarray | None
+) -> dict[str, Any]:
+    """The release's evidence; ``weights`` as in :func:`_partition`."""
+    sizes = _count(partition.ids, partition.n_partitions, weights)
+    return {
+        "n_partitions": partition.n_partitions,
+        "partition_size": {
+            "min": int(sizes.min()),
+            "median": float(np.median(sizes)),
+            "max": int(sizes.max()),
+        },
+        "cuts": partition.cuts,
+        "rounds": partition.rounds,
+        # Recoding.apply keeps each part's order as well.
+        "row_order": "input",
+    }
