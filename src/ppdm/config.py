@@ -146,6 +146,41 @@ class VerificationConfig(_Strict):
     memory_limit: str = Field("2GB", pattern=r"^[0-9.]+\s*[KMGT]i?B$")
 
 
+class OutOfCoreConfig(_Strict):
+    """How a release runs when it runs out of core (``engine: dask``).
+
+    The table is read into Parquet partitions of ``partition_rows`` rows, and
+    every step works one partition at a time on a Dask cluster: a local one
+    of ``workers`` processes with ``memory_limit`` each, or the existing
+    scheduler at ``address``. The anonymization runs on the frequency table
+    of distinct quasi-identifier combinations; the utility report on a seeded
+    sample of ``sample_rows`` rows.
+    """
+
+    size_threshold_mb: float = Field(
+        1024.0,
+        gt=0.0,
+        description="engine auto: run out of core when the source file is larger",
+        **_NUMBER,
+    )
+    partition_rows: int = Field(1_000_000, ge=1, le=100_000_000, **_NUMBER)
+    workers: int = Field(2, ge=1, le=1024, **_NUMBER)
+    threads_per_worker: int = Field(1, ge=1, le=64, **_NUMBER)
+    memory_limit: str = Field("2GB", pattern=r"^[0-9.]+\s*[KMGT]i?B$")
+    address: str | None = Field(
+        None,
+        pattern=r"^(tcp|tls|inproc|ucx)://\S+$",
+        description="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786",
+    )
+    sample_rows: int = Field(
+        200_000,
+        ge=1_000,
+        le=10_000_000,
+        description="rows of the seeded sample the utility report measures",
+        **_NUMBER,
+    )
+
+
 class ParallelConfig(_Strict):
     """Where a release's parallel work runs: the flow's Prefect task runner.
 
@@ -297,6 +332,14 @@ class ReleaseConfig(_Strict):
     validation: ValidationLimits = ValidationLimits()
     verification: VerificationConfig = VerificationConfig()
     parallel: ParallelConfig = ParallelConfig()
+    engine: Literal["auto", "pandas", "dask"] = Field(
+        "auto",
+        description="pandas: the table in memory; dask: out of core, partition by "
+        "partition (algorithms that run on the frequency table); auto: dask when "
+        "the source file is above out_of_core.size_threshold_mb and the algorithm "
+        "can",
+    )
+    out_of_core: OutOfCoreConfig = OutOfCoreConfig()
     utility: UtilityConfig = UtilityConfig()
     republication: RepublicationConfig = RepublicationConfig()
     hierarchies: str | None = Field(
@@ -408,6 +451,7 @@ class ReleaseConfig(_Strict):
                 f"one released table; {self.algorithm!r} releases "
                 f"{ALGORITHMS[self.algorithm].releases} (use hold-back)"
             )
+        self._check_engine()
         key = self.republication.record_key
         if key is not None and (
             self.columns.get(key) != "identifying" or self.pseudonymize
@@ -418,6 +462,25 @@ class ReleaseConfig(_Strict):
                 "role 'identifying' under 'columns' (never released)"
                 + (f"; its role is {have!r}" if have else "; no such column")
                 + ("; pseudonymize: true would release it" if self.pseudonymize else "")
+            )
+
+    def _check_engine(self) -> None:
+        if self.engine != "dask" or self.algorithm not in ALGORITHMS:
+            return
+        if not ALGORITHMS[self.algorithm].frequency_table:
+            able = sorted(n for n, a in ALGORITHMS.items() if a.frequency_table)
+            raise ValueError(
+                f"engine 'dask' runs the anonymization on the frequency table of "
+                f"distinct quasi-identifier combinations; {self.algorithm!r} needs "
+                f"the table's rows. Use engine: pandas, or one of: {', '.join(able)}"
+            )
+        if self.republication.policy == "consistent" or (
+            self.republication.record_key is not None
+        ):
+            raise ValueError(
+                "engine 'dask' does not run republication.policy 'consistent' or "
+                "republication.record_key (they need every row in memory); use "
+                "engine: pandas"
             )
 
     @property

@@ -35,7 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, PlainSerializer, PlainValidat
 
 from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
-from ppdm.config import ReleaseConfig, SourceConfig
+from ppdm.config import ConfigError, ReleaseConfig, SourceConfig
 from ppdm.exceptions import (
     DataValidationError,
     VerificationError,
@@ -195,10 +195,25 @@ def _load(source: HierarchySource | None) -> dict[str, Hierarchy] | None:
     return source.load() if source is not None else None
 
 
+class PartitionSettings(BaseModel):
+    """How an out-of-core release cuts its table (present only on the Dask engine).
+
+    The partitioning decides which seed stream each row meets, so it is part
+    of every step's cache key; where the partitions are processed (the
+    cluster) is not.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    partition_rows: int
+    sample_rows: int
+
+
 class IngestSettings(_Settings):
     """Ingest: the source to snapshot."""
 
     source: SourceConfig
+    partitions: PartitionSettings | None = None
 
     @property
     def description(self) -> str:
@@ -221,6 +236,7 @@ class ValidateSettings(_Settings):
     pseudonymized: tuple[str, ...] = ()
     pseudonym_key: str | None = None
     pseudonym_key_id: str | None = None
+    partitions: PartitionSettings | None = None
 
 
 class DiscretizeSettings(_Settings):
@@ -236,6 +252,7 @@ class DiscretizeSettings(_Settings):
     columns: tuple[str, ...] | None = None
     quasi_identifiers: tuple[str, ...] = ()
     target: str | None = None
+    partitions: PartitionSettings | None = None
 
 
 class AnonymizeSettings(_Settings):
@@ -254,6 +271,7 @@ class AnonymizeSettings(_Settings):
     hierarchies: HierarchySource | None = Field(
         None, description="given to algorithms that generalize along hierarchies"
     )
+    partitions: PartitionSettings | None = None
 
     def build_algorithm(self) -> Anonymizer:
         return get_algorithm(self.algorithm, **self.params)
@@ -326,6 +344,7 @@ class UtilitySettings(_Settings):
     title: str
     roles: dict[str, str] = Field(default_factory=dict)
     pseudonymized: tuple[str, ...] = ()
+    partitions: PartitionSettings | None = None
 
 
 class PublishSettings(_Settings):
@@ -362,6 +381,34 @@ class ReleasePlan:
     verify: VerifySettings
     utility: UtilitySettings
     publish: PublishSettings
+    #: The Dask cluster of an out-of-core release (None: in memory).
+    cluster: Any = None
+
+
+def resolve_engine(config: ReleaseConfig) -> Literal["pandas", "dask"]:
+    """The engine a release runs on: the configured one, or for ``auto`` by size.
+
+    ``auto`` runs out of core when the source file (or the Parquet
+    directory's files) is above ``out_of_core.size_threshold_mb`` and the
+    algorithm runs on the frequency table; a database source is read in
+    memory unless ``engine: dask`` says otherwise.
+    """
+    if config.engine != "auto":
+        return config.engine
+    if (
+        not ALGORITHMS[config.algorithm].frequency_table
+        or config.republication.policy == "consistent"
+        or config.republication.record_key is not None
+        or config.source.kind not in ("csv", "parquet")
+    ):
+        return "pandas"
+    path = Path(config.source.path)
+    if path.is_dir():
+        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    else:
+        size = path.stat().st_size if path.is_file() else 0
+    threshold = config.out_of_core.size_threshold_mb * 2**20
+    return "dask" if size > threshold else "pandas"
 
 
 def store_for(config: ReleaseConfig) -> ArtifactStore:
@@ -384,12 +431,16 @@ def _pseudonym_key(spec: str) -> bytes:
     return resolve_key(spec)
 
 
-def _discretize_settings(config: ReleaseConfig) -> DiscretizeSettings:
+def _discretize_settings(
+    config: ReleaseConfig, partitions: PartitionSettings | None = None
+) -> DiscretizeSettings:
     method = config.discretize.method
     if ALGORITHMS[config.algorithm].numeric_input == "raw":
         method = "none"  # the algorithm generalizes the raw values itself
     if method == "none":
-        return DiscretizeSettings(dataset=config.dataset, method="none")
+        return DiscretizeSettings(
+            dataset=config.dataset, method="none", partitions=partitions
+        )
     columns = config.discretize.columns
     return DiscretizeSettings(
         dataset=config.dataset,
@@ -398,6 +449,7 @@ def _discretize_settings(config: ReleaseConfig) -> DiscretizeSettings:
         columns=tuple(columns) if columns is not None else None,
         quasi_identifiers=tuple(config.quasi_identifiers) if columns is None else (),
         target=config.target if method == "mdl" else None,
+        partitions=partitions,
     )
 
 
@@ -420,6 +472,20 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
     passthrough = passthrough_policy(config)
     dataset = config.dataset
     source = describe_source(config.source)
+    partitions = cluster = None
+    if resolve_engine(config) == "dask":
+        from ppdm.scale.engine import ClusterSettings
+
+        scale = config.out_of_core
+        partitions = PartitionSettings(
+            partition_rows=scale.partition_rows, sample_rows=scale.sample_rows
+        )
+        cluster = ClusterSettings(
+            workers=scale.workers,
+            threads_per_worker=scale.threads_per_worker,
+            memory_limit=scale.memory_limit,
+            address=scale.address,
+        )
     anonymize = AnonymizeSettings(
         dataset=dataset,
         algorithm=config.algorithm,
@@ -429,6 +495,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         suppression_limit=config.suppression_limit,
         seed=config.seed,
         hierarchies=hierarchies if uses_hierarchies else None,
+        partitions=partitions,
     )
     from ppdm.release.series import earlier_releases
 
@@ -445,9 +512,18 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         record_key=config.republication.record_key,
         anonymize=anonymize if config.republication.policy == "consistent" else None,
     )
+    if partitions is not None and republication.series:
+        raise ConfigError(
+            f"the output directory already holds releases of {dataset!r}; checking "
+            "a new release against them (republication) runs in memory, which "
+            "the Dask engine does not do yet: use engine: pandas, or another "
+            "output_dir"
+        )
     return ReleasePlan(
         store=store_for(config),
-        ingest=IngestSettings(dataset=dataset, source=config.source),
+        ingest=IngestSettings(
+            dataset=dataset, source=config.source, partitions=partitions
+        ),
         validate=ValidateSettings(
             dataset=dataset,
             source=source,
@@ -457,8 +533,9 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             pseudonymized=tuple(config.pseudonymized),
             pseudonym_key=config.pseudonym_key if config.pseudonymized else None,
             pseudonym_key_id=key_id,
+            partitions=partitions,
         ),
-        discretize=_discretize_settings(config),
+        discretize=_discretize_settings(config, partitions),
         anonymize=anonymize,
         republication=republication,
         verify=VerifySettings(
@@ -484,6 +561,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             + ", ".join(str(m) for m in config.requirement.models),
             roles=config.roles,
             pseudonymized=tuple(config.pseudonymized),
+            partitions=partitions,
         ),
         publish=PublishSettings(
             dataset=dataset,
@@ -504,6 +582,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             passthrough=passthrough,
             audit_key=config.audit_key,
         ),
+        cluster=cluster,
     )
 
 
@@ -511,6 +590,8 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
 def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
     """Read the source and snapshot it as Parquet; fingerprint the source."""
     source = settings.source
+    if settings.partitions is not None:
+        return _ingest_parts(settings, store)
     table = ingest.load_source(
         source.kind, source.path or source.url, query=source.query, embedded=source.name
     )
@@ -526,6 +607,34 @@ def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
             "columns": list(table.columns),
             "source_sha256": source_sha,
             "source": settings.description,
+        },
+    )
+
+
+def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
+    """Ingest out of core: the source streamed into Parquet parts."""
+    from ppdm.scale.ingest_parts import ingest_partitions
+    from ppdm.scale.steps import put_parts
+
+    source = settings.source
+    staging = store.staging()
+    table = ingest_partitions(
+        source.kind,
+        source.path or source.url,
+        query=source.query,
+        embedded=source.name,
+        out_dir=staging,
+        partition_rows=settings.partitions.partition_rows,
+    )
+    snapshot = put_parts(store, staging, kind="raw-snapshot")
+    return StepOutput(
+        {"raw": snapshot},
+        {
+            "rows": table.rows,
+            "columns": list(table.columns),
+            "source_sha256": table.source_sha256,
+            "source": settings.description,
+            "partitions": len(table.paths),
         },
     )
 
@@ -550,6 +659,8 @@ def validate_step(
     The clean table keeps only what may be released (by role), with
     identifying columns as keyed pseudonyms when asked.
     """
+    if settings.partitions is not None:
+        return _validate_parts(settings, store, raw)
     table = store.read_table(raw)
     schema, suite = settings.schema_source.load()
     try:
@@ -587,11 +698,71 @@ def validate_step(
     return StepOutput(refs, dict(outcome.report))
 
 
+def _validate_parts(
+    settings: ValidateSettings, store: ArtifactStore, raw: ArtifactRef
+) -> StepOutput:
+    """Validate out of core: per part, the table-level expectations from summaries."""
+    from ppdm.scale.engine import map_parts
+    from ppdm.scale.steps import bound_parts, parts_of, put_parts
+    from ppdm.scale.validate_parts import validate_partitions
+
+    schema, suite = settings.schema_source.load()
+    checked = store.staging()
+    try:
+        outcome = validate_partitions(
+            parts_of(raw),
+            schema,
+            suite,
+            max_rejected_fraction=settings.max_rejected_fraction,
+            source=settings.source,
+            out_dir=checked,
+            map_parts=map_parts,
+        )
+    except DataValidationError as err:
+        outcome = getattr(err, "outcome", None)
+        if outcome is not None:
+            ref = store.put_bytes(
+                Path(outcome.quarantine_path).read_bytes(),
+                kind="quarantine",
+                suffix="csv",
+            )
+            raise type(err)(
+                f"{err} Rejected rows and reasons: {ref.path}", err.failure_cases
+            ) from err
+        raise
+    key = (
+        _pseudonym_key(settings.pseudonym_key)
+        if settings.pseudonym_key is not None
+        else None
+    )
+    clean = store.staging()
+    bound_parts(
+        sorted(Path(p) for p in outcome.clean_paths),
+        clean,
+        settings.released_columns,
+        pseudonymized=settings.pseudonymized,
+        key=key,
+    )
+    import shutil
+
+    shutil.rmtree(checked, ignore_errors=True)
+    refs = {
+        "clean": put_parts(store, clean, kind="clean-table"),
+        "quarantine": store.put_bytes(
+            Path(outcome.quarantine_path).read_bytes(), kind="quarantine", suffix="csv"
+        ),
+        "validation": store.put_json(outcome.report, kind="validation-report"),
+    }
+    return StepOutput(refs, dict(outcome.report))
+
+
 # -- discretize -------------------------------------------------------------
 def discretize_step(
     settings: DiscretizeSettings, store: ArtifactStore, clean: ArtifactRef
 ) -> StepOutput:
     """Bin numeric quasi-identifiers into intervals; save the cut points."""
+    if settings.partitions is not None:
+        return _discretize_parts(settings, store, clean)
     table = store.read_table(clean)
     if settings.columns is not None:
         columns = list(settings.columns)
@@ -619,11 +790,61 @@ def discretize_step(
     return StepOutput(refs, {"method": settings.method, "cut_points": cut_points})
 
 
+def _discretize_parts(
+    settings: DiscretizeSettings, store: ArtifactStore, clean: ArtifactRef
+) -> StepOutput:
+    """Discretize out of core: cut points from exact per-part histograms."""
+    import pyarrow.parquet as pq
+
+    from ppdm.scale.discretize_parts import (
+        apply_cut_points_partitioned,
+        fit_cut_points_partitioned,
+    )
+    from ppdm.scale.engine import map_parts
+    from ppdm.scale.steps import parts_of, put_parts
+
+    parts = parts_of(clean)
+    if settings.columns is not None:
+        columns = list(settings.columns)
+    else:
+        # The kind of a column is that of its (typed) Parquet schema.
+        head = pq.read_schema(parts[0]).empty_table().to_pandas()
+        columns = [
+            c
+            for c in settings.quasi_identifiers
+            if attribute_kind(head[c]) is AttributeKind.NUMERIC
+        ]
+    cut_points: dict[str, list[float]] = {}
+    binned_ref = clean
+    if settings.method != "none" and columns:
+        extra = {"n_bins": settings.n_bins} if settings.n_bins is not None else {}
+        cut_points = fit_cut_points_partitioned(
+            parts,
+            columns,
+            settings.target,
+            method=settings.method,
+            map_parts=map_parts,
+            **extra,
+        )
+        binned = store.staging()
+        apply_cut_points_partitioned(parts, cut_points, binned, map_parts=map_parts)
+        binned_ref = put_parts(store, binned, kind="discretized-table")
+    refs = {
+        "discretized": binned_ref,
+        "cut_points": store.put_json(
+            {"method": settings.method, "cut_points": cut_points}, kind="cut-points"
+        ),
+    }
+    return StepOutput(refs, {"method": settings.method, "cut_points": cut_points})
+
+
 # -- anonymize --------------------------------------------------------------
 def anonymize_step(
     settings: AnonymizeSettings, store: ArtifactStore, discretized: ArtifactRef
 ) -> StepOutput:
     """Run the configured algorithm with ``rng = default_rng(seed)``."""
+    if settings.partitions is not None:
+        return _anonymize_parts(settings, store, discretized)
     table = store.read_table(discretized)
     release = settings.build_algorithm().anonymize(
         table,
@@ -653,6 +874,38 @@ def anonymize_step(
             "algorithm": settings.algorithm,
             "records_in": len(table),
             "rows_out": rows_out,
+        },
+    )
+
+
+def _anonymize_parts(
+    settings: AnonymizeSettings, store: ArtifactStore, discretized: ArtifactRef
+) -> StepOutput:
+    """Anonymize out of core: recode the frequency table, release part by part."""
+    from ppdm.scale import steps
+
+    parts = steps.parts_of(discretized)
+    spec = settings.spec(_load(settings.hierarchies))
+    frequencies = steps.frequency_table(parts, steps.frequency_columns(spec))
+    recoding = settings.build_algorithm().recode(
+        frequencies, spec, np.random.default_rng(settings.seed)
+    )
+    released = store.staging()
+    rows = steps.release_parts(parts, recoding, released, seed=settings.seed)
+    refs = {"table:release": steps.put_parts(store, released, kind="release-candidate")}
+    refs["evidence"] = store.put_json(
+        steps.recoding_summary(
+            recoding,
+            {"combinations": len(frequencies), "partitions": len(parts)},
+        ),
+        kind="evidence",
+    )
+    return StepOutput(
+        refs,
+        {
+            "algorithm": settings.algorithm,
+            "records_in": frequencies.n_rows,
+            "rows_out": {"release": rows},
         },
     )
 
@@ -1040,6 +1293,9 @@ def verify_step(
         ref.verify()
     files = candidate_files(candidate)
     hierarchies = _load(settings.hierarchies)
+    if any(ref.partitioned for ref in candidate.values()):
+        certificate = _verify_parts(settings, candidate, source_sha256, hierarchies)
+        return _verified(settings, store, certificate)
     common = {
         "original": store.read_table(original),
         "input_sha256": source_sha256,
@@ -1061,6 +1317,48 @@ def verify_step(
         certificate = _checked_against_series(
             certificate, settings.republication, files, store, original
         )
+    return _verified(settings, store, certificate)
+
+
+def _verify_parts(
+    settings: VerifySettings,
+    candidate: Mapping[str, ArtifactRef],
+    source_sha256: str,
+    hierarchies: Mapping[str, Hierarchy] | None,
+) -> Any:
+    """Verify a partitioned candidate on the release's cluster, out of core.
+
+    The clean table is not read into memory: the journalist and marketer
+    risks (which need the population) and the proxy part of the pass-through
+    check are left out, and the certificate says so.
+    """
+    from ppdm.scale.engine import current_client
+    from ppdm.verify.out_of_core import verify_parquet
+
+    (name, ref), *more = sorted(_by_table(candidate).items())
+    if more:  # the algorithms that run on frequency tables release one table
+        raise VerificationError(
+            f"an out-of-core release holds one table; the candidate holds "
+            f"{1 + len(more)}",
+            {},
+        )
+    return verify_parquet(
+        ref.path,
+        settings.requirement,
+        engine="dask",
+        memory_limit=settings.memory_limit,
+        input_sha256=source_sha256,
+        name=name,
+        client=current_client(),
+        covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
+        passthrough=PassthroughPolicy.from_dict(settings.passthrough),
+    )
+
+
+def _verified(
+    settings: VerifySettings, store: ArtifactStore, certificate: Any
+) -> StepOutput:
+    """Store the certificate; a failed one is logged in the audit chain and raised."""
     ref = store.put_json(certificate.to_dict(), kind="certificate")
     if not certificate.passed:
         audit.append_entry(
@@ -1208,12 +1506,21 @@ def utility_step(
     hierarchies = _load(settings.hierarchies)
     # A pseudonym is a row key, not a feature: the learners never see it.
     hidden = list(settings.pseudonymized)
-    released = {
-        name: pd.read_csv(path, dtype=str, keep_default_na=False).drop(
-            columns=hidden, errors="ignore"
-        )
-        for name, path in candidate_files(candidate).items()
-    }
+    measured_on = None
+    if settings.partitions is not None:
+        original, released, measured_on = _utility_sample(settings, clean, candidate)
+        released = {
+            name: frame.drop(columns=hidden, errors="ignore")
+            for name, frame in released.items()
+        }
+    else:
+        original = store.read_table(clean)
+        released = {
+            name: pd.read_csv(path, dtype=str, keep_default_na=False).drop(
+                columns=hidden, errors="ignore"
+            )
+            for name, path in candidate_files(candidate).items()
+        }
     checked = store.read_json(certificate)
     risk = {name: table["risk"] for name, table in checked["tables"].items()}
     record = release_record(
@@ -1225,8 +1532,10 @@ def utility_step(
         library_versions=provenance.library_versions(),
         sample=released,
     )
+    if measured_on is not None:
+        record["measured_on"] = measured_on
     utility, html = utility_report(
-        store.read_table(clean).drop(columns=hidden, errors="ignore"),
+        original.drop(columns=hidden, errors="ignore"),
         released,
         algorithm=settings.anonymize.build_algorithm(),
         spec=settings.anonymize.spec(hierarchies),
@@ -1248,6 +1557,41 @@ def utility_step(
     return StepOutput(refs, utility)
 
 
+def _utility_sample(
+    settings: UtilitySettings,
+    clean: ArtifactRef,
+    candidate: Mapping[str, ArtifactRef],
+) -> tuple[pd.DataFrame, dict[str, pd.DataFrame], dict[str, Any]]:
+    """Seeded samples of the clean and the released parts, for the utility report.
+
+    The hold-out protocol re-makes the release in memory on the clean
+    sample's training split; the information loss is measured on the sample
+    of released rows. The report states the sample's size.
+    """
+    from ppdm.scale.steps import parts_of, sample_parts
+    from ppdm.verify.out_of_core import released_text
+
+    rows = settings.partitions.sample_rows
+    seed = settings.anonymize.seed
+    original = sample_parts(parts_of(clean), rows, total=clean.rows, seed=seed)
+    released = {
+        name: released_text(
+            sample_parts(parts_of(ref), rows, total=ref.rows, seed=seed)
+        )
+        for name, ref in _by_table(candidate).items()
+    }
+    measured_on = {
+        "clean_rows": len(original),
+        "clean_rows_total": clean.rows,
+        "released_rows": {name: len(frame) for name, frame in released.items()},
+        "released_rows_total": {
+            name: ref.rows for name, ref in _by_table(candidate).items()
+        },
+        "seed": seed,
+    }
+    return original, released, measured_on
+
+
 # -- publish ----------------------------------------------------------------
 def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
@@ -1264,6 +1608,20 @@ _LOCATION_KEYS = (
     "audit_key",
     "parallel",
 )
+
+
+#: Keys of ``out_of_core`` that say where the partitions are processed.
+_CLUSTER_KEYS = ("workers", "threads_per_worker", "memory_limit", "address")
+
+
+def _identity_config(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The configuration as it decides what is released (no locations, no cluster)."""
+    kept = {k: v for k, v in config.items() if k not in _LOCATION_KEYS}
+    if isinstance(kept.get("out_of_core"), Mapping):
+        kept["out_of_core"] = {
+            k: v for k, v in kept["out_of_core"].items() if k not in _CLUSTER_KEYS
+        }
+    return kept
 
 
 def publish_step(
@@ -1284,9 +1642,16 @@ def publish_step(
     out_dir = Path(settings.output_dir)
     for ref in refs.values():
         ref.verify()
-    named = {
-        f"data/{name}.csv": Path(path) for name, path in candidate_files(refs).items()
-    }
+    named: dict[str, Path] = {}
+    rows: dict[str, int | None] = {}
+    for name, ref in _by_table(refs).items():
+        if ref.partitioned:  # an out-of-core table: its Parquet parts
+            for part in ref.parts:
+                named[f"data/{name}/{part.name}"] = part
+                rows[f"data/{name}/{part.name}"] = _parquet_rows(part)
+        else:
+            named[f"data/{name}.csv"] = Path(ref.path)
+            rows[f"data/{name}.csv"] = ref.rows
     named.update(
         {
             "verification.json": Path(refs["certificate"].path),
@@ -1302,19 +1667,15 @@ def publish_step(
         {
             "path": rel,
             "sha256": hashes[rel],
-            "rows": refs[f"table:{Path(rel).stem}"].rows,
-            "columns": _csv_header(named[rel]),
+            "rows": rows[rel],
+            "columns": _columns(named[rel]),
         }
         for rel in sorted(named)
         if rel.startswith("data/")
     ]
     identity = {
         "source_sha256": source_sha256,
-        "config": {
-            key: value
-            for key, value in settings.config.items()
-            if key not in _LOCATION_KEYS
-        },
+        "config": _identity_config(settings.config),
         "files": hashes,
     }
     release_id = sha256_bytes(canonical_json(identity))[:16]
@@ -1384,10 +1745,20 @@ def publish_step(
     )
 
 
-def _csv_header(path: Path) -> list[str]:
-    """The column names of a released CSV (what an analyst receives)."""
+def _columns(path: Path) -> list[str]:
+    """The column names of a released CSV or Parquet part (what an analyst receives)."""
+    if path.suffix == ".parquet":
+        import pyarrow.parquet as pq
+
+        return list(pq.read_schema(path).names)
     with open(path, newline="", encoding="utf-8") as handle:
         return next(csv.reader(handle), [])
+
+
+def _parquet_rows(path: Path) -> int:
+    from ppdm.scale.steps import parquet_rows
+
+    return parquet_rows(path)
 
 
 # -- the one order of the steps -----------------------------------------------
@@ -1425,6 +1796,15 @@ def run_steps(config: ReleaseConfig, *, run_step: StepRunner) -> ReleaseOutcome:
 
     preflight(config)
     plan = plan_release(config)
+    if plan.cluster is None:
+        return _run_planned(plan, run_step)
+    from ppdm.scale.engine import cluster, using
+
+    with cluster(plan.cluster) as running, using(running):
+        return _run_planned(plan, run_step)
+
+
+def _run_planned(plan: ReleasePlan, run_step: StepRunner) -> ReleaseOutcome:
     store = plan.store
     ingested = run_step("ingest", ingest_step, plan.ingest, store)
     source_sha = ingested.summary["source_sha256"]

@@ -30,6 +30,8 @@ __all__ = [
     "write_atomic",
     "readable_mode",
     "table_to_csv_bytes",
+    "sha256_parts",
+    "part_files",
 ]
 
 _CHUNK = 1 << 20
@@ -45,6 +47,19 @@ def sha256_file(path: Path | str) -> str:
     with open(path, "rb") as handle:
         for chunk in iter(lambda: handle.read(_CHUNK), b""):
             digest.update(chunk)
+    return digest.hexdigest()
+
+
+def part_files(directory: Path | str) -> list[Path]:
+    """The files of a partitioned artifact, in name order (``part-00000...``)."""
+    return sorted(p for p in Path(directory).iterdir() if p.is_file())
+
+
+def sha256_parts(directory: Path | str) -> str:
+    """sha256 of a partitioned artifact: of its sorted (file name, file sha256) lines."""
+    digest = hashlib.sha256()
+    for path in part_files(directory):
+        digest.update(f"{path.name}\t{sha256_file(path)}\n".encode())
     return digest.hexdigest()
 
 
@@ -98,9 +113,11 @@ class ArtifactRef:
     Attributes
     ----------
     path : str
-        Absolute path of the file.
+        Absolute path of the file, or of the directory of a partitioned
+        table (``<sha>.parts/part-00000.parquet, ...``).
     sha256 : str
-        Hex digest of its bytes (also its name in the store).
+        Hex digest of its bytes (also its name in the store); of a
+        partitioned table, :func:`sha256_parts`.
     kind : str
         What it holds, e.g. "raw-snapshot", "clean-table", "certificate".
     rows : int or None
@@ -115,18 +132,40 @@ class ArtifactRef:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @property
+    def partitioned(self) -> bool:
+        """True for a directory of Parquet parts (an out-of-core table)."""
+        return self.path.endswith(PARTS_SUFFIX)
+
+    @property
+    def parts(self) -> list[Path]:
+        """The part files of a partitioned table, in order."""
+        return part_files(self.path)
+
     def verify(self) -> None:
         """Raise if the file is gone or its bytes changed since it was written."""
         from ppdm.exceptions import ArtifactIntegrityError
 
-        if not Path(self.path).is_file():
+        path = Path(self.path)
+        if self.partitioned:
+            if not path.is_dir():
+                raise ArtifactIntegrityError(
+                    f"artifact {self.kind} missing: {self.path}"
+                )
+            actual = sha256_parts(path)
+        elif not path.is_file():
             raise ArtifactIntegrityError(f"artifact {self.kind} missing: {self.path}")
-        actual = sha256_file(self.path)
+        else:
+            actual = sha256_file(path)
         if actual != self.sha256:
             raise ArtifactIntegrityError(
                 f"artifact {self.kind} at {self.path} changed: recorded sha256 "
                 f"{self.sha256}, found {actual}"
             )
+
+
+#: Name ending of the store directory of a partitioned table.
+PARTS_SUFFIX = ".parts"
 
 
 class ArtifactStore:
@@ -201,6 +240,39 @@ class ArtifactStore:
             table_to_csv_bytes(table), kind=kind, suffix="csv", rows=len(table)
         )
 
+    def staging(self) -> Path:
+        """A new private directory in the store to write parts into before :meth:`put_parts`."""
+        self._ensure_root()
+        area = self.root / ".staging"
+        area.mkdir(mode=0o700, exist_ok=True)
+        return Path(tempfile.mkdtemp(dir=area))
+
+    def put_parts(self, directory: Path | str, *, kind: str, rows: int) -> ArtifactRef:
+        """Move a directory of part files (from :meth:`staging`) into the store.
+
+        Content-addressed like the files: ``<sha[:2]>/<sha>.parts`` with
+        ``sha`` = :func:`sha256_parts`; the rename makes it visible whole.
+        """
+        directory = Path(directory)
+        digest = sha256_parts(directory)
+        path = self.root / digest[:2] / f"{digest}{PARTS_SUFFIX}"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if path.is_dir() and sha256_parts(path) == digest:
+                _remove_tree(directory)
+            else:
+                if path.exists():
+                    _remove_tree(path)
+                os.chmod(directory, 0o700)
+                os.rename(directory, path)
+        except OSError as err:
+            if err.filename is None:
+                err.filename = str(path)
+            raise (
+                storage_error(err, "write to the work directory (work_dir):") or err
+            ) from err
+        return ArtifactRef(str(path.resolve()), digest, kind, rows)
+
     @staticmethod
     def read_table(ref: ArtifactRef) -> pd.DataFrame:
         ref.verify()
@@ -210,3 +282,9 @@ class ArtifactStore:
     def read_json(ref: ArtifactRef) -> Any:
         ref.verify()
         return json.loads(Path(ref.path).read_text(encoding="utf-8"))
+
+
+def _remove_tree(directory: Path) -> None:
+    import shutil
+
+    shutil.rmtree(directory, ignore_errors=True)

@@ -1,0 +1,117 @@
+"""Where the partitions of an out-of-core release are processed: a Dask cluster.
+
+A step hands a top-level function and one plain argument per partition (file
+paths, settings as dicts) to :func:`map_parts`; on a cluster each call runs on
+a worker, which reads its partition, does the work and writes its output
+partition, so no process ever holds the table. Results come back in the
+order of the arguments, so a release does not depend on which worker
+finished first.
+
+The cluster is a local one of worker processes, each under a memory limit,
+or an existing scheduler given by address. Dask and distributed are imported
+only here, when a release runs out of core.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
+from contextvars import ContextVar
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "ClusterSettings",
+    "PartCluster",
+    "PartMapper",
+    "cluster",
+    "current_client",
+    "map_parts",
+    "using",
+]
+
+#: ``mapper(fn, items) -> list``: ``[fn(item) for item in items]``, farmed out.
+PartMapper = Callable[[Callable[[Any], Any], Sequence[Any]], list]
+
+_mapper: ContextVar[PartMapper | None] = ContextVar("ppdm_part_mapper", default=None)
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """A local cluster (``workers`` processes, ``memory_limit`` each) or ``address``."""
+
+    workers: int = 2
+    threads_per_worker: int = 1
+    memory_limit: str = "2GB"
+    address: str | None = None
+
+
+def _in_this_process(fn: Callable[[Any], Any], items: Sequence[Any]) -> list:
+    return [fn(item) for item in items]
+
+
+def map_parts(fn: Callable[[Any], Any], items: Sequence[Any]) -> list:
+    """``[fn(item) for item in items]`` on the cluster of :func:`using`, else here."""
+    mapper = _mapper.get()
+    return (mapper or _in_this_process)(fn, list(items))
+
+
+@contextlib.contextmanager
+def using(mapper: PartMapper | None) -> Iterator[None]:
+    """Make :func:`map_parts` farm out with ``mapper`` inside the block."""
+    token = _mapper.set(mapper)
+    try:
+        yield
+    finally:
+        _mapper.reset(token)
+
+
+class PartCluster:
+    """A running cluster: ``cluster(fn, items)`` maps; ``client`` is the Dask client."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+
+    def __call__(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list:
+        if not items:
+            return []
+        futures = self.client.map(fn, list(items), pure=False, retries=0)
+        return self.client.gather(futures)
+
+
+def current_client() -> Any:
+    """The Dask client of the cluster :func:`using` installed, or None."""
+    mapper = _mapper.get()
+    return mapper.client if isinstance(mapper, PartCluster) else None
+
+
+@contextlib.contextmanager
+def cluster(settings: ClusterSettings) -> Iterator[PartCluster]:
+    """Start (or connect to) the cluster; yield it as a mapper; stop what was started.
+
+    A failed partition raises its own exception here, once; tasks are not
+    retried by Dask (a partition that fails once fails the same way again,
+    and the release step is what Prefect retries).
+    """
+    from distributed import Client, LocalCluster
+
+    if settings.address is not None:
+        client = Client(settings.address, set_as_default=False)
+        local = None
+    else:
+        local = LocalCluster(
+            n_workers=settings.workers,
+            threads_per_worker=settings.threads_per_worker,
+            processes=True,
+            memory_limit=settings.memory_limit,
+            dashboard_address=None,
+            host="127.0.0.1",
+        )
+        client = Client(local, set_as_default=False)
+
+    try:
+        yield PartCluster(client)
+    finally:
+        client.close()
+        if local is not None:
+            local.close()
