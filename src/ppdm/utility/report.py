@@ -1079,16 +1079,35 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
             ],
         )
     )
+    measured_on = record.get("measured_on")
+    # An out-of-core release is a directory of Parquet parts per table.
+    where = "data/{}/ (Parquet parts)" if measured_on else "data/{}.csv"
     parts.append("<h3>Released files</h3>")
     parts.append(
         _table(
             ["file", "sha256"],
-            [[f"data/{n}.csv", h] for n, h in (record.get("data_files") or {}).items()],
+            [[where.format(n), h] for n, h in (record.get("data_files") or {}).items()],
         )
     )
+    if measured_on:
+        released = measured_on.get("released_rows") or {}
+        totals = measured_on.get("released_rows_total") or {}
+        parts.append(
+            "<p>This release was made out of core, partition by partition. The "
+            "utility figures on this page (hold-out accuracy, information loss) "
+            f"were measured on a seeded sample: {measured_on['clean_rows']:,} of "
+            f"the {measured_on['clean_rows_total']:,} clean rows, and "
+            + ", ".join(
+                f"{released[n]:,} of the {totals.get(n, 0):,} released rows of "
+                f"{html.escape(n)}"
+                for n in released
+            )
+            + f" (seed {measured_on.get('seed')}). The verifier's verdict and "
+            "the risk figures cover every released row.</p>"
+        )
     for name, split in (record.get("sample") or {}).items():
         parts.append(
-            f"<h3>First rows of data/{html.escape(name)}.csv as released</h3>"
+            f"<h3>First rows of {html.escape(where.format(name))} as released</h3>"
             "<p>Rows are shuffled; the original rows are never put in a shared "
             "file, so no 'before' rows are shown.</p>"
         )
