@@ -1102,8 +1102,8 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
                 f"{html.escape(n)}"
                 for n in released
             )
-            + f" (seed {measured_on.get('seed')}). The verifier's verdict and "
-            "the risk figures cover every released row.</p>"
+            + f" (seed {measured_on.get('seed')}). The verifier's verdict covers "
+            "every released row.</p>"
         )
     for name, split in (record.get("sample") or {}).items():
         parts.append(
