@@ -97,7 +97,6 @@ Rows
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -395,9 +394,7 @@ def mondrian_partition(
 def _check_weights(weights: Any, n_items: int) -> np.ndarray:
     """``weights`` as int64 row counts, one per item, each at least 1."""
     counts = np.asarray(weights)
-    if counts.shape != (n_items,) or not (
-        np.issubdtype(counts.dtype, np.integer) or counts.dtype == bool
-    ):
+    if counts.shape != (n_items,) or not np.issubdtype(counts.dtype, np.integer):
         raise InvalidParameterError(
             f"mondrian: weights must be {n_items} integer row counts (one per line "
             f"of the table); got shape {counts.shape} of {counts.dtype}"
@@ -440,7 +437,7 @@ def _partition(
     ask_models = not (
         requirement.decided_by_bounds and requirement.minimal_distinct_values <= 1
     )
-    encoded = _encode_sensitive(table, requirement, weights) if ask_models else {}
+    encoded = requirement.encode(table, weights) if ask_models else {}
     if ask_models:
         _check_whole_table(table, requirement, encoded, weights)
 
@@ -529,25 +526,6 @@ def _partition(
     )
 
 
-def _encode_sensitive(
-    table: pd.DataFrame, requirement: Requirement, weights: np.ndarray | None
-) -> dict[str, Any]:
-    """:meth:`Requirement.encode` of the rows ``table`` (with ``weights``) stands for.
-
-    The whole table's distribution of each sensitive attribute (t-closeness's
-    reference) counts rows, not distinct combinations.
-    """
-    encoded = requirement.encode(table)
-    if weights is None:
-        return encoded
-    out = {}
-    for attribute, enc in encoded.items():
-        counts = _count(enc.codes, max(len(enc.values), 1), weights).astype(float)
-        whole = counts / max(counts.sum(), 1.0)
-        out[attribute] = dataclasses.replace(enc, whole=whole)
-    return out
-
-
 def _accepts(
     requirement: Requirement,
     ids: np.ndarray,
@@ -556,24 +534,15 @@ def _accepts(
     rows: np.ndarray | None,
     weights: np.ndarray | None,
 ) -> np.ndarray:
-    """Which candidate groups every model accepts, counting rows by ``weights``."""
-    if weights is None:
-        return requirement.accepts_groups(ids, n_groups, encoded, rows=rows)
-    if requirement.decided_by_bounds:
-        # Sizes are Mondrian's own (weighted) bound; distinct values do not
-        # depend on the weights, which are all positive.
-        distinct = tuple(m for m in requirement.models if m.uses_sensitive_attribute)
-        if not distinct:
-            return np.ones(n_groups, dtype=bool)
-        return Requirement(requirement.quasi_identifiers, distinct).accepts_groups(
-            ids, n_groups, encoded, rows=rows
-        )
+    """Which candidate groups every model accepts, counting rows by ``weights``.
+
+    ``weights`` are the whole table's (one per line), ``rows`` the positions of
+    the considered lines; with weights, the models judge the rows described.
+    """
+    if weights is not None and rows is not None:
+        weights = weights[rows]
     return requirement.accepts_groups(
-        ids,
-        n_groups,
-        encoded,
-        rows=rows,
-        weights=weights if rows is None else weights[rows],
+        ids, n_groups, encoded, rows=rows, weights=weights
     )
 
 
