@@ -30,10 +30,12 @@ Examples
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -101,6 +103,23 @@ def load_source(
         The source is not found, cannot be read, or holds no rows. The message
         names the file or the URL, never the URL's password.
     """
+    _check_arguments(kind, location, query, embedded)
+    if kind == "embedded":
+        frame, name = _read_embedded(str(embedded))
+    elif kind == "sql":
+        frame, name = _read_sql(str(location), str(query))
+    else:
+        frame, name = _read_file(kind, Path(str(location)))
+    _check_header([str(c) for c in frame.columns], name)
+    if len(frame) == 0:
+        raise SourceError(f"source {name} holds no rows")
+    return _canonical(frame)
+
+
+def _check_arguments(
+    kind: str, location: str | Path | None, query: str | None, embedded: str | None
+) -> None:
+    """Refuse an unknown kind, or a kind without the argument it needs."""
     if kind not in SOURCE_KINDS:
         raise InvalidParameterError(
             f"kind must be one of {', '.join(SOURCE_KINDS)}; got {kind!r}"
@@ -111,23 +130,18 @@ def load_source(
                 "kind='embedded' needs embedded=<name>; available: "
                 + ", ".join(datasets.DATASETS)
             )
-        try:
-            frame = datasets.load(embedded)
-        except KeyError as exc:
-            raise SourceError(f"source embedded:{embedded}: {exc.args[0]}") from exc
-        name = f"embedded:{embedded}"
     elif location is None:
         raise InvalidParameterError(f"kind={kind!r} needs a location; got None")
-    elif kind == "sql":
-        if not query:
-            raise InvalidParameterError("kind='sql' needs query=<SQL text>; got none")
-        frame, name = _read_sql(str(location), query)
-    else:
-        frame, name = _read_file(kind, Path(location))
-    _check_header([str(c) for c in frame.columns], name)
-    if len(frame) == 0:
-        raise SourceError(f"source {name} holds no rows")
-    return _canonical(frame)
+    elif kind == "sql" and not query:
+        raise InvalidParameterError("kind='sql' needs query=<SQL text>; got none")
+
+
+def _read_embedded(embedded: str) -> tuple[pd.DataFrame, str]:
+    try:
+        frame = datasets.load(embedded)
+    except KeyError as exc:
+        raise SourceError(f"source embedded:{embedded}: {exc.args[0]}") from exc
+    return frame, f"embedded:{embedded}"
 
 
 def source_columns(
@@ -346,13 +360,8 @@ def _sql_columns(url: str, query: str) -> list[str] | None:
 
 def _read_file(kind: str, path: Path) -> tuple[pd.DataFrame, str]:
     name = str(path)
-    if not path.exists():
-        raise SourceError(f"source {name}: file not found")
-    if not path.is_file():
-        raise SourceError(f"source {name}: not a regular file")
-    if path.stat().st_size == 0:
-        raise SourceError(f"source {name}: file is empty (0 bytes)")
-    try:
+    _check_file(path)
+    with _file_errors(kind, path):
         if kind == "csv":
             frame = _read_csv(path)
         else:
@@ -361,22 +370,48 @@ def _read_file(kind: str, path: Path) -> tuple[pd.DataFrame, str]:
             # pyarrow refuses a repeated name with "Multiple matches for FieldRef"
             _check_header(list(pq.read_schema(path).names), name)
             frame = pd.read_parquet(path)
-    except SourceError:
-        raise
-    except pd.errors.EmptyDataError as exc:
-        raise SourceError(f"source {name}: no header row ({exc})") from exc
-    except UnicodeDecodeError as exc:
-        raise SourceError(_not_utf8(path)) from exc
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        # pyarrow's ArrowInvalid subclasses ValueError; a truncated file is OSError
-        raise SourceError(
-            f"source {name}: cannot be read as {kind}: {_first_line(exc)}"
-        ) from exc
     if kind == "csv":
         # pandas renamed a repeated header name ("age", "age.1"): check the
         # names as written.
         source_columns("csv", path)
     return frame, name
+
+
+def _check_file(path: Path) -> None:
+    """Refuse a missing file, a directory and an empty file, naming the path."""
+    if not path.exists():
+        raise SourceError(f"source {path}: file not found")
+    if not path.is_file():
+        raise SourceError(f"source {path}: not a regular file")
+    if path.stat().st_size == 0:
+        raise SourceError(f"source {path}: file is empty (0 bytes)")
+
+
+@contextlib.contextmanager
+def _file_errors(kind: str, path: Path) -> Iterator[None]:
+    """Turn a reader's exceptions into a :class:`SourceError` naming the file."""
+    try:
+        yield
+    except SourceError:
+        raise
+    except pd.errors.EmptyDataError as exc:
+        raise SourceError(f"source {path}: no header row ({exc})") from exc
+    except UnicodeDecodeError as exc:
+        raise SourceError(_not_utf8(path)) from exc
+    except (ValueError, OSError, pd.errors.ParserError) as exc:
+        # pyarrow's ArrowInvalid subclasses ValueError; a truncated file is OSError
+        raise SourceError(
+            f"source {path}: cannot be read as {kind}: {_first_line(exc)}"
+        ) from exc
+
+
+#: How :func:`load_source` reads a CSV file (also in chunks, out of core).
+_CSV_OPTIONS: dict[str, Any] = {
+    "na_values": _CSV_MISSING,
+    "keep_default_na": False,  # "NA" or "None" may be real values
+    "skipinitialspace": True,  # UCI files separate fields with ", "
+    "index_col": False,
+}
 
 
 def _read_csv(path: Path) -> pd.DataFrame:
@@ -389,23 +424,44 @@ def _read_csv(path: Path) -> pd.DataFrame:
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        frame = pd.read_csv(
-            path,
-            na_values=_CSV_MISSING,
-            keep_default_na=False,  # "NA" or "None" may be real values
-            skipinitialspace=True,  # UCI files separate fields with ", "
-            index_col=False,
-        )
-    if any(issubclass(w.category, pd.errors.ParserWarning) for w in caught):
-        raise SourceError(
-            f"source {path}: line 2 has more fields than the header's "
-            f"{frame.shape[1]} columns (a value holding a comma must be quoted)"
-        )
+        frame = pd.read_csv(path, **_CSV_OPTIONS)
+    if _surplus_field(caught):
+        raise _surplus_field_error(path, frame.shape[1])
     return frame
+
+
+def _surplus_field(caught: list[warnings.WarningMessage]) -> bool:
+    return any(issubclass(w.category, pd.errors.ParserWarning) for w in caught)
+
+
+def _surplus_field_error(path: Path, n_columns: int) -> SourceError:
+    return SourceError(
+        f"source {path}: line 2 has more fields than the header's "
+        f"{n_columns} columns (a value holding a comma must be quoted)"
+    )
 
 
 def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
     # SQLAlchemy is imported here: only the sql route needs it.
+    import sqlalchemy as sa
+
+    engine, name, secrets = _sql_engine(url)
+    try:
+        with _query_errors(name, secrets, query), engine.connect() as connection:
+            frame = pd.read_sql(sa.text(query), connection)
+    finally:
+        engine.dispose()
+    return frame, f"{name} (query: {_shorten(query)})"
+
+
+def _sql_engine(url: str) -> tuple[Any, str, list]:
+    """An engine for ``url``, the URL as messages show it, and its secrets.
+
+    Raises
+    ------
+    ppdm.exceptions.SourceError
+        The URL is malformed, names a missing SQLite file, or has no driver.
+    """
     import sqlalchemy as sa
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -424,9 +480,16 @@ def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
     except (SQLAlchemyError, ImportError) as exc:
         detail = _scrub(_first_line(exc), secrets)
         raise SourceError(f"source {name}: no usable driver ({detail})") from exc
+    return engine, name, secrets
+
+
+@contextlib.contextmanager
+def _query_errors(name: str, secrets: list, query: str) -> Iterator[None]:
+    """Turn a failed query into a :class:`SourceError` with the driver's own words."""
+    from sqlalchemy.exc import SQLAlchemyError
+
     try:
-        with engine.connect() as connection:
-            frame = pd.read_sql(sa.text(query), connection)
+        yield
     except (SQLAlchemyError, pd.errors.DatabaseError) as exc:
         # pandas wraps SQLAlchemy's error, which wraps the driver's: show the
         # driver's own first line ("no such table: x"), not the SQL echo.
@@ -435,9 +498,6 @@ def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
         raise SourceError(
             f"source {name}: query failed: {detail} (query: {_shorten(query)})"
         ) from exc
-    finally:
-        engine.dispose()
-    return frame, f"{name} (query: {_shorten(query)})"
 
 
 def _check_sqlite_file(url: Any) -> None:  # sqlalchemy.engine.URL
@@ -476,27 +536,52 @@ def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
     declared type (the 10^30 row is quarantined as not an int64).
     """
     frame = frame.reset_index(drop=True)
-    text = {}
-    for column in frame.columns:
-        dtype = frame[column].dtype
-        if isinstance(dtype, pd.CategoricalDtype) or not (
-            pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
-        ):
-            continue
-        inferred = pd.api.types.infer_dtype(frame[column], skipna=True)
-        if inferred in ("string", "empty") or not _storable(frame[column]):
-            text[column] = "string"
+    text = [
+        column
+        for column in frame.columns
+        if _may_be_text(frame[column].dtype)
+        and (
+            pd.api.types.infer_dtype(frame[column], skipna=True) in _TEXT_INFERRED
+            or not _storable(frame[column])
+        )
+    ]
+    return _as_string(frame, text)
+
+
+#: What :func:`pandas.api.types.infer_dtype` says of a column that is text.
+_TEXT_INFERRED = ("string", "empty")
+
+
+def _may_be_text(dtype: Any) -> bool:
+    """Whether :func:`_canonical` considers a column of this dtype for text."""
+    return not isinstance(dtype, pd.CategoricalDtype) and (
+        pd.api.types.is_string_dtype(dtype) or pd.api.types.is_object_dtype(dtype)
+    )
+
+
+def _as_string(
+    frame: pd.DataFrame, text: list, *, one_by_one: bool | None = None
+) -> pd.DataFrame:
+    """``frame`` with the ``text`` columns as pandas ``string``.
+
+    ``one_by_one`` converts each value with :func:`_as_text` (bytes that are
+    not UTF-8 kept as escapes); None does so only when the plain conversion
+    fails, which is what :func:`_canonical` does with a whole table.
+    """
     if not text:
         return frame
-    try:
-        return frame.astype(text)
-    except (TypeError, ValueError):  # bytes that are not UTF-8: text one by one
-        return frame.assign(
-            **{
-                column: frame[column].map(_as_text, na_action="ignore").astype("string")
-                for column in text
-            }
-        )
+    if not one_by_one:
+        try:
+            return frame.astype(dict.fromkeys(text, "string"))
+        except (TypeError, ValueError):  # bytes that are not UTF-8: one by one
+            if one_by_one is False:
+                raise
+    return frame.assign(
+        **{
+            column: frame[column].map(_as_text, na_action="ignore").astype("string")
+            for column in text
+        }
+    )
 
 
 def _as_text(value: Any) -> str:

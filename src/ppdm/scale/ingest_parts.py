@@ -1,0 +1,792 @@
+"""Ingest out of core: stream a source into Parquet partitions.
+
+:func:`ingest_partitions` reads a source in chunks and writes
+``part-00000.parquet, part-00001.parquet, ...`` of ``partition_rows`` rows
+each (the last one shorter), each written to a temporary name and renamed.
+No step holds the whole table: the reader holds one chunk, the writer one
+partition.
+
+Every partition equals the corresponding slice of
+:func:`ppdm.prepare.ingest.load_source` on the whole source: same columns,
+dtypes and values, after the same canonical conversion (text as pandas
+``string``). That needs care, because a reader that sees one chunk at a time
+infers each chunk's types alone, while the whole-source reader infers them
+across the table (one ``"abc"`` in a million ages makes the whole column
+text). So ingestion runs in two passes over a private spool of the raw
+chunks (a sibling directory of ``out_dir``, removed at the end):
+
+1. read the source in chunks, keep each raw chunk in the spool, and note
+   what decides each column's type: a one-row witness of each chunk's
+   column (CSV, Parquet) or one value of each kind the column holds (SQL);
+2. settle each column's type as the whole-source reader would, convert every
+   chunk to it, decide which columns become text exactly as
+   :func:`~ppdm.prepare.ingest.load_source` decides on the whole table, and
+   write the partitions.
+
+How each reader's whole-source types are reproduced:
+
+- CSV: pandas' C parser infers types per block of rows (``low_memory``:
+  2**20 / columns rows, rounded down to a power of two) and joins the
+  blocks with :func:`pandas.concat`'s rules (ints and floats make floats,
+  numbers and text make objects). The chunks here are whole multiples of
+  that block, so each chunk holds the same blocks, and the settled type is
+  the concatenation's type of the chunks' witnesses.
+- Parquet: row batches converted as :func:`pandas.read_parquet` converts
+  the whole file; an integer column with a missing value in some batch
+  becomes float in all, a dictionary column's categories are the union.
+- SQL: each partition's rows are converted by pandas' own
+  ``read_sql`` conversion together with witness rows holding one value of
+  each kind met anywhere in the column (and its smallest and largest
+  integer), so a column that is ``NULL`` in one chunk and integer in
+  another comes out as the whole-result conversion gives it.
+- Embedded data sets ship with the package and are split as loaded.
+
+:attr:`PartitionedTable.source_sha256` is what the in-memory ingest step
+records: the sha256 of the file's bytes (CSV, Parquet; streamed) or the
+:func:`~ppdm.prepare.ingest.fingerprint` of the table (SQL, embedded), here
+computed from the partitions as they are written, column by column, so it is
+equal bit for bit.
+
+The errors are those of :func:`~ppdm.prepare.ingest.load_source`, with the
+same messages (file not found, empty, not UTF-8 with its line and byte, a
+malformed row with its line, repeated or run-together header names, no
+rows, a failed query naming the URL with its password masked), raised in the
+same order.
+
+Examples
+--------
+>>> import tempfile
+>>> from ppdm.scale.ingest_parts import ingest_partitions
+>>> with tempfile.TemporaryDirectory() as out:
+...     parts = ingest_partitions(
+...         "embedded", None, embedded="german", out_dir=out, partition_rows=400
+...     )
+...     parts.part_rows, parts.rows, parts.to_pandas().shape
+((400, 400, 200), 1000, (1000, 21))
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import pickle
+import re
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ppdm.exceptions import InvalidParameterError, SourceError
+from ppdm.prepare import ingest
+from ppdm.release.artifacts import write_atomic
+
+__all__ = [
+    "PART_NAME",
+    "PartitionedTable",
+    "ingest_partitions",
+    "partitioned_fingerprint",
+    "write_part",
+]
+
+#: File name of partition ``i``: ``PART_NAME.format(i)``.
+PART_NAME = "part-{:05d}.parquet"
+_PART_PATTERN = re.compile(r"^part-(\d{5,})\.parquet$")
+# Rows a reader asks for at a time: the partition's rows, within these bounds
+# (rounded up to the CSV parser's block); the writer cuts the partitions.
+_READ_ROWS = (1 << 16, 1 << 20)
+
+
+def _read_rows(partition_rows: int) -> int:
+    return min(max(partition_rows, _READ_ROWS[0]), _READ_ROWS[1])
+
+
+@dataclass(frozen=True)
+class PartitionedTable:
+    """A table stored as Parquet partitions, in row order.
+
+    Attributes
+    ----------
+    paths : tuple of str
+        The partition files, in row order.
+    part_rows : tuple of int
+        Rows of each partition.
+    columns : tuple of str
+        The table's columns, in order (the same in every partition).
+    rows : int
+        Rows of the whole table, ``sum(part_rows)``.
+    source_sha256 : str or None
+        Set by :func:`ingest_partitions`: the sha256 of the source file (CSV,
+        Parquet) or the :func:`~ppdm.prepare.ingest.fingerprint` of the table
+        (SQL, embedded), as the in-memory ingest step records it.
+    """
+
+    paths: tuple[str, ...]
+    part_rows: tuple[int, ...]
+    columns: tuple[str, ...]
+    rows: int
+    source_sha256: str | None = None
+
+    @property
+    def starts(self) -> tuple[int, ...]:
+        """Row number (0-based, in the whole table) of each partition's first row."""
+        return tuple(int(s) for s in np.cumsum((0, *self.part_rows[:-1])))
+
+    def read(self, index: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """Partition ``index`` (optionally only ``columns``), index ``0..n-1``."""
+        return _read(self.paths[index], columns)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The whole table in memory (for small tables and tests)."""
+        frames = [self.read(i) for i in range(len(self.paths))]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    @classmethod
+    def of(cls, parts: PartitionedTable | Sequence[str | Path]) -> PartitionedTable:
+        """``parts`` itself, or the table of these Parquet files (rows from footers).
+
+        Raises
+        ------
+        ppdm.exceptions.InvalidParameterError
+            No partition given, or partitions with different columns.
+        """
+        if isinstance(parts, PartitionedTable):
+            return parts
+        import pyarrow.parquet as pq
+
+        paths = tuple(str(p) for p in parts)
+        if not paths:
+            raise InvalidParameterError("parts must name at least one Parquet file")
+        rows, columns = [], None
+        for path in paths:
+            meta = pq.ParquetFile(path)
+            rows.append(int(meta.metadata.num_rows))
+            names = tuple(_frame_columns(meta.schema_arrow))
+            if columns is None:
+                columns = names
+            elif names != columns:
+                raise InvalidParameterError(
+                    f"partition {path} has columns {list(names)}; the first "
+                    f"partition has {list(columns)}"
+                )
+        return cls(paths, tuple(rows), columns or (), int(sum(rows)))
+
+
+def _frame_columns(schema: Any) -> list[str]:
+    """The columns pandas reads from a Parquet schema (index columns left out)."""
+    index = set()
+    if schema.pandas_metadata:
+        index = {
+            c
+            for c in schema.pandas_metadata.get("index_columns", [])
+            if isinstance(c, str)
+        }
+    return [name for name in schema.names if name not in index]
+
+
+def _read(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
+    return pd.read_parquet(
+        path, engine="pyarrow", columns=None if columns is None else list(columns)
+    )
+
+
+def write_part(frame: pd.DataFrame, path: str | Path) -> None:
+    """Write one partition as Parquet (zstd, no index) to a temporary name, then rename."""
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer, index=False, engine="pyarrow", compression="zstd")
+    write_atomic(path, buffer.getvalue())
+
+
+def ingest_partitions(
+    kind: str,
+    path_or_url: str | Path | None,
+    *,
+    query: str | None = None,
+    embedded: str | None = None,
+    out_dir: str | Path,
+    partition_rows: int = 1_000_000,
+) -> PartitionedTable:
+    """Read a source into Parquet partitions equal to slices of ``load_source``.
+
+    Parameters
+    ----------
+    kind : {"embedded", "csv", "parquet", "sql"}
+        Which reader to use, as for :func:`~ppdm.prepare.ingest.load_source`.
+    path_or_url : str or pathlib.Path or None
+        The file (csv, parquet) or the database URL (sql); ignored for
+        ``"embedded"``.
+    query : str, optional
+        The SQL query (required for ``"sql"``); its rows are fetched in chunks.
+    embedded : str, optional
+        The embedded data set's name (required for ``"embedded"``).
+    out_dir : str or pathlib.Path
+        Where ``part-00000.parquet, ...`` are written (created if absent).
+        Partition files of an earlier run beyond the new last one are
+        removed, so the directory holds exactly this table's partitions.
+    partition_rows : int, default=1_000_000
+        Rows per partition (the last one may have fewer).
+
+    Returns
+    -------
+    PartitionedTable
+        The partitions, their rows, the columns and ``source_sha256``.
+
+    Raises
+    ------
+    ppdm.exceptions.InvalidParameterError
+        ``kind`` is unknown, the argument it needs is missing, or
+        ``partition_rows`` is not a positive integer.
+    ppdm.exceptions.SourceError
+        As :func:`~ppdm.prepare.ingest.load_source`, with the same message.
+    """
+    ingest._check_arguments(kind, path_or_url, query, embedded)
+    if (
+        isinstance(partition_rows, bool)
+        or not isinstance(partition_rows, (int, np.integer))
+        or partition_rows < 1
+    ):
+        raise InvalidParameterError(
+            f"partition_rows must be an integer >= 1; got {partition_rows!r}"
+        )
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    partition_rows = int(partition_rows)
+    if kind == "embedded":
+        frame = ingest.load_source("embedded", None, embedded=embedded)
+        writer = _PartWriter(out, partition_rows, None)
+        writer.add(frame)
+        paths, rows = writer.close()
+        columns = tuple(str(c) for c in frame.columns)
+        sha = ingest.fingerprint(frame)
+    else:
+        location = str(path_or_url)
+        reader: _Reader
+        if kind == "csv":
+            reader = _CsvReader(Path(location), partition_rows)
+        elif kind == "parquet":
+            reader = _ParquetReader(Path(location), partition_rows)
+        else:
+            reader = _SqlReader(location, str(query), partition_rows)
+        with _Spool(out) as spool:
+            paths, rows, columns, hashed = _two_passes(
+                reader, spool, out, partition_rows, hash_cells=kind == "sql"
+            )
+        sha = ingest.file_sha256(location) if kind != "sql" else hashed
+    _remove_stale(out, len(paths))
+    return PartitionedTable(
+        tuple(paths), tuple(rows), tuple(columns), int(sum(rows)), sha
+    )
+
+
+def _two_passes(
+    reader: _Reader, spool: _Spool, out: Path, partition_rows: int, *, hash_cells: bool
+) -> tuple[list[str], list[int], list[str], str | None]:
+    witnesses = []
+    n_rows = 0
+    for raw in reader.chunks():
+        rows = reader.rows(raw)
+        if rows == 0:
+            continue
+        n_rows += rows
+        spool.put(raw)
+        witnesses.append(reader.witness(raw))
+    reader.finish(n_rows)  # the in-memory reader's checks, in its order
+    reader.settle(witnesses)
+    text, one_by_one = _text_plan(reader, spool)
+    writer = _PartWriter(out, partition_rows, spool.directory if hash_cells else None)
+    for raw in spool:
+        frame = reader.frame(raw)
+        writer.add(ingest._as_string(frame, text, one_by_one=one_by_one))
+    paths, rows = writer.close()
+    return paths, rows, [str(c) for c in reader.columns], writer.fingerprint()
+
+
+# -- the spool of raw chunks ------------------------------------------------------
+class _Spool:
+    """Raw chunks kept on disk between the two passes (pickled: lossless)."""
+
+    def __init__(self, out: Path) -> None:
+        self.out = out
+        self.count = 0
+        self.directory = Path()
+
+    def __enter__(self) -> _Spool:
+        self.directory = Path(
+            tempfile.mkdtemp(prefix=f".{self.out.name}.spool-", dir=self.out.parent)
+        )
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+    def put(self, raw: Any) -> None:
+        with open(self.directory / f"chunk-{self.count:06d}.pkl", "wb") as handle:
+            pickle.dump(raw, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        self.count += 1
+
+    def __iter__(self) -> Iterator[Any]:
+        for i in range(self.count):
+            # our own file, written above in this call: not untrusted input
+            with open(self.directory / f"chunk-{i:06d}.pkl", "rb") as handle:
+                yield pickle.load(handle)  # noqa: S301
+
+
+# -- the writer of partitions -------------------------------------------------------
+class _PartWriter:
+    """Cuts a stream of frames into partitions of ``partition_rows`` rows.
+
+    With ``hash_dir``, it also keeps each column's cell hashes (as
+    :func:`~ppdm.prepare.ingest.fingerprint` computes them) in one file per
+    column, so the table's fingerprint can be streamed in its column order.
+    """
+
+    def __init__(self, out: Path, partition_rows: int, hash_dir: Path | None) -> None:
+        self.out, self.partition_rows, self.hash_dir = out, partition_rows, hash_dir
+        self.pending: list[pd.DataFrame] = []
+        self.pending_rows = 0
+        self.paths: list[str] = []
+        self.rows: list[int] = []
+        self.header: dict[str, Any] | None = None
+
+    def add(self, frame: pd.DataFrame) -> None:
+        start = 0
+        while start < len(frame):
+            take = min(self.partition_rows - self.pending_rows, len(frame) - start)
+            self.pending.append(frame.iloc[start : start + take])
+            self.pending_rows += take
+            start += take
+            if self.pending_rows == self.partition_rows:
+                self._emit()
+
+    def close(self) -> tuple[list[str], list[int]]:
+        if self.pending_rows:
+            self._emit()
+        return self.paths, self.rows
+
+    def _emit(self) -> None:
+        if len(self.pending) == 1:
+            frame = self.pending[0].reset_index(drop=True)
+        else:
+            frame = pd.concat(self.pending, ignore_index=True)
+        self.pending, self.pending_rows = [], 0
+        path = self.out / PART_NAME.format(len(self.paths))
+        write_part(frame, path)
+        self.paths.append(str(path))
+        self.rows.append(len(frame))
+        if self.hash_dir is not None:
+            if self.header is None:
+                self.header = {
+                    "columns": [str(c) for c in frame.columns],
+                    "dtypes": [str(d) for d in frame.dtypes],
+                }
+            for position in range(frame.shape[1]):
+                hashes = pd.util.hash_pandas_object(
+                    frame.iloc[:, position], index=False, categorize=True
+                )
+                with open(self.hash_dir / f"hash-{position:05d}.bin", "ab") as handle:
+                    handle.write(
+                        np.ascontiguousarray(hashes.to_numpy(), dtype="<u8").tobytes()
+                    )
+
+    def fingerprint(self) -> str | None:
+        """:func:`~ppdm.prepare.ingest.fingerprint` of all rows written, or None."""
+        if self.hash_dir is None or self.header is None:
+            return None
+        digest = hashlib.sha256()
+        header = {**self.header, "rows": int(sum(self.rows))}
+        digest.update(json.dumps(header, sort_keys=True).encode("utf-8"))
+        for position in range(len(self.header["columns"])):
+            with open(self.hash_dir / f"hash-{position:05d}.bin", "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+        return digest.hexdigest()
+
+
+def _remove_stale(out: Path, n_parts: int) -> None:
+    """Remove partition files numbered ``n_parts`` and above (an earlier run's)."""
+    for path in out.iterdir():
+        found = _PART_PATTERN.match(path.name)
+        if found and int(found.group(1)) >= n_parts:
+            path.unlink(missing_ok=True)
+
+
+def partitioned_fingerprint(parts: PartitionedTable | Sequence[str | Path]) -> str:
+    """:func:`~ppdm.prepare.ingest.fingerprint` of a partitioned table, read back.
+
+    Reads one column of one partition at a time. Equal to the fingerprint of
+    the concatenated table for the canonical dtypes (numbers, booleans,
+    ``string``, categories); a column that Parquet cannot store as it was in
+    memory (a mix of Python objects) reads back in the type Parquet gave it.
+    """
+    table = PartitionedTable.of(parts)
+    digest = hashlib.sha256()
+    head = table.read(0)
+    header = {
+        "columns": [str(c) for c in head.columns],
+        "dtypes": [str(d) for d in head.dtypes],
+        "rows": table.rows,
+    }
+    digest.update(json.dumps(header, sort_keys=True).encode("utf-8"))
+    for column in table.columns:
+        for index in range(len(table.paths)):
+            hashes = pd.util.hash_pandas_object(
+                table.read(index, [column])[column], index=False, categorize=True
+            )
+            digest.update(
+                np.ascontiguousarray(hashes.to_numpy(), dtype="<u8").tobytes()
+            )
+    return digest.hexdigest()
+
+
+# -- which columns become text ------------------------------------------------------------
+def _text_plan(reader: _Reader, spool: _Spool) -> tuple[list, bool]:
+    """The columns ``_canonical`` turns to text on the whole table, and how.
+
+    A column of a text dtype is text. A column of Python objects is text
+    when every chunk infers as text, or when the whole column cannot be
+    stored as one Arrow type: decided from each chunk's answer and from a
+    witness of each chunk's value kinds (one value per Python type, the
+    smallest and largest integer), which Arrow infers as it would the whole
+    column. ``one_by_one``: some value of a text column is bytes that are not
+    UTF-8, so every text column converts value by value, as on the whole table.
+    """
+    candidates = [c for c, d in reader.dtypes.items() if ingest._may_be_text(d)]
+    objects = [c for c in candidates if pd.api.types.is_object_dtype(reader.dtypes[c])]
+    text = [c for c in candidates if c not in objects]
+    if not objects:
+        return _in_order(reader, text), False
+    inferred_text = dict.fromkeys(objects, True)
+    storable = dict.fromkeys(objects, True)
+    samples: dict[Any, list] = {c: [] for c in objects}
+    fails = dict.fromkeys(objects, False)
+    for raw in spool:
+        frame = reader.frame(raw)
+        for column in objects:
+            values = frame[column]
+            if (
+                pd.api.types.infer_dtype(values, skipna=True)
+                not in ingest._TEXT_INFERRED
+            ):
+                inferred_text[column] = False
+            storable[column] = storable[column] and ingest._storable(values)
+            samples[column].extend(_kinds_sample(values))
+            if not fails[column]:
+                try:
+                    values.astype("string")
+                except (TypeError, ValueError):
+                    fails[column] = True
+    for column in objects:
+        if inferred_text[column] or not (
+            storable[column]
+            and ingest._storable(pd.Series(samples[column], dtype=object))
+        ):
+            text.append(column)
+    text = _in_order(reader, text)
+    return text, any(fails.get(c, False) for c in text)
+
+
+def _in_order(reader: _Reader, columns: list) -> list:
+    return [c for c in reader.dtypes if c in set(columns)]
+
+
+def _kinds_sample(values: pd.Series) -> list:
+    """One present value of each Python type, and the extreme integers."""
+    present = values[values.notna()]
+    if not len(present):
+        return []
+    kinds = present.map(type)
+    sample = list(present[~kinds.duplicated()])
+    integers = present[kinds.map(lambda k: issubclass(k, (int, np.integer)))]
+    integers = integers[~integers.map(lambda v: isinstance(v, (bool, np.bool_)))]
+    if len(integers):
+        sample += [integers.min(), integers.max()]
+    return sample
+
+
+# -- readers ---------------------------------------------------------------------------
+class _Reader:
+    """A source read in chunks; see the module docstring for each kind."""
+
+    name: str
+    columns: list
+    dtypes: dict
+
+    def chunks(self) -> Iterator[Any]:
+        raise NotImplementedError
+
+    def rows(self, raw: Any) -> int:
+        return len(raw)
+
+    def witness(self, raw: Any) -> Any:
+        raise NotImplementedError
+
+    def finish(self, n_rows: int) -> None:
+        ingest._check_header([str(c) for c in self.columns], self.name)
+        if n_rows == 0:
+            raise SourceError(f"source {self.name} holds no rows")
+
+    def settle(self, witnesses: list) -> None:
+        raise NotImplementedError
+
+    def frame(self, raw: Any) -> pd.DataFrame:
+        raise NotImplementedError
+
+
+class _FrameReader(_Reader):
+    """Chunks that are frames already: settle by concatenating one-row witnesses."""
+
+    def witness(self, raw: pd.DataFrame) -> pd.DataFrame:
+        # rebuilt from Python values: a slice would keep the chunk's buffers
+        return pd.DataFrame(
+            {
+                position: pd.Series(raw.iloc[:1, position].tolist(), dtype=dtype)
+                for position, dtype in enumerate(raw.dtypes)
+            }
+        )
+
+    def settle(self, witnesses: list) -> None:
+        self.dtypes = {}
+        for position, column in enumerate(self.columns):
+            pieces = [w.iloc[:, position] for w in witnesses]
+            kinds = {p.dtype for p in pieces}
+            if len(kinds) <= 1:
+                dtype = pieces[0].dtype if pieces else np.dtype(object)
+            elif all(isinstance(k, pd.CategoricalDtype) for k in kinds):
+                from pandas.api.types import union_categoricals
+
+                union = union_categoricals(
+                    [p.astype(p.dtype) for p in pieces], sort_categories=False
+                )
+                dtype = pd.CategoricalDtype(
+                    union.categories, ordered=pieces[0].dtype.ordered
+                )
+            else:
+                dtype = pd.concat(pieces, ignore_index=True).dtype
+            self.dtypes[column] = dtype
+
+    def frame(self, raw: pd.DataFrame) -> pd.DataFrame:
+        frame = raw.reset_index(drop=True)
+        change = {
+            position: dtype
+            for position, dtype in enumerate(self.dtypes.values())
+            if frame.dtypes.iloc[position] != dtype
+        }
+        if not change:
+            return frame
+        frame = frame.copy()
+        for position, dtype in change.items():
+            frame.isetitem(position, frame.iloc[:, position].astype(dtype))
+        return frame
+
+
+def _low_memory_rows(width: int) -> int:
+    """Rows per block of pandas' C parser (``low_memory=True``) for ``width`` columns."""
+    heuristic = 2**20 // max(width, 1)
+    rows = 1
+    while rows * 2 < heuristic:
+        rows *= 2
+    return rows
+
+
+class _CsvReader(_FrameReader):
+    def __init__(self, path: Path, partition_rows: int) -> None:
+        self.path, self.name = path, str(path)
+        self.partition_rows = partition_rows
+        self.surplus = False
+        self.columns = []
+        ingest._check_file(path)
+
+    def chunks(self) -> Iterator[pd.DataFrame]:
+        options = ingest._CSV_OPTIONS
+        with ingest._file_errors("csv", self.path), _parser_warnings() as caught:
+            self.columns = list(pd.read_csv(self.path, nrows=0, **options).columns)
+            block = _low_memory_rows(len(self.columns))
+            size = block * math.ceil(_read_rows(self.partition_rows) / block)
+            reader = pd.read_csv(self.path, chunksize=size, **options)
+        self.surplus = ingest._surplus_field(caught)
+        try:
+            while True:
+                with (
+                    ingest._file_errors("csv", self.path),
+                    _parser_warnings() as caught,
+                ):
+                    try:
+                        chunk = reader.get_chunk()
+                    except StopIteration:
+                        break
+                self.surplus = self.surplus or ingest._surplus_field(caught)
+                if chunk.empty:
+                    break
+                yield chunk
+        finally:
+            reader.close()
+
+    def finish(self, n_rows: int) -> None:
+        if self.surplus:
+            raise ingest._surplus_field_error(self.path, len(self.columns))
+        # pandas renamed a repeated header name ("age", "age.1"): check the
+        # names as written, as load_source does.
+        ingest.source_columns("csv", self.path)
+        super().finish(n_rows)
+
+
+class _parser_warnings:  # noqa: N801 - used as a context manager, like warnings'
+    """Record warnings, every ``ParserWarning`` (as the in-memory reader does)."""
+
+    def __enter__(self) -> list:
+        self._context = warnings.catch_warnings(record=True)
+        caught = self._context.__enter__()
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        return caught
+
+    def __exit__(self, *exc: object) -> None:
+        self._context.__exit__(*exc)
+
+
+class _ParquetReader(_FrameReader):
+    def __init__(self, path: Path, partition_rows: int) -> None:
+        self.path, self.name = path, str(path)
+        self.batch_rows = _read_rows(partition_rows)
+        self.columns = []
+        ingest._check_file(path)
+
+    def chunks(self) -> Iterator[pd.DataFrame]:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        from pandas.io._util import arrow_table_to_pandas
+
+        with ingest._file_errors("parquet", self.path):
+            # as load_source: pyarrow refuses a repeated name with "Multiple
+            # matches for FieldRef", so check the names first
+            ingest._check_header(list(pq.read_schema(self.path).names), self.name)
+            handle = pq.ParquetFile(self.path)
+            schema = handle.schema_arrow
+            self.columns = list(arrow_table_to_pandas(schema.empty_table()).columns)
+            batches = handle.iter_batches(
+                batch_size=self.batch_rows, use_pandas_metadata=True
+            )
+        try:
+            while True:
+                with ingest._file_errors("parquet", self.path):
+                    try:
+                        batch = next(batches)
+                    except StopIteration:
+                        break
+                    table = pa.Table.from_batches([batch], schema=schema)
+                    frame = arrow_table_to_pandas(table)
+                yield frame
+        finally:
+            handle.close()
+
+
+class _SqlReader(_Reader):
+    """Rows fetched in chunks; converted with the witness rows of the whole result."""
+
+    def __init__(self, url: str, query: str, partition_rows: int) -> None:
+        self.url, self.query = url, query
+        self.fetch_rows = _read_rows(partition_rows)
+        self.columns = []
+        self.name = url
+        self.extra: list[tuple] = []
+
+    def chunks(self) -> Iterator[list[tuple]]:
+        import sqlalchemy as sa
+
+        engine, name, secrets = ingest._sql_engine(self.url)
+        self.name = f"{name} (query: {ingest._shorten(self.query)})"
+        try:
+            with (
+                ingest._query_errors(name, secrets, self.query),
+                engine.connect() as connection,
+            ):
+                result = connection.execution_options(stream_results=True).execute(
+                    sa.text(self.query)
+                )
+                self.columns = list(result.keys())
+                while True:
+                    rows = result.fetchmany(self.fetch_rows)
+                    if not rows:
+                        break
+                    yield [tuple(row) for row in rows]
+        finally:
+            engine.dispose()
+
+    def witness(self, raw: list[tuple]) -> list[list]:
+        from pandas._libs import lib
+
+        content = lib.to_object_array_tuples(raw)
+        return [
+            _kinds_sample_sql(content[:, position])
+            for position in range(content.shape[1])
+        ]
+
+    def settle(self, witnesses: list) -> None:
+        width = len(self.columns)
+        merged: list[list] = [[] for _ in range(width)]
+        for chunk in witnesses:
+            for position in range(width):
+                merged[position].extend(chunk[position])
+        merged = [_kinds_sample_sql(_objects(values)) or [None] for values in merged]
+        height = max(len(values) for values in merged) if merged else 0
+        self.extra = [
+            tuple(values[i] if i < len(values) else values[0] for values in merged)
+            for i in range(height)
+        ]
+        empty = self.frame([])
+        self.dtypes = dict(zip(empty.columns, empty.dtypes, strict=True))
+
+    def frame(self, raw: list[tuple]) -> pd.DataFrame:
+        from pandas.io.sql import _wrap_result
+
+        # pandas' read_sql conversion of the rows and the witness rows together
+        frame = _wrap_result(
+            list(raw) + self.extra,
+            self.columns,
+            coerce_float=True,
+            dtype_backend="numpy",
+        )
+        return frame.iloc[: len(raw)].reset_index(drop=True)
+
+
+def _kinds_sample_sql(values: np.ndarray) -> list:
+    """One value of each kind a database column holds (what decides its dtype).
+
+    Kinds are Python types, with NaN apart from numbers (floats, decimals)
+    and datetimes by time zone; integers also give their smallest and
+    largest value (which decide between int64, uint64 and objects).
+    """
+    import datetime
+
+    if not len(values):
+        return []
+    series = pd.Series(values, dtype=object)
+    types = series.map(type)
+    sample = list(series[~types.duplicated()])
+    for kind in types.unique():
+        if issubclass(kind, (bool, np.bool_, str)) or kind is type(None):
+            continue
+        mine = series[(types == kind).to_numpy()]
+        if issubclass(kind, (int, np.integer)):
+            sample += [mine.min(), mine.max()]
+        elif issubclass(kind, datetime.datetime):
+            zones = mine.map(lambda v: str(v.tzinfo))
+            sample += list(mine[~zones.duplicated()])
+        else:
+            missing = pd.isna(mine.to_numpy())
+            if missing.any() and not missing.all():
+                sample += [mine[missing].iloc[0], mine[~missing].iloc[0]]
+    return sample
+
+
+def _objects(values: list) -> np.ndarray:
+    """A 1-d object array of ``values`` (never nested, whatever they hold)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
