@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -54,16 +54,20 @@ from ppdm import progress
 from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
+from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.generalization.lattice import (
     OBJECTIVES,
     GeneralizationLattice,
     NodeMetrics,
+    generalized_recoding,
     generalized_release,
     require_hierarchies,
 )
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import Interval, Options
 from ppdm.privacy import CLASS_MODELS
+from ppdm.scale.frequency import FrequencyTable
+from ppdm.scale.recoding import Recoding
 
 __all__ = ["BoxArchive", "PbgEa", "PbgResult", "parse_objectives", "pbg_search"]
 
@@ -572,6 +576,7 @@ class PbgEa(Anonymizer):
     )
     supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
     numeric_input: ClassVar[str] = "raw"
+    frequency_table: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "objectives": Options(OBJECTIVE_SETS),
         "population": Interval(numbers.Integral, 2, None),
@@ -612,6 +617,56 @@ class PbgEa(Anonymizer):
     def _anonymize(
         self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
     ) -> Release:
+        hierarchies, chosen, evidence = self._search(
+            GeneralizationLattice.from_table, table, spec, rng
+        )
+        released, counts = generalized_release(table, spec, hierarchies, chosen.levels)
+        evidence.update(
+            released_suppressed=counts["suppressed"], dropped=counts["dropped"]
+        )
+        return self._release(released, spec, table, evidence)
+
+    def _recode(
+        self,
+        frequencies: FrequencyTable,
+        spec: AnonymizationSpec,
+        rng: np.random.Generator,
+    ) -> Recoding:
+        hierarchies, chosen, evidence = self._search(
+            GeneralizationLattice.from_frequencies, frequencies, spec, rng
+        )
+        original, released, kept, counts = generalized_recoding(
+            frequencies, spec, hierarchies, chosen.levels
+        )
+        evidence.update(
+            released_suppressed=counts["suppressed"], dropped=counts["dropped"]
+        )
+        return Recoding(
+            quasi_identifiers=tuple(spec.quasi_identifiers),
+            original=original,
+            released=released,
+            kept=kept,
+            algorithm=self.name,
+            records_in=frequencies.n_rows,
+            evidence=evidence,
+            params=self.get_params(),
+        )
+
+    def _search(
+        self,
+        build: Callable[..., GeneralizationLattice],
+        data: Any,
+        spec: AnonymizationSpec,
+        rng: np.random.Generator,
+    ) -> tuple[dict[str, Hierarchy], NodeMetrics, dict[str, Any]]:
+        """The search and the chosen node on the lattice ``build(data, ...)`` makes.
+
+        One search for both paths: ``build`` is
+        :meth:`GeneralizationLattice.from_table` (rows) or
+        :meth:`GeneralizationLattice.from_frequencies` (a frequency table),
+        which evaluate every node alike, so the search draws the same numbers
+        from ``rng`` and chooses the same node.
+        """
         names = parse_objectives(self.objectives)
         eps = _eps_vector(self.eps, len(names), self.name)
         hierarchies = require_hierarchies(self.name, spec)
@@ -625,8 +680,8 @@ class PbgEa(Anonymizer):
                 f"{self.name}: objectives {self.objectives!r} / policy "
                 f"{self.policy!r} need a target"
             )
-        lattice = GeneralizationLattice.from_table(
-            table,
+        lattice = build(
+            data,
             spec.quasi_identifiers,
             hierarchies,
             sensitive_attribute=spec.sensitive_attribute,
@@ -649,7 +704,6 @@ class PbgEa(Anonymizer):
             budget=self.budget,
         )
         chosen = self._choose(result.archive, spec, lattice)
-        released, counts = generalized_release(table, spec, hierarchies, chosen.levels)
         attributes = lattice.attributes
         front = []
         for member in result.archive:
@@ -667,10 +721,8 @@ class PbgEa(Anonymizer):
             "lattice_size": lattice.size,
             "evaluated_fraction": result.unique_evaluations / lattice.size,
             "suppression_budget": lattice.eta,
-            "released_suppressed": counts["suppressed"],
-            "dropped": counts["dropped"],
         }
-        return self._release(released, spec, table, evidence)
+        return hierarchies, chosen, evidence
 
     def _choose(
         self,

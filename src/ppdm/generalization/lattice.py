@@ -72,7 +72,7 @@ import itertools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -84,11 +84,15 @@ from ppdm.model import AnonymizationSpec
 from ppdm.privacy.measures import equivalence_classes
 from ppdm.privacy.requirement import EncodedSensitive, Requirement
 
+if TYPE_CHECKING:
+    from ppdm.scale.frequency import FrequencyTable
+
 __all__ = [
     "OBJECTIVES",
     "GeneralizationLattice",
     "LatticeEvaluation",
     "NodeMetrics",
+    "generalized_recoding",
     "generalized_release",
     "require_hierarchies",
     "suppression_budget",
@@ -213,6 +217,12 @@ def _loss_scale(hierarchies: Sequence[Hierarchy]) -> int:
     return scale
 
 
+def _count(ids: np.ndarray, n: int, weights: np.ndarray | None) -> np.ndarray:
+    """Rows per id ``0..n-1`` (int64): one per unit, or the units' ``weights``."""
+    # bincount adds weights as float64: exact for totals below 2**53 rows.
+    return np.bincount(ids, weights=weights, minlength=n).astype(np.int64)
+
+
 def _uint_for(bits: int) -> type:
     for dtype in (np.uint8, np.uint16, np.uint32, np.uint64):
         if bits <= np.dtype(dtype).itemsize * 8:
@@ -313,9 +323,11 @@ class GeneralizationLattice:
         self._base_codes = codes
         self.requirement: Requirement | None = None
         self.sensitive_attribute: str | None = None
-        # Set by from_table with a requirement: what decide() needs per row.
+        # Set by from_table / from_frequencies with a requirement: what
+        # decide() needs per row (per combination, with its count as weight).
         self._row_group: np.ndarray | None = None
         self._sensitive: pd.DataFrame | None = None
+        self._weights: np.ndarray | None = None
         self._encoded: dict[str, EncodedSensitive] | None = None
         self._marker: dict[tuple[int, int], np.ndarray] = {}
 
@@ -354,6 +366,73 @@ class GeneralizationLattice:
             attributes are coded once here. Its quasi-identifiers must be
             ``quasi_identifiers``.
         """
+        return cls._from_units(
+            table,
+            None,
+            quasi_identifiers,
+            hierarchies,
+            sensitive_attribute=sensitive_attribute,
+            target=target,
+            suppression_limit=suppression_limit,
+            spread_l=spread_l,
+            requirement=requirement,
+        )
+
+    @classmethod
+    def from_frequencies(
+        cls,
+        frequencies: FrequencyTable,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Mapping[str, Hierarchy],
+        *,
+        sensitive_attribute: str | None = None,
+        target: str | None = None,
+        suppression_limit: float = 0.0,
+        spread_l: bool = False,
+        requirement: Requirement | None = None,
+    ) -> GeneralizationLattice:
+        """The lattice of the table ``frequencies`` describes, from its counts.
+
+        The same as :meth:`from_table` on the rows the frequency table stands
+        for (:meth:`~ppdm.scale.frequency.FrequencyTable.expand`): each
+        distinct combination is grouped as its rows would be, weighted by its
+        count, so every :meth:`evaluate`, :meth:`evaluate_all` and
+        :meth:`decide` gives the same result, at a cost that grows with the
+        distinct combinations, not with the rows. The frequency table's
+        columns must include the quasi-identifiers, the requirement's
+        sensitive attributes, ``sensitive_attribute`` and ``target``.
+
+        Parameters are those of :meth:`from_table`; ``suppression_limit`` is a
+        fraction of the rows described (:attr:`FrequencyTable.n_rows`).
+        """
+        return cls._from_units(
+            frequencies.keys,
+            frequencies.counts,
+            quasi_identifiers,
+            hierarchies,
+            sensitive_attribute=sensitive_attribute,
+            target=target,
+            suppression_limit=suppression_limit,
+            spread_l=spread_l,
+            requirement=requirement,
+        )
+
+    @classmethod
+    def _from_units(
+        cls,
+        units: pd.DataFrame,
+        weights: np.ndarray | None,
+        quasi_identifiers: Sequence[str],
+        hierarchies: Mapping[str, Hierarchy],
+        *,
+        sensitive_attribute: str | None,
+        target: str | None,
+        suppression_limit: float,
+        spread_l: bool,
+        requirement: Requirement | None,
+    ) -> GeneralizationLattice:
+        """Group ``units`` (rows, or a frequency table's combinations with
+        their counts as ``weights``) into the leaf combinations."""
         attributes = tuple(quasi_identifiers)
         if requirement is not None and set(requirement.quasi_identifiers) != set(
             attributes
@@ -368,43 +447,52 @@ class GeneralizationLattice:
                 f"no generalization hierarchy for quasi-identifier(s) {missing}"
             )
         chain = tuple(hierarchies[q] for q in attributes)
-        n = len(table)
-        leaf = [h.encode(table[q]) for q, h in zip(attributes, chain)]
-        key = np.zeros(n, dtype=np.int64)
+        n_units = len(units)
+        n = n_units if weights is None else int(weights.sum())
+        leaf = [h.encode(units[q]) for q, h in zip(attributes, chain)]
+        key = np.zeros(n_units, dtype=np.int64)
         for column, h in zip(leaf, chain):
             key = key * (h.missing_leaf + 1) + column
         ids, uniques = pd.factorize(key)
         n_groups = len(uniques)
         first = np.zeros(n_groups, dtype=np.int64)
-        first[ids] = np.arange(n)
+        first[ids] = np.arange(n_units)
         codes = tuple(h.level_codes(0)[column[first]] for column, h in zip(leaf, chain))
-        count = np.bincount(ids, minlength=n_groups).astype(np.int64)
+        count = _count(ids, n_groups, weights)
 
         mask = None
         pairs: tuple[Any, Any, Any] = (None, None, None)
         n_sensitive = 0
         if sensitive_attribute is not None:
             values, kinds = pd.factorize(
-                table[sensitive_attribute], use_na_sentinel=False
+                units[sensitive_attribute], use_na_sentinel=False
             )
             n_sensitive = max(len(kinds), 1)
             if n_sensitive <= _MASK_BITS:
                 dtype = _uint_for(n_sensitive)
                 mask = np.zeros(n_groups, dtype=dtype)
                 bits = np.left_shift(dtype(1), values.astype(dtype))
+                if weights is not None:  # a combination of no rows holds no value
+                    bits[weights == 0] = 0
                 np.bitwise_or.at(mask, ids, bits)
             if spread_l or n_sensitive > _MASK_BITS:
                 pair_ids, found = pd.factorize(ids * n_sensitive + values)
+                pair_count = _count(pair_ids, len(found), weights)
+                held = pair_count > 0
                 pairs = (
-                    (found // n_sensitive).astype(np.int64),
-                    (found % n_sensitive).astype(np.int64),
-                    np.bincount(pair_ids, minlength=len(found)).astype(np.int64),
+                    (found[held] // n_sensitive).astype(np.int64),
+                    (found[held] % n_sensitive).astype(np.int64),
+                    pair_count[held],
                 )
         target_counts = None
         if target is not None:
-            labels, kinds = pd.factorize(table[target], use_na_sentinel=False)
+            labels, kinds = pd.factorize(units[target], use_na_sentinel=False)
             target_counts = tuple(
-                np.bincount(ids[labels == t], minlength=n_groups).astype(np.int64)
+                _count(
+                    ids[labels == t],
+                    n_groups,
+                    None if weights is None else weights[labels == t],
+                )
                 for t in range(len(kinds))
             )
         eta = math.floor(suppression_limit * n + 1e-9)
@@ -418,11 +506,12 @@ class GeneralizationLattice:
         )
         lattice.sensitive_attribute = sensitive_attribute
         if requirement is not None:
-            sensitive = table[list(requirement.sensitive_attributes)]
+            sensitive = units[list(requirement.sensitive_attributes)]
             lattice.requirement = requirement
             lattice._row_group = np.asarray(ids, dtype=np.int64)
             lattice._sensitive = sensitive
-            lattice._encoded = requirement.encode(sensitive)
+            lattice._weights = weights
+            lattice._encoded = requirement.encode(sensitive, weights=weights)
         return lattice
 
     # ------------------------------------------------------------- lattice
@@ -557,6 +646,7 @@ class GeneralizationLattice:
             self._marker_classes(node, batch.key),
             eta=self.eta,
             encoded=self._encoded,
+            weights=self._weights,
         )
         metrics = self._batch_metrics(batch, None, None, kept=~plan.suppress)
         return self._node_metrics(
@@ -959,6 +1049,62 @@ class GeneralizationLattice:
 
 
 # ---------------------------------------------------------------- release
+@dataclass(frozen=True)
+class _NodeRelease:
+    """What a node releases of each unit (a row, or a frequency table's combination)."""
+
+    generalized: dict[str, pd.Series]  # released quasi-identifiers, per unit
+    suppress: np.ndarray  # per unit: its quasi-identifiers become the marker
+    keep_suppressed: bool  # suppressed units are released (else dropped)
+    counts: dict[str, int]  # ``suppressed`` (kept) and ``dropped`` rows
+
+
+def _node_release(
+    units: pd.DataFrame,
+    weights: np.ndarray | None,
+    spec: AnonymizationSpec,
+    hierarchies: Mapping[str, Hierarchy],
+    levels: Sequence[int],
+) -> _NodeRelease:
+    """The release plan of one node, shared by the table and the recoding."""
+    qis = list(spec.quasi_identifiers)
+    requirement = spec.requirement
+    marker = spec.suppression_marker
+    generalized: dict[str, pd.Series] = {}
+    at_marker = np.ones(len(units), dtype=bool)
+    for q, level in zip(qis, levels):
+        generalized[q] = hierarchies[q].generalize(units[q], int(level))
+        at_marker &= (generalized[q] == marker).to_numpy(dtype=bool, na_value=False)
+    labels = pd.DataFrame({q: column.array for q, column in generalized.items()})
+    ids, n_classes = equivalence_classes(labels, qis)
+    marker_class = np.zeros(n_classes, dtype=bool)
+    marker_class[ids[at_marker]] = True
+    sensitive = units[list(requirement.sensitive_attributes)]
+    plan = release_plan(
+        requirement, sensitive, ids, n_classes, marker_class, weights=weights
+    )
+    if not plan.feasible:
+        raise InfeasibleConstraintError(
+            f"generalization {dict(zip(qis, (int(v) for v in levels)))} leaves "
+            f"nothing that meets {requirement}"
+        )
+    suppress = plan.suppress[ids]
+    for q in qis:
+        column = generalized[q].copy()
+        column[suppress] = marker
+        generalized[q] = column
+    n_suppressed = plan.suppressed
+    return _NodeRelease(
+        generalized,
+        suppress,
+        plan.keep_suppressed,
+        {
+            "suppressed": n_suppressed if plan.keep_suppressed else 0,
+            "dropped": 0 if plan.keep_suppressed else n_suppressed,
+        },
+    )
+
+
 def generalized_release(
     table: pd.DataFrame,
     spec: AnonymizationSpec,
@@ -976,6 +1122,8 @@ def generalized_release(
     k-anonymity and distinct l-diversity this suppresses the classes smaller
     than ``k`` or with fewer than ``l`` distinct sensitive values. The result
     passes :func:`ppdm.verify.verify_tables` with ``spec.requirement``.
+    :func:`generalized_recoding` is the same release, decided on a frequency
+    table.
 
     Returns
     -------
@@ -989,34 +1137,61 @@ def generalized_release(
     InfeasibleConstraintError
         Nothing meeting the requirement is left at these levels.
     """
-    qis = list(spec.quasi_identifiers)
-    requirement = spec.requirement
-    marker = spec.suppression_marker
+    node = _node_release(table, None, spec, hierarchies, levels)
     out = table.copy()
-    at_marker = np.ones(len(table), dtype=bool)
-    for q, level in zip(qis, levels):
-        out[q] = hierarchies[q].generalize(table[q], int(level))
-        at_marker &= (out[q] == marker).to_numpy(dtype=bool, na_value=False)
-    ids, n_classes = equivalence_classes(out, qis)
-    marker_class = np.zeros(n_classes, dtype=bool)
-    marker_class[ids[at_marker]] = True
-    sensitive = table[list(requirement.sensitive_attributes)]
-    plan = release_plan(requirement, sensitive, ids, n_classes, marker_class)
-    if not plan.feasible:
-        raise InfeasibleConstraintError(
-            f"generalization {dict(zip(qis, (int(v) for v in levels)))} leaves "
-            f"nothing that meets {requirement}"
-        )
-    suppress = plan.suppress[ids]
-    n_suppressed = plan.suppressed
-    for q in qis:
-        column = out[q].copy()
-        column[suppress] = marker
+    for q, column in node.generalized.items():
         out[q] = column
-    if not plan.keep_suppressed:
-        out = out[~suppress]
+    if not node.keep_suppressed:
+        out = out[~node.suppress]
     out = out.reset_index(drop=True)
-    return out, {
-        "suppressed": n_suppressed if plan.keep_suppressed else 0,
-        "dropped": 0 if plan.keep_suppressed else n_suppressed,
-    }
+    return out, node.counts
+
+
+def generalized_recoding(
+    frequencies: FrequencyTable,
+    spec: AnonymizationSpec,
+    hierarchies: Mapping[str, Hierarchy],
+    levels: Sequence[int],
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray, dict[str, int]]:
+    """:func:`generalized_release` decided on a frequency table, as a recoding.
+
+    The classes, the suppression and the drop are planned on the
+    frequency table's combinations weighted by their counts, which is the plan
+    of the rows it describes; the result says what each distinct
+    quasi-identifier combination becomes.
+    ``Recoding(quasi_identifiers, original, released, kept, ...).apply(table)``
+    is then ``generalized_release(table, ...)``'s table, for the table the
+    frequency table was made of or any of its partitions.
+
+    Returns
+    -------
+    original : pandas.DataFrame
+        Each distinct quasi-identifier combination once (the table's dtypes),
+        in the frequency table's order, index ``0..n-1``.
+    released : pandas.DataFrame
+        Its released values (strings; the marker where suppressed).
+    kept : numpy.ndarray of bool
+        False where its rows are dropped.
+    counts : dict
+        As :func:`generalized_release`'s.
+
+    Raises
+    ------
+    InfeasibleConstraintError
+        Nothing meeting the requirement is left at these levels.
+    """
+    qis = list(spec.quasi_identifiers)
+    keys = frequencies.keys
+    node = _node_release(keys, frequencies.counts, spec, hierarchies, levels)
+    # Combinations that differ only in sensitive or target values share
+    # their quasi-identifiers, hence their class and their fate.
+    first = ~keys.duplicated(subset=qis).to_numpy()
+    original = keys.loc[first, qis].reset_index(drop=True)
+    released = pd.DataFrame(
+        {q: node.generalized[q][first].reset_index(drop=True) for q in qis}
+    )
+    if node.keep_suppressed:
+        kept = np.ones(len(original), dtype=bool)
+    else:
+        kept = ~node.suppress[first]
+    return original, released, kept, node.counts

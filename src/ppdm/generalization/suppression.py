@@ -59,6 +59,7 @@ def release_plan(
     *,
     eta: int | None = None,
     encoded: Mapping[str, EncodedSensitive] | None = None,
+    weights: np.ndarray | None = None,
 ) -> ReleasePlan:
     """Which classes to suppress so that what is released meets ``requirement``.
 
@@ -90,7 +91,12 @@ def release_plan(
     eta : int, optional
         Suppression budget in rows (None: no budget).
     encoded : mapping, optional
-        ``requirement.encode(sensitive)``, when the caller has it.
+        ``requirement.encode(sensitive, weights=weights)``, when the caller
+        has it.
+    weights : numpy.ndarray of int, optional
+        Rows each row of ``sensitive`` stands for (a frequency table's
+        counts); default one. The plan is then the plan of the rows
+        described: every size, budget and model decision is weighted.
 
     Returns
     -------
@@ -98,17 +104,21 @@ def release_plan(
     """
     class_ids = np.asarray(class_ids, dtype=np.int64)
     if encoded is None:
-        encoded = requirement.encode(sensitive)
+        encoded = requirement.encode(sensitive, weights=weights)
     if marker_class is None:
         marker_class = np.zeros(n_classes, dtype=bool)
-    sizes = np.bincount(class_ids, minlength=n_classes)
-    suppress = ~requirement.accepts_groups(class_ids, n_classes, encoded)
+    sizes = np.bincount(class_ids, weights=weights, minlength=n_classes).astype(
+        np.int64
+    )
+    suppress = ~requirement.accepts_groups(
+        class_ids, n_classes, encoded, weights=weights
+    )
     rejected = int(sizes[suppress].sum())
     while True:
         n_suppressed = int(sizes[suppress].sum())
         keep, feasible, done = _plan_step(
             requirement, sensitive, class_ids, suppress, marker_class, encoded,
-            eta=eta, n_suppressed=n_suppressed,
+            eta=eta, n_suppressed=n_suppressed, weights=weights,
         )  # fmt: skip
         if done is None:
             return ReleasePlan(suppress, keep, feasible, rejected, n_suppressed)
@@ -125,6 +135,7 @@ def _plan_step(
     *,
     eta: int | None,
     n_suppressed: int,
+    weights: np.ndarray | None,
 ) -> tuple[bool, bool, np.ndarray | None]:
     """One round of :func:`release_plan`.
 
@@ -137,20 +148,23 @@ def _plan_step(
         return True, True, None
     pool = np.flatnonzero((suppress | marker_class)[class_ids])
     one = np.zeros(len(pool), dtype=np.int64)
-    if requirement.accepts_groups(one, 1, encoded, rows=pool)[0]:
+    pool_weights = None if weights is None else weights[pool]
+    if requirement.accepts_groups(one, 1, encoded, rows=pool, weights=pool_weights)[0]:
         return True, True, None
     remaining = np.flatnonzero(~suppress[class_ids])
-    if len(remaining) == 0:
+    if len(remaining) == 0 or (weights is not None and not weights[remaining].any()):
         return False, False, None
     if requirement.decided_by_bounds:
         return False, True, None
     kept = np.flatnonzero(~suppress)
     compact = np.full(len(suppress), -1, dtype=np.int64)
     compact[kept] = np.arange(len(kept))
+    remaining_weights = None if weights is None else weights[remaining]
     ok = requirement.accepts_groups(
         compact[class_ids[remaining]],
         len(kept),
-        requirement.encode(sensitive.iloc[remaining]),
+        requirement.encode(sensitive.iloc[remaining], weights=remaining_weights),
+        weights=remaining_weights,
     )
     if ok.all():
         return False, True, None
