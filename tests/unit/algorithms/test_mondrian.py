@@ -538,6 +538,39 @@ def test_every_model_partition_equals_the_reference_and_passes_the_verifier(case
     )
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    tables(max_rows=15),
+    st.sampled_from(sorted(MODELS) + ["k"]),
+    st.lists(st.integers(1, 4), min_size=15, max_size=15),
+)
+def test_weighted_partition_equals_the_reference_on_repeated_rows(case, name, counts):
+    # Each line stands for 1-4 rows: the weighted partition of the lines is the
+    # recursive reference's partition of the rows repeated that many times.
+    table, qis, k, _ = case
+    weights = np.asarray(counts[: len(table)], dtype=np.int64)
+    spec = (
+        AnonymizationSpec.of(tuple(qis), None, "class", k=k)
+        if name == "k"
+        else _model_spec(qis, k, name)
+    )
+    requirement = spec.requirement
+    repeated = table.iloc[np.repeat(np.arange(len(table)), weights)]
+    repeated = repeated.reset_index(drop=True)
+    accept = plain_accept(repeated, requirement)
+    if repeated["disease"].nunique(
+        dropna=False
+    ) < requirement.minimal_distinct_values or not accept(list(range(len(repeated)))):
+        with pytest.raises(InfeasibleConstraintError):
+            mondrian_partition(table, qis, requirement=requirement, weights=weights)
+        return
+    got = mondrian_partition(table, qis, requirement=requirement, weights=weights)
+    expected = reference_partition(
+        repeated, qis, requirement.minimal_class_size, accept=accept
+    )
+    assert _leaves_of(np.repeat(got.ids, weights)) == expected
+
+
 @pytest.mark.parametrize(
     "sensitive, arguments",
     [
