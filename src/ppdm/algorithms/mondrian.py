@@ -663,7 +663,12 @@ class Mondrian(Anonymizer):
     entropy or recursive (c, l)-diversity; t-closeness) accepts both halves,
     so the released table passes :func:`ppdm.verify.verify_tables`; a table
     that a model rejects as a whole is infeasible. ``rng`` is not used: the
-    result is a function of the table and the spec only.
+    result is a function of the table and the spec only. The release depends
+    on the frequency table of (quasi-identifiers, sensitive attributes,
+    target) alone, so :meth:`recode` computes it out of core: the recoding of
+    each distinct quasi-identifier combination, which
+    :meth:`~ppdm.scale.recoding.Recoding.apply` turns into the release of any
+    part of the table.
 
     Parameters
     ----------
@@ -691,6 +696,17 @@ class Mondrian(Anonymizer):
     ['[23, 31]', '[23, 31]', '[23, 31]', '[38, 60]', '[38, 60]', '[38, 60]']
     >>> release.evidence["n_partitions"]
     2
+
+    The same release from the frequency table (three copies of each row):
+
+    >>> from ppdm.scale.frequency import FrequencyTable
+    >>> counts = FrequencyTable.combine(
+    ...     [FrequencyTable.of(table, ["age", "sex", "income"])] * 3
+    ... )
+    >>> spec6 = AnonymizationSpec.of(("age", "sex"), None, "income", k=6)
+    >>> recoding = Mondrian().recode(counts, spec6, np.random.default_rng(0))
+    >>> recoding.apply(table)["age"].tolist() == release.table["age"].tolist()
+    True
     """
 
     name: ClassVar[str] = "mondrian"
