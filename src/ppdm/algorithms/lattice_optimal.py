@@ -213,6 +213,12 @@ class LatticeOptimal(Anonymizer):
     otherwise (then the remaining rows are checked again, for t-closeness);
     the released table passes :func:`ppdm.verify.verify_tables`.
 
+    The release depends on the frequency table of (quasi-identifiers,
+    sensitive attributes, target) alone: :meth:`recode` runs the same search
+    on it (:meth:`GeneralizationLattice.from_frequencies`) and
+    ``recode(FrequencyTable.of(table, ...), spec, rng).apply(table)`` is
+    ``anonymize(table, spec, rng).table``, with the same evidence.
+
     References
     ----------
     .. [1] Samarati, P.: Protecting Respondents' Identities in Microdata

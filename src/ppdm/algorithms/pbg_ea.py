@@ -549,6 +549,13 @@ class PbgEa(Anonymizer):
     rest is checked again, for t-closeness). The released table passes
     :func:`ppdm.verify.verify_tables`.
 
+    The search depends on the frequency table of (quasi-identifiers,
+    sensitive attributes, target) alone: :meth:`recode` evaluates the same
+    nodes on it (:meth:`GeneralizationLattice.from_frequencies`), draws the
+    same numbers from ``rng`` and chooses the same node, so
+    ``recode(FrequencyTable.of(table, ...), spec, rng).apply(table)`` is
+    ``anonymize(table, spec, rng).table``, with the same evidence.
+
     References
     ----------
     .. [1] Dewri, R., Ray, I., Ray, I., Whitley, D.: On the Identification of

@@ -55,6 +55,14 @@ suppressed fit ``eta`` and something is left to release;
 :func:`generalized_release` releases exactly that, so the released table
 passes :func:`ppdm.verify.verify_tables`.
 
+Out of core, the lattice is built from a frequency table
+(:meth:`GeneralizationLattice.from_frequencies`: the distinct combinations of
+quasi-identifier, sensitive and target values, each weighted by its count);
+it evaluates and decides every node exactly as
+:meth:`GeneralizationLattice.from_table` on the rows it describes, and
+:func:`generalized_recoding` gives what each distinct quasi-identifier
+combination becomes in :func:`generalized_release`'s table.
+
 References
 ----------
 .. [1] Dewri, R., Ray, I., Ray, I., Whitley, D.: On the Identification of
