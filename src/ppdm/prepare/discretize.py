@@ -121,24 +121,61 @@ def _label_codes(target: pd.Series) -> np.ndarray:
     return codes.astype(np.int64, copy=False)
 
 
-def _mdl_cut_points(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
-    """Fayyad-Irani recursive MDL cuts of ``values`` (no NaN) for class codes."""
+def _histogram(
+    values: np.ndarray, labels: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values of ``values`` (no NaN) and their row counts.
+
+    Returns ``(distinct, counts)``: ``counts`` has one entry per distinct
+    value, or, given class codes ``labels`` (0..k-1, aligned with
+    ``values``), one row per distinct value and one column per class up to
+    the largest code present. Each distinct value is represented by its first
+    row in a stable sort (``-0.0`` or ``0.0``, whichever comes first). Both
+    discretization methods depend on the rows only through this table, so a
+    table summed over partitions gives the cut points of the whole table.
+    """
     order = np.argsort(values, kind="stable")
     x = values[order]
+    starts = (
+        np.flatnonzero(np.r_[True, x[1:] != x[:-1]]) if len(x) else np.empty(0, int)
+    )
+    distinct = x[starts]
+    sizes = np.diff(np.r_[starts, len(x)]).astype(np.int64)
+    if labels is None:
+        return distinct, sizes
     codes = labels[order]
     n_classes = int(codes.max()) + 1 if len(codes) else 0
-    if len(x) < 2 or len(np.unique(codes)) < 2:
+    group = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
+    counts = np.bincount(
+        group * n_classes + codes, minlength=len(starts) * n_classes
+    ).reshape(len(starts), n_classes)
+    return distinct, counts.astype(np.int64, copy=False)
+
+
+def _mdl_cut_points(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Fayyad-Irani recursive MDL cuts of ``values`` (no NaN) for class codes."""
+    return _mdl_from_counts(*_histogram(values, labels))
+
+
+def _mdl_from_counts(distinct: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Fayyad-Irani recursive MDL cuts from a (distinct value x class) count table.
+
+    ``distinct`` is sorted and strictly increasing; ``counts[g, c]`` is the
+    number of rows with value ``distinct[g]`` and class code ``c``. Classes
+    after the last one present are ignored (they change no entropy, only the
+    order of a float sum).
+    """
+    present = np.flatnonzero(counts.sum(axis=0) > 0) if counts.size else []
+    n_classes = int(present[-1]) + 1 if len(present) else 0
+    counts = np.asarray(counts[:, :n_classes], dtype=np.int64)
+    if int(counts.sum()) < 2 or len(present) < 2:
         return np.empty(0)
-    # Group equal values: cuts may only fall between distinct values.
-    starts = np.flatnonzero(np.r_[True, x[1:] != x[:-1]])
-    distinct = x[starts]
-    n_groups = len(starts)
-    one_hot = np.zeros((len(x), n_classes), dtype=np.int64)
-    one_hot[np.arange(len(x)), codes] = 1
+    # Cuts may only fall between distinct values.
+    n_groups = len(distinct)
     # cum[g] = class counts of the rows in groups 0..g-1.
     cum = np.zeros((n_groups + 1, n_classes), dtype=np.int64)
-    cum[1:] = np.add.reduceat(one_hot, starts, axis=0).cumsum(axis=0)
-    group_counts = cum[1:] - cum[:-1]
+    cum[1:] = counts.cumsum(axis=0)
+    group_counts = counts
     # A cut between groups g-1 and g is a boundary point unless both groups
     # are pure in the same class: Fayyad & Irani (1992) show the entropy
     # minimum never lies elsewhere, so only those candidates are scored.
@@ -184,18 +221,25 @@ def _mdl_cut_points(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
 
 
 def _equal_frequency_cut_points(values: np.ndarray, n_bins: int) -> np.ndarray:
-    """Cuts near the rank positions round(i * n / n_bins), between distinct values.
+    """Cuts near the rank positions round(i * n / n_bins), between distinct values."""
+    return _equal_frequency_from_counts(*_histogram(values), n_bins)
+
+
+def _equal_frequency_from_counts(
+    distinct: np.ndarray, counts: np.ndarray, n_bins: int
+) -> np.ndarray:
+    """Equal-frequency cuts from the sorted distinct values and their row counts.
 
     A rank position inside a run of equal values cannot separate them; the cut
     moves to the nearest boundary between distinct values (ties go to the
     lower one). Dropping it instead would leave integer data such as ages,
     whose values all repeat, with no cut at all.
     """
-    x = np.sort(values)
-    n = len(x)
+    ends = np.cumsum(np.asarray(counts, dtype=np.int64))
+    n = int(ends[-1]) if len(ends) else 0
     if n == 0 or n_bins <= 1:
         return np.empty(0)
-    boundaries = np.flatnonzero(x[1:] != x[:-1]) + 1  # x[b - 1] < x[b]
+    boundaries = ends[:-1]  # rows before each distinct value but the first
     if len(boundaries) == 0:
         return np.empty(0)
     positions = np.rint(np.arange(1, n_bins) * n / n_bins).astype(np.int64)
@@ -204,8 +248,8 @@ def _equal_frequency_cut_points(values: np.ndarray, n_bins: int) -> np.ndarray:
     nearer_left = np.abs(boundaries[left] - positions) <= np.abs(
         boundaries[right] - positions
     )
-    chosen = np.unique(np.where(nearer_left, boundaries[left], boundaries[right]))
-    return np.unique(_midpoint(x[chosen - 1], x[chosen]))
+    chosen = np.unique(np.where(nearer_left, left, right))  # boundary g: g | g + 1
+    return np.unique(_midpoint(distinct[chosen], distinct[chosen + 1]))
 
 
 def _numeric_values(values: pd.Series, name: str) -> np.ndarray:
