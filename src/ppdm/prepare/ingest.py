@@ -268,6 +268,12 @@ def source_name(
     return f"{name} (query: {_shorten(query or '')})"
 
 
+#: Files above this size get no distinct-value bound (reading a column of a
+#: census-sized file is not a cheap check; validation and anonymization
+#: report an infeasible l anyway).
+_CHEAP_BYTES = 256 * 2**20
+
+
 def _bounds(
     kind: str,
     location: str | Path | None,
@@ -301,11 +307,18 @@ def _bounds(
             breaks, last = breaks + chunk.count(b"\n"), chunk[-1:]
     rows = breaks + (last != b"\n") - 1
     distinct = None
-    if distinct_of is not None:
-        column = pd.read_csv(
-            path, usecols=[distinct_of], dtype=str, skipinitialspace=True
-        )[distinct_of]
-        distinct = int(column.str.strip().nunique())
+    if distinct_of is not None and path.stat().st_size <= _CHEAP_BYTES:
+        # In blocks: a census-sized file's column would not fit in memory.
+        seen: set[str] = set()
+        for block in pd.read_csv(
+            path,
+            usecols=[distinct_of],
+            dtype=str,
+            skipinitialspace=True,
+            chunksize=1_000_000,
+        ):
+            seen.update(block[distinct_of].str.strip().dropna().unique())
+        distinct = len(seen)
     return rows, distinct
 
 
