@@ -173,6 +173,35 @@ def validate_table(
     ppdm.exceptions.InvalidParameterError
         ``max_rejected_fraction`` is not in [0, 1], or the suite is malformed.
     """
+    _check_fraction(max_rejected_fraction)
+    frame_schema = _frame_schema(schema)
+    raw = df.reset_index(drop=True)
+    work = _check_columns(raw, frame_schema, source)
+    typed, coerce_failures = _coerce(work, frame_schema, source)
+    pandera_failures = _run_pandera(typed, frame_schema, coerce_failures, source)
+    gx_failures, gx_report = _run_gx(typed, suite)
+
+    failures = _all_failures(coerce_failures, pandera_failures, gx_failures)
+    rejected, keep = _split_rows(failures, len(raw))
+    quarantine = _quarantine(raw, failures, list(work.columns), rejected)
+    clean = _final_types(typed.iloc[keep].reset_index(drop=True), frame_schema)
+    report = _report(
+        source=source,
+        schema_name=_schema_name(schema, frame_schema),
+        suite=suite,
+        rows=(len(raw), len(keep), len(rejected)),
+        limit=max_rejected_fraction,
+        pandera_rows=_failing_rows(failures, _PANDERA),
+        gx_rows=_failing_rows(failures, _GX),
+        gx_report=gx_report,
+    )
+    outcome = ValidationOutcome(clean, quarantine, report, keep)
+    _conclude(report, source, failures, outcome)
+    return outcome
+
+
+# -- steps shared with the validation of partitions (ppdm.scale.validate_parts) --
+def _check_fraction(max_rejected_fraction: Any) -> None:
     if isinstance(max_rejected_fraction, bool) or not (
         isinstance(max_rejected_fraction, (int, float))
         and 0.0 <= max_rejected_fraction <= 1.0
@@ -181,46 +210,82 @@ def validate_table(
             f"max_rejected_fraction must be a number in [0, 1]; "
             f"got {max_rejected_fraction!r}"
         )
-    frame_schema = (
-        schema if isinstance(schema, pa.DataFrameSchema) else schema.to_schema()
-    )
-    raw = df.reset_index(drop=True)
-    work = _check_columns(raw, frame_schema, source)
-    typed, coerce_failures = _coerce(work, frame_schema, source)
-    pandera_failures = _run_pandera(typed, frame_schema, coerce_failures, source)
-    gx_failures, gx_report = _run_gx(typed, suite)
 
-    failures = pd.concat(
-        [f for f in (coerce_failures, pandera_failures, gx_failures) if len(f)]
-        or [_no_failures()],
-        ignore_index=True,
+
+def _frame_schema(
+    schema: pa.DataFrameSchema | type[pa.DataFrameModel],
+) -> pa.DataFrameSchema:
+    return schema if isinstance(schema, pa.DataFrameSchema) else schema.to_schema()
+
+
+def _schema_name(schema: Any, frame_schema: pa.DataFrameSchema) -> str:
+    return frame_schema.name or getattr(schema, "__name__", "schema")
+
+
+def _all_failures(*stages: pd.DataFrame) -> pd.DataFrame:
+    """The failures of all stages (coercion, pandera, GX), in that order."""
+    return pd.concat(
+        [f for f in stages if len(f)] or [_no_failures()], ignore_index=True
     )
+
+
+def _split_rows(failures: pd.DataFrame, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
+    """Row numbers (sorted) of the rejected rows and of the kept ones."""
     rejected = np.unique(failures["row"].to_numpy(dtype=np.int64))
-    keep = np.setdiff1d(np.arange(len(raw), dtype=np.int64), rejected)
+    keep = np.setdiff1d(np.arange(n_rows, dtype=np.int64), rejected)
+    return rejected, keep
 
+
+def _quarantine(
+    raw: pd.DataFrame, failures: pd.DataFrame, columns: list[str], rejected: np.ndarray
+) -> pd.DataFrame:
+    """The rejected rows as they came in, with their row numbers and reasons."""
     quarantine = raw.iloc[rejected].reset_index(drop=True)
     quarantine[SOURCE_ROW] = rejected
-    quarantine[REASONS] = _reasons(failures, list(work.columns), rejected)
-    clean = _final_types(typed.iloc[keep].reset_index(drop=True), frame_schema)
+    quarantine[REASONS] = _reasons(failures, columns, rejected)
+    return quarantine
 
-    rows_in = len(raw)
-    fraction = len(rejected) / rows_in if rows_in else 0.0
-    over_limit = fraction > max_rejected_fraction
-    report = {
+
+def _report(
+    *,
+    source: str,
+    schema_name: str,
+    suite: Mapping[str, Any],
+    rows: tuple[int, int, int],
+    limit: float,
+    pandera_rows: pd.Series,
+    gx_rows: pd.Series,
+    gx_report: dict[str, Any],
+) -> dict[str, Any]:
+    """The validation report; ``rows`` = (in, clean, rejected).
+
+    ``pandera_rows`` and ``gx_rows``: failing rows per check label, as
+    :func:`_failing_rows` gives them (labels sorted).
+    """
+    rows_in, rows_clean, rows_rejected = rows
+    fraction = rows_rejected / rows_in if rows_in else 0.0
+    over_limit = fraction > limit
+    return {
         "source": source,
-        "schema": frame_schema.name or getattr(schema, "__name__", "schema"),
+        "schema": schema_name,
         "suite": str(suite.get("name", "")),
         "rows_in": rows_in,
-        "rows_clean": len(keep),
-        "rows_rejected": len(rejected),
+        "rows_clean": rows_clean,
+        "rows_rejected": rows_rejected,
         "rejected_fraction": fraction,
-        "limit": float(max_rejected_fraction),
+        "limit": float(limit),
         "passed": not over_limit and not gx_report["table_failures"],
-        "pandera": {"failing_rows_per_check": _counts(failures, _PANDERA)},
-        "gx": {"failing_rows_per_expectation": _counts(failures, _GX), **gx_report},
+        "pandera": {"failing_rows_per_check": _ranked(pandera_rows)},
+        "gx": {"failing_rows_per_expectation": _ranked(gx_rows), **gx_report},
     }
-    outcome = ValidationOutcome(clean, quarantine, report, keep)
+
+
+def _conclude(
+    report: dict[str, Any], source: str, failures: pd.DataFrame, outcome: Any
+) -> None:
+    """Raise :class:`DataValidationError` when the table failed, else log the counts."""
     if not report["passed"]:
+        over_limit = report["rejected_fraction"] > report["limit"]
         raise DataValidationError(
             _rejection_message(report, source, over_limit),
             failure_cases=failures,
@@ -228,9 +293,8 @@ def validate_table(
         )
     logger.info(
         "%s: %d of %d rows clean, %d quarantined",
-        source, len(keep), rows_in, len(rejected),
+        source, report["rows_clean"], report["rows_in"], report["rows_rejected"],
     )  # fmt: skip
-    return outcome
 
 
 # -- columns ------------------------------------------------------------------
@@ -268,8 +332,30 @@ def _coerce(
     non-missing values here, and leaving the cells that cannot be converted
     missing, lets pandera and GX judge every other cell of the column.
     """
+    typed, failures, _ = _coerce_columns(frame, frame_schema, source, refuse=True)
+    return typed, failures
+
+
+def _coerce_columns(
+    frame: pd.DataFrame,
+    frame_schema: pa.DataFrameSchema,
+    source: str,
+    *,
+    refuse: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame, list[dict[str, Any]]]:
+    """:func:`_coerce`, and per column the cells that could not be converted.
+
+    With ``refuse``, a column none of whose values converts is a
+    :class:`SchemaMismatchError` at once; else it is only counted (a
+    partition may hold no good value of a column the whole table has), in the
+    list returned: one entry per converted column, ``{"column", "dtype",
+    "kind", "bad", "present", "first", "shown"}``: its bad and present
+    (non-missing) cells, the first bad row and that value as a message shows
+    it (None without a bad cell); :func:`_refuse_unconvertible` judges them.
+    """
     typed = frame.copy()
     failures = []
+    unconvertible = []
     for name, column in frame_schema.columns.items():
         if name not in frame.columns or column.dtype is None:
             continue
@@ -304,13 +390,20 @@ def _coerce(
                 bad_index = bad_index.append(lossy)
                 converted = converted.drop(lossy)
         bad_index = bad_index.append(not_numbers)
-        if len(bad_index) and len(bad_index) == len(present):
-            first = bad_index.min()
-            raise SchemaMismatchError(
-                f"{source}: column '{name}' cannot be read as {dtype}: "
-                f"{len(bad_index):,} of {len(present):,} values are not "
-                f"{_kind_of(dtype)}, e.g. {_show(present[first])} at row {first}"
-            )
+        first = int(bad_index.min()) if len(bad_index) else None
+        unconvertible.append(
+            {
+                "column": name,
+                "dtype": str(dtype),
+                "kind": _kind_of(dtype),
+                "bad": len(bad_index),
+                "present": len(present),
+                "first": first,
+                "shown": None if first is None else _show(present[first]),
+            }
+        )
+        if refuse:
+            _refuse_unconvertible(unconvertible[-1:], source)
         if len(converted) == len(series):
             typed[name] = converted
         else:
@@ -330,7 +423,19 @@ def _coerce(
                     }
                 )
             )
-    return typed, _stack(failures)
+    return typed, _stack(failures), unconvertible
+
+
+def _refuse_unconvertible(columns: list[dict[str, Any]], source: str) -> None:
+    """Raise for the first column none of whose values could be converted."""
+    for column in columns:
+        if column["bad"] and column["bad"] == column["present"]:
+            raise SchemaMismatchError(
+                f"{source}: column '{column['column']}' cannot be read as "
+                f"{column['dtype']}: {column['bad']:,} of {column['present']:,} "
+                f"values are not {column['kind']}, e.g. {column['shown']} at row "
+                f"{column['first']}"
+            )
 
 
 #: Python types of cells that are not numbers, although pandas converts them.
@@ -547,12 +652,31 @@ def build_expectations(suite: Mapping[str, Any]) -> list[Any]:
 
 
 def _run_gx(typed: pd.DataFrame, suite: Mapping[str, Any]) -> tuple[pd.DataFrame, dict]:
+    result = _gx_validate(typed, suite)
+    items = [_GxItem.of(item) for item in result.results]
+    failures = [
+        _gx_row_failures(item, typed)
+        for item in items
+        if not item.success and item.row_level
+    ]
+    statistics = {k: _jsonable(v) for k, v in result.statistics.items()}
+    return _stack(failures), _gx_report(items, statistics)
+
+
+def _gx_validate(typed: pd.DataFrame, suite: Mapping[str, Any]) -> Any:
+    """Great Expectations' validation of ``typed`` against ``suite`` (a suite result)."""
+    expectations = build_expectations(suite)
+    _, batch = _gx_batch(typed)
+    return _gx_run(batch, suite, expectations)
+
+
+def _gx_batch(typed: pd.DataFrame) -> tuple[Any, Any]:
+    """An ephemeral GX context and the batch of ``typed`` in it."""
     # GX is imported here, not at module level: the import alone costs 2-6 s,
     # which every `import ppdm.prepare.validation` (e.g. the CLI) would otherwise pay.
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
-    expectations = build_expectations(suite)
     context = gx.get_context(mode="ephemeral")  # in memory; a new one per call
     context.variables.progress_bars = ProgressBarsConfig(globally=False)
     batch = (
@@ -561,76 +685,124 @@ def _run_gx(typed: pd.DataFrame, suite: Mapping[str, Any]) -> tuple[pd.DataFrame
         .add_batch_definition_whole_dataframe("whole")
         .get_batch(batch_parameters={"dataframe": typed})
     )
+    return context, batch
+
+
+def _gx_run(batch: Any, suite: Mapping[str, Any], expectations: list[Any]) -> Any:
+    import great_expectations as gx
+
     # Batch.validate with an unsaved suite: a ValidationDefinition would also
     # serialise the suite and the results into the context's stores, which
     # doubles the run time and is thrown away with the ephemeral context.
     gx_suite = gx.ExpectationSuite(
         name=str(suite.get("name") or "suite"), expectations=expectations
     )
-    result = batch.validate(gx_suite, result_format=_GX_RESULT_FORMAT)
+    return batch.validate(gx_suite, result_format=_GX_RESULT_FORMAT)
 
-    failures, table_failures, entries = [], [], []
-    for item in result.results:
+
+@dataclass(frozen=True)
+class _GxItem:
+    """What the report needs of one expectation's result (plain, picklable).
+
+    ``result`` is GX's result dict; ``message`` the exception's text when the
+    expectation raised.
+    """
+
+    kind: str
+    kwargs: dict[str, Any]
+    success: bool
+    result: dict[str, Any]
+    raised: bool
+    message: str | None
+    meta: dict[str, Any]
+
+    @classmethod
+    def of(cls, item: Any) -> _GxItem:
+        """From a GX ``ExpectationValidationResult``."""
         config = item.expectation_config
-        kind, kwargs = config.type, dict(config.kwargs)
-        column = kwargs.get("column")
-        outcome = item.result or {}
         raised = bool(
             item.exception_info and item.exception_info.get("raised_exception")
         )
-        label = f"{kind}({column})" if column else kind
+        return cls(
+            kind=config.type,
+            kwargs=dict(config.kwargs),
+            success=bool(item.success),
+            result=dict(item.result or {}),
+            raised=raised,
+            message=(
+                str(item.exception_info.get("exception_message")) if raised else None
+            ),
+            meta=dict(config.meta or {}),
+        )
+
+    @property
+    def column(self) -> Any:
+        return self.kwargs.get("column")
+
+    @property
+    def label(self) -> str:
+        return f"{self.kind}({self.column})" if self.column else self.kind
+
+    @property
+    def row_level(self) -> bool:
+        """Whether a failure names rows (else it judges the table)."""
+        return (
+            not self.raised
+            and self.column is not None
+            and self.kwargs.get("mostly", 1) >= 1
+            and self.result.get("unexpected_index_list") is not None
+        )
+
+
+def _gx_row_failures(item: _GxItem, typed: pd.DataFrame) -> pd.DataFrame:
+    """The failing rows of a failed row-level expectation, with messages."""
+    rows = np.asarray(item.result["unexpected_index_list"], dtype=np.int64)
+    values = typed[item.column].to_numpy()[rows]
+    return pd.DataFrame(
+        {
+            "row": rows,
+            "column": item.column,
+            "origin": _GX,
+            "check": item.label,
+            "message": [_gx_message(item.kind, item.kwargs, v) for v in values],
+        }
+    )
+
+
+def _gx_report(items: list[_GxItem], statistics: dict[str, Any]) -> dict[str, Any]:
+    """The report's ``gx`` part but the failing rows: entries and table failures."""
+    table_failures, entries = [], []
+    for item in items:
         entries.append(
             {
-                "expectation": kind,
-                "column": column,
-                "success": bool(item.success),
-                "mostly": _jsonable(kwargs.get("mostly")),
-                "unexpected_count": _jsonable(outcome.get("unexpected_count")),
+                "expectation": item.kind,
+                "column": item.column,
+                "success": item.success,
+                "mostly": _jsonable(item.kwargs.get("mostly")),
+                "unexpected_count": _jsonable(item.result.get("unexpected_count")),
                 # A column statistic (a maximum, a mean) is a fact about the
                 # raw data; the report is published, so only table-level
                 # observations (row count, column names) are kept.
                 "observed_value": (
-                    None if column else _jsonable(outcome.get("observed_value"))
+                    None
+                    if item.column
+                    else _jsonable(item.result.get("observed_value"))
                 ),
             }
         )
-        if item.success:
+        if item.success or item.row_level:
             continue
-        indices = outcome.get("unexpected_index_list")
-        row_level = (
-            not raised
-            and column is not None
-            and kwargs.get("mostly", 1) >= 1
-            and indices is not None
+        detail = (
+            _shorten(str(item.message))
+            if item.raised
+            else _table_detail(item.kwargs, item.result)
         )
-        if row_level:
-            rows = np.asarray(indices, dtype=np.int64)
-            values = typed[column].to_numpy()[rows]
-            failures.append(
-                pd.DataFrame(
-                    {
-                        "row": rows,
-                        "column": column,
-                        "origin": _GX,
-                        "check": label,
-                        "message": [_gx_message(kind, kwargs, v) for v in values],
-                    }
-                )
-            )
-        else:
-            detail = (
-                _shorten(str(item.exception_info.get("exception_message")))
-                if raised
-                else _table_detail(kwargs, outcome)
-            )
-            table_failures.append({"expectation": label, "detail": detail})
-    statistics = {k: _jsonable(v) for k, v in result.statistics.items()}
-    report = {
+        table_failures.append({"expectation": item.label, "detail": detail})
+    return {
         "table_failures": table_failures,
         "statistics": statistics,
         "expectations": entries,
     }
-    return _stack(failures), report
 
 
 def _gx_message(kind: str, kwargs: dict, value: Any) -> str:
@@ -686,13 +858,22 @@ def _reasons(failures: pd.DataFrame, columns: list[str], rows: np.ndarray) -> li
     return joined.reindex(rows).tolist()
 
 
-def _counts(failures: pd.DataFrame, origin: str) -> dict[str, int]:
+def _failing_rows(failures: pd.DataFrame, origin: str) -> pd.Series:
+    """Failing rows per check label of one validator, labels sorted.
+
+    Rows of disjoint parts of a table add up: the sum of the parts' series
+    (by label) is the whole table's.
+    """
     mine = failures[failures["origin"] == origin]
     if origin == _PANDERA:
         labels = mine["column"] + ": " + mine["check"]
     else:
         labels = mine["check"]
-    counts = mine.assign(_label=labels).groupby("_label")["row"].nunique()
+    return mine.assign(_label=labels).groupby("_label")["row"].nunique()
+
+
+def _ranked(counts: pd.Series) -> dict[str, int]:
+    """Most failing rows first; equal counts in label order."""
     counts = counts.sort_values(ascending=False, kind="stable")
     return {str(k): int(v) for k, v in counts.items()}
 

@@ -117,11 +117,14 @@ def test_discretize_partitioned_is_fit_then_apply(adult, adult_parts, tmp_path):
 def test_parts_farmed_out_to_a_dask_cluster_give_the_same_cut_points(
     adult, adult_parts, tmp_path
 ):
-    from distributed import Client
+    from distributed import Client, LocalCluster
 
-    with Client(
-        processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
-    ) as client:
+    with (
+        LocalCluster(
+            processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
 
         def farm(fn, items):
             return client.gather(client.map(fn, list(items), pure=False))
