@@ -721,11 +721,7 @@ def _validate_parts(
     except DataValidationError as err:
         outcome = getattr(err, "outcome", None)
         if outcome is not None:
-            ref = store.put_bytes(
-                Path(outcome.quarantine_path).read_bytes(),
-                kind="quarantine",
-                suffix="csv",
-            )
+            ref = store.put_csv(outcome.quarantine, kind="quarantine")
             raise type(err)(
                 f"{err} Rejected rows and reasons: {ref.path}", err.failure_cases
             ) from err
@@ -737,7 +733,7 @@ def _validate_parts(
     )
     clean = store.staging()
     bound_parts(
-        sorted(Path(p) for p in outcome.clean_paths),
+        [Path(p) for p in outcome.clean.paths],
         clean,
         settings.released_columns,
         pseudonymized=settings.pseudonymized,
@@ -748,9 +744,7 @@ def _validate_parts(
     shutil.rmtree(checked, ignore_errors=True)
     refs = {
         "clean": put_parts(store, clean, kind="clean-table"),
-        "quarantine": store.put_bytes(
-            Path(outcome.quarantine_path).read_bytes(), kind="quarantine", suffix="csv"
-        ),
+        "quarantine": store.put_csv(outcome.quarantine, kind="quarantine"),
         "validation": store.put_json(outcome.report, kind="validation-report"),
     }
     return StepOutput(refs, dict(outcome.report))
@@ -915,6 +909,8 @@ def _earlier(settings: RepublicationSettings, files: Mapping[str, Path]) -> list
     """The earlier releases to compare with: all but a republication of these files."""
     from ppdm.release.series import EarlierRelease
 
+    if not settings.series:
+        return []
     digests = {name: sha256_file(path) for name, path in files.items()}
     series = [EarlierRelease.from_dict(d) for d in settings.series]
     return [r for r in series if {n: sha for n, (_, sha) in r.files.items()} != digests]
@@ -1342,7 +1338,7 @@ def _verify_parts(
             f"{1 + len(more)}",
             {},
         )
-    return verify_parquet(
+    certificate = verify_parquet(
         ref.path,
         settings.requirement,
         engine="dask",
@@ -1353,6 +1349,19 @@ def _verify_parts(
         covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
         passthrough=PassthroughPolicy.from_dict(settings.passthrough),
     )
+    from dataclasses import replace
+
+    note = (
+        "journalist and marketer risks not computed: an out-of-core release does "
+        "not read the population (the clean table) into memory"
+    )
+    tables = tuple(
+        replace(table, risk=replace(table.risk, population_note=note))
+        if table.risk.population_rows is None
+        else table
+        for table in certificate.tables
+    )
+    return replace(certificate, tables=tables)
 
 
 def _verified(
