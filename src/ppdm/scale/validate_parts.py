@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,8 +72,6 @@ from ppdm.release.artifacts import table_to_csv_bytes, write_atomic
 from ppdm.scale.ingest_parts import PART_NAME, PartitionedTable, write_part
 
 __all__ = ["PartitionedValidation", "QUARANTINE_NAME", "validate_partitions"]
-
-logger = logging.getLogger(__name__)
 
 #: File name of the quarantine in ``out_dir``.
 QUARANTINE_NAME = "quarantine.csv"
@@ -534,7 +531,11 @@ def _typed_part(job: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, Any
 def _part_value_counts(job: Mapping[str, Any]) -> dict[str, pd.Series]:
     """How often each (typed, present) value of the uniqueness columns occurs."""
     _, _, (typed, _, _) = _typed_part(job)
-    return {name: typed[name].value_counts(dropna=True) for name in job["columns"]}
+    return {
+        name: typed[name].value_counts(dropna=True)
+        for name in job["columns"]
+        if name in typed.columns  # else GX reports the missing column
+    }
 
 
 def _validate_part(job: Mapping[str, Any]) -> dict[str, Any]:
@@ -584,43 +585,37 @@ def _gx_part(
     context, batch = v._gx_batch(typed)
     result = v._gx_run(batch, suite, expectations)
     items = [v._GxItem.of(r) for r in result.results]
-    metrics: dict[int, Any] = {}
+    metrics: dict[int, Any] = {}  # None: GX's result does not show them
     for item in items:
         index = int(item.meta[_INDEX])
         if item.raised:
-            metrics[index] = None
-        elif index in aggregates:
+            continue
+        if index in aggregates:
             metrics[index] = {
                 name: _summary(name, typed, column)
                 for name, column in aggregates[index]
             }
         else:
             metrics[index] = _counts_of(item.result, *counted[index])
-    missing = {i: expectations[i] for i, m in metrics.items() if m is None}
-    missing = {i: e for i, e in missing.items() if not _raised(items, i)}
-    if missing:  # counts GX's result does not show: GX computes them here
+    missing = {i: expectations[i] for i, found in metrics.items() if found is None}
+    if missing:
         metrics.update(_map_counts(context.get_validator(batch=batch), missing))
-    failures, found = [], []
+    failures, summaries = [], []
     for item in items:
         index = int(item.meta[_INDEX])
         if not item.success and item.row_level:
             failures.append(v._gx_row_failures(_as_suite_item(item), typed))
-        raised, message, found_metrics = item.raised, item.message, metrics[index]
-        if isinstance(found_metrics, str):  # a metric GX could not compute
-            raised, message, found_metrics = True, found_metrics, None
-        found.append(
+        found = metrics.get(index, {})
+        could_not = isinstance(found, str)  # a metric GX could not compute
+        summaries.append(
             {
                 "index": index,
-                "raised": raised,
-                "message": message,
-                "metrics": found_metrics or {},
+                "raised": item.raised or could_not,
+                "message": found if could_not else item.message,
+                "metrics": {} if could_not else found,
             }
         )
-    return v._stack(failures), found
-
-
-def _raised(items: list, index: int) -> bool:
-    return any(item.raised for item in items if int(item.meta[_INDEX]) == index)
+    return v._stack(failures), summaries
 
 
 def _counts_of(
@@ -874,8 +869,11 @@ def _unconvertible(
 def _duplicates(counted: list[dict[str, pd.Series]], columns: list[str]) -> dict:
     found = {}
     for name in columns:
-        counts = pd.concat([part[name] for part in counted])
-        totals = counts.groupby(level=0, sort=True).sum()
+        pieces = [part[name] for part in counted if name in part]
+        if not pieces:
+            found[name] = []
+            continue
+        totals = pd.concat(pieces).groupby(level=0, sort=True).sum()
         found[name] = totals.index[totals.to_numpy() > 1].tolist()
     return found
 

@@ -228,7 +228,7 @@ tables = st.integers(min_value=1, max_value=60).flatmap(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables)
 def test_random_tables_in_random_parts_give_the_whole_table_cut_points(table):
     values, labels, rows, n_bins = table
