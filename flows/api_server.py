@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import os
 import signal
 import socket
@@ -84,8 +85,15 @@ class TemporaryAPI:
             **os.environ,
             "PREFECT_UI_ENABLED": "0",
             "PREFECT__SERVER_EPHEMERAL": "1",
-            "PREFECT__SERVER_FINAL": "1",
         }
+        if _block_types_registered():
+            # Prefect's server checks at every start whether the block types
+            # it knows are registered in the database, and to know them it
+            # imports every installed Prefect collection (prefect-dask, hence
+            # Dask's distributed: about 2 s). An earlier start did it (its memo
+            # store is there); a run needs no block type that it registers.
+            env["PREFECT_SERVER_REGISTER_BLOCKS_ON_START"] = "false"
+            env["PREFECT_SERVER_MEMOIZE_BLOCK_AUTO_REGISTRATION"] = "false"
         env.pop("PREFECT_API_URL", None)
         self.process = subprocess.Popen(
             [
@@ -104,7 +112,11 @@ class TemporaryAPI:
     @contextlib.contextmanager
     def serving(self) -> Iterator[str]:
         """Wait until the server answers; point Prefect at it in the block."""
-        from prefect.settings import PREFECT_API_URL, temporary_settings
+        from prefect.settings import (
+            PREFECT_API_URL,
+            PREFECT_FLOWS_HEARTBEAT_FREQUENCY,
+            temporary_settings,
+        )
 
         assert self.process is not None, "start() first"
         deadline = time.monotonic() + _STARTUP_TIMEOUT_S
@@ -127,7 +139,15 @@ class TemporaryAPI:
         previous = os.environ.get("PREFECT_API_URL")
         os.environ["PREFECT_API_URL"] = self.url
         try:
-            with temporary_settings(updates={PREFECT_API_URL: self.url}):
+            # No flow-run heartbeats: they let a server tell a crashed run from
+            # a running one, and this server dies with the run. Their thread
+            # sleeps in 1 s steps, and the flow's end waits for it (0.5 s on
+            # average).
+            updates = {
+                PREFECT_API_URL: self.url,
+                PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None,
+            }
+            with temporary_settings(updates=updates):
                 try:
                     yield self.url
                 finally:
@@ -176,6 +196,29 @@ def _flush_to_api() -> None:
     EventsWorker.drain_all(timeout=5, at_exit=False)
 
 
+def _block_types_registered() -> bool:
+    """Whether a Prefect server registered its block types in this database before.
+
+    Prefect's server records that registration in its memo store
+    (``$PREFECT_HOME/memo_store.toml``), which the temporary API's own first
+    start writes too. A database named elsewhere (another connection URL, or
+    memo store) is left to Prefect's own check.
+    """
+    named = (
+        "PREFECT_API_DATABASE_CONNECTION_URL",
+        "PREFECT_SERVER_DATABASE_CONNECTION_URL",
+    )
+    if any(os.environ.get(name) for name in named):
+        return False
+    memo = os.environ.get("PREFECT_SERVER_MEMO_STORE_PATH") or os.environ.get(
+        "PREFECT_MEMO_STORE_PATH"
+    )
+    if memo is None:
+        home = os.environ.get("PREFECT_HOME") or os.path.join("~", ".prefect")
+        memo = os.path.join(home, "memo_store.toml")
+    return os.path.isfile(os.path.expanduser(memo))
+
+
 def _watch_parent(parent: int) -> None:
     while True:
         if os.getppid() != parent:
@@ -187,17 +230,18 @@ def _serve(port: int, parent: int) -> None:
     _die_with_parent()
     if os.getppid() != parent:  # the parent died before the guard was set
         os._exit(0)
-    import uvicorn
-
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
-    uvicorn.run(
-        "prefect.server.api.server:create_app",
-        factory=True,
-        host="127.0.0.1",
-        port=port,
-        log_level="error",
-        lifespan="on",
-    )
+    # The server's start is imports and the app's construction: long-lived
+    # objects the cyclic garbage collector would otherwise walk again and
+    # again (a tenth of the start's CPU). Frozen, later collections skip them.
+    gc.disable()
+    import uvicorn
+    from prefect.server.api.server import create_app
+
+    app = create_app()
+    gc.freeze()
+    gc.enable()
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="error", lifespan="on")
 
 
 if __name__ == "__main__":
