@@ -65,10 +65,10 @@ class PeakMemory(threading.Thread):
         super().__init__(daemon=True)
         self.root, self.every = root, every
         self.peaks: dict[int, tuple[str, int]] = {}
-        self._stop = threading.Event()
+        self._halt = threading.Event()
 
     def run(self) -> None:
-        while not self._stop.is_set():
+        while not self._halt.is_set():
             try:
                 top = psutil.Process(self.root)
                 tree = [top, *top.children(recursive=True)]
@@ -86,7 +86,7 @@ class PeakMemory(threading.Thread):
             time.sleep(self.every)
 
     def stop(self) -> dict[int, tuple[str, int]]:
-        self._stop.set()
+        self._halt.set()
         self.join()
         return self.peaks
 
