@@ -478,6 +478,14 @@ def _describe_algorithm(name: str, cls: type) -> list[str]:
             [_NUMERIC_INPUT.get(caps["numeric_input"], caps["numeric_input"])],
         ),
         ("releases", [_RELEASES.get(caps["releases"], caps["releases"])]),
+        (
+            "out of core",
+            [
+                "yes: engine dask runs it on the frequency table"
+                if caps["frequency_table"]
+                else "no: it needs the table's rows (engine pandas)"
+            ],
+        ),
         ("parameters", _parameter_lines(cls)),
     ]
     lines = [name]

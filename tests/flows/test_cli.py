@@ -79,6 +79,9 @@ def test_algorithms_prints_every_capability(tmp_path):
                 "columns": "one table on a subset of the columns",
             }[caps["releases"]]
         )
+        assert _field(lines, "out of core").startswith(
+            "yes" if caps["frequency_table"] else "no"
+        )
         values = _values(lines, "parameters")
         listed = [m.group(1) for m in map(PARAMETER.match, values) if m]
         assert listed == (caps["parameters"] or ["(none)"]), name
