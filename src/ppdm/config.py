@@ -163,7 +163,7 @@ class OutOfCoreConfig(_Strict):
         description="engine auto: run out of core when the source file is larger",
         **_NUMBER,
     )
-    partition_rows: int = Field(1_000_000, ge=1, le=100_000_000, **_NUMBER)
+    partition_rows: int = Field(250_000, ge=1, le=100_000_000, **_NUMBER)
     workers: int = Field(2, ge=1, le=1024, **_NUMBER)
     threads_per_worker: int = Field(1, ge=1, le=64, **_NUMBER)
     memory_limit: str = Field("2GB", pattern=r"^[0-9.]+\s*[KMGT]i?B$")
