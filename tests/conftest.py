@@ -1,8 +1,9 @@
-"""Shared fixtures: offline Prefect settings and small synthetic tables."""
+"""Shared fixtures: offline Prefect settings, the session's Prefect backend, small tables."""
 
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 # Before anything imports Prefect: no telemetry, a private home, room to start.
@@ -25,11 +26,53 @@ for _key, _value in {
 }.items():
     os.environ.setdefault(_key, _value)
 
+# Bytecode. Where writing .pyc files next to the sources is switched off
+# (PYTHONDONTWRITEBYTECODE, set in this project's development sessions) and
+# the environment holds none (`uv sync` compiles nothing), every Python process
+# of the suite (this one, each `ppdm` command, Prefect server and worker it
+# starts) compiles the whole stack (Prefect, pandas, scikit-learn, Great
+# Expectations) again: about 7 s of CPU a process. The suite writes its
+# bytecode under its private home instead, never next to the sources.
+if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+    os.environ.pop("PYTHONDONTWRITEBYTECODE")
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(_ROOT / ".prefect" / "pycache"))
+    sys.pycache_prefix = os.environ["PYTHONPYCACHEPREFIX"]
+    sys.dont_write_bytecode = False
+
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture(scope="session")
+def prefect_backend():
+    """One throwaway Prefect backend (SQLite database, API server) for the session.
+
+    Shared by every test that runs a flow in this process (``tests/flows``,
+    ``tests/e2e``): each start of the harness costs seconds.
+    """
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture(scope="session")
+def prefect_api_url(prefect_backend) -> str:
+    """The session backend's API, for ``ppdm`` commands run as processes of their own.
+
+    A command given ``PREFECT_API_URL`` runs its flow there instead of
+    starting a temporary API of its own (seconds of CPU each). Tests of the
+    temporary API itself (a killed run, a resumed run, the wheel's one run
+    without a server) do not use it.
+    """
+    from prefect.settings import PREFECT_API_URL
+
+    url = PREFECT_API_URL.value()
+    assert url, "the Prefect test harness names no API"
+    return str(url)
 
 
 @pytest.fixture

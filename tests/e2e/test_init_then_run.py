@@ -26,14 +26,6 @@ QIS = ["age", "sex", "zip", "marital_status"]
 
 
 @pytest.fixture(scope="module")
-def prefect_backend():
-    from prefect.testing.utilities import prefect_test_harness
-
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
-
-
-@pytest.fixture(scope="module")
 def owner(tmp_path_factory):
     """The owner's CSV file and the configuration `ppdm init` wrote for it."""
     folder = tmp_path_factory.mktemp("owner")

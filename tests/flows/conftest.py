@@ -1,12 +1,5 @@
-"""One throwaway Prefect backend for every flow test of the session."""
+"""Flow tests share the session's Prefect backend of ``tests/conftest.py``.
 
-from __future__ import annotations
-
-import pytest
-from prefect.testing.utilities import prefect_test_harness
-
-
-@pytest.fixture(scope="session")
-def prefect_backend():
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
+(``prefect_backend``: one harness for ``tests/flows`` and ``tests/e2e``
+together; ``prefect_api_url``: its address, for ``ppdm`` run as a subprocess.)
+"""

@@ -48,6 +48,31 @@ def _release(tmp_path: Path, month: int, frame: pd.DataFrame, **changes):
     return pipeline.run_release(config)
 
 
+@pytest.fixture(scope="module")
+def series(tmp_path_factory):
+    """``series(name, months, **changes)``: releases of the first ``months`` months.
+
+    Each series is released once per module, into a folder of its own, and
+    only read by the tests that ask for it; a test that publishes into a
+    series or fails one releases its own.
+    """
+    made: dict[str, tuple[Path, list]] = {}
+
+    def released(name: str, months: int, **changes) -> tuple[Path, list]:
+        if name not in made:
+            where = tmp_path_factory.mktemp(name)
+            outcomes = [
+                _release(where, m, frame, **changes)
+                for m, frame in enumerate(_months()[:months], start=1)
+            ]
+            made[name] = (where, outcomes)
+        where, outcomes = made[name]
+        assert len(outcomes) == months
+        return where, outcomes
+
+    return released
+
+
 def _tables(release_dir: Path) -> dict[str, pd.DataFrame]:
     return {
         p.stem: read_released_table(p) for p in (release_dir / "data").glob("*.csv")
@@ -55,13 +80,8 @@ def _tables(release_dir: Path) -> dict[str, pd.DataFrame]:
 
 
 @pytest.mark.parametrize("algorithm", ALGORITHMS)
-def test_hold_back_leaves_no_differencing_leak_across_three_releases(
-    tmp_path, algorithm
-):
-    outcomes = [
-        _release(tmp_path, m, frame, algorithm=algorithm)
-        for m, frame in enumerate(_months(), start=1)
-    ]
+def test_hold_back_leaves_no_differencing_leak_across_three_releases(series, algorithm):
+    _, outcomes = series(f"hold-back-{algorithm}", 3, algorithm=algorithm)
     dirs = [o.release_dir for o in outcomes]
     assert len(set(dirs)) == 3
     config = default_config("german").with_overrides(algorithm=algorithm, k=5, l=2)
@@ -82,17 +102,15 @@ def test_hold_back_leaves_no_differencing_leak_across_three_releases(
     assert check_release(dirs[2]).passed
 
 
-def test_without_the_policy_the_same_series_leaks_and_says_so(tmp_path):
-    months = _months()
-    _release(tmp_path, 1, months[0], republication={"policy": "off"})
-    second = _release(tmp_path, 2, months[1], republication={"policy": "off"})
+def test_without_the_policy_the_same_series_leaks_and_says_so(series):
+    where, (_, second) = series("off", 2, republication={"policy": "off"})
     certificate = json.loads((second.release_dir / "verification.json").read_text())
     (result,) = certificate["series"]["results"]
     assert result["n_leaking_classes"] > 0 and result["accepted_risk"] is True
     assert certificate["passed"] is True  # the owner accepted the risk in writing
     check = check_release(second.release_dir)
     assert any("accepted by the data owner" in line for line in check.lines)
-    entry = read_entries(tmp_path / "out" / "audit.jsonl")[-1]
+    entry = read_entries(where / "out" / "audit.jsonl")[-1]
     assert entry["republication"]["accepted_risk"] is True
     assert entry["republication"]["policy"] == "off"
 
@@ -108,10 +126,10 @@ def test_refuse_publishes_nothing_and_names_the_leaking_classes(tmp_path):
     assert [e["event"] for e in entries] == ["publish"]
 
 
-def test_hold_back_counts_but_never_names_the_rows_held_back(tmp_path):
+def test_hold_back_counts_but_never_names_the_rows_held_back(series):
     months = _months()
-    _release(tmp_path, 1, months[0])
-    second = _release(tmp_path, 2, months[1])
+    # hold-back (the default) with Mondrian: the series of the three-month test
+    _, (_, second, _) = series("hold-back-mondrian", 3, algorithm="mondrian")
     report = second.release_dir / "report.html"
     assert report.is_file()
     rows = sum(len(t) for t in _tables(second.release_dir).values())
@@ -131,10 +149,8 @@ def test_a_republish_of_the_same_input_adds_nothing(tmp_path):
     assert events == ["publish", "publish", "republish"]
 
 
-def test_ppdm_verify_against_an_earlier_release(tmp_path, capsys):
-    months = _months()
-    one = _release(tmp_path, 1, months[0], republication={"policy": "off"})
-    two = _release(tmp_path, 2, months[1], republication={"policy": "off"})
+def test_ppdm_verify_against_an_earlier_release(series, capsys):
+    _, (one, two) = series("off", 2, republication={"policy": "off"})
     assert (
         main(["verify", str(two.release_dir), "--against", str(one.release_dir)]) == 0
     )

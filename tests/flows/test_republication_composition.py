@@ -79,12 +79,25 @@ def _values(release_dir: Path, frame: pd.DataFrame, qis):
     )
 
 
-def test_hold_back_leaves_no_composition_leak_and_keeps_keys_private(tmp_path):
-    months = _months()
+@pytest.fixture(scope="module")
+def keyed_series(tmp_path_factory) -> tuple[Path, list[Path]]:
+    """Months 1-3 released with the record key (hold-back), in a folder of their own.
+
+    Read, never changed, by the tests that use it.
+    """
+    where = tmp_path_factory.mktemp("keyed-series")
     dirs = [
-        _release(tmp_path, m, frame, record_key=KEY).release_dir
-        for m, frame in enumerate(months, start=1)
+        _release(where, m, frame, record_key=KEY).release_dir
+        for m, frame in enumerate(_months(), start=1)
     ]
+    return where, dirs
+
+
+def test_hold_back_leaves_no_composition_leak_and_keeps_keys_private(
+    keyed_series, tmp_path
+):
+    months = _months()
+    where, dirs = keyed_series
     config = _config(tmp_path, 1, months[0], {"record_key": KEY})
     qis = config.requirement.quasi_identifiers
     for later in (1, 2):
@@ -106,11 +119,11 @@ def test_hold_back_leaves_no_composition_leak_and_keeps_keys_private(tmp_path):
         assert mine.n_exposed == 0
     # The record keys stay in the work directory: no published byte holds one.
     published = b"".join(
-        p.read_bytes() for p in (tmp_path / "out").rglob("*") if p.is_file()
+        p.read_bytes() for p in (where / "out").rglob("*") if p.is_file()
     )
     assert b"A0001" not in published and b"A0999" not in published
     # ... beside each published release's state (found by its files' sha256).
-    store = ArtifactStore(tmp_path / "work")
+    store = ArtifactStore(where / "work")
     for d in dirs:
         files = {"release": sha256_file(d / "data" / "release.csv")}
         assert not isinstance(load_state(store, "german", files), str)
@@ -166,13 +179,14 @@ def test_an_earlier_release_without_state_is_named_not_compared(tmp_path):
     assert "no record-key state" in why
 
 
-def test_a_run_killed_before_publication_changes_nothing(tmp_path, monkeypatch):
+def test_a_run_killed_before_publication_changes_nothing(
+    keyed_series, tmp_path, monkeypatch
+):
     months = _months()
-    clean = tmp_path / "clean"
+    _, clean = keyed_series  # months 1-3 without a crash
     crashed = tmp_path / "crashed"
-    for where in (clean, crashed):
-        where.mkdir()
-        _release(where, 1, months[0], record_key=KEY)
+    crashed.mkdir()
+    _release(crashed, 1, months[0], record_key=KEY)
     # The crashed series: month 2 stops after its republication step (its
     # state is kept), before anything is published; then runs again.
     real = pipeline.publish_step
@@ -184,11 +198,10 @@ def test_a_run_killed_before_publication_changes_nothing(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         _release(crashed, 2, months[1], record_key=KEY)
     monkeypatch.setattr(pipeline, "publish_step", real)
-    results = [
-        [_release(where, m, months[m - 1], record_key=KEY).release_dir for m in (2, 3)]
-        for where in (clean, crashed)
+    resumed = [
+        _release(crashed, m, months[m - 1], record_key=KEY).release_dir for m in (2, 3)
     ]
-    for a, b in zip(*results, strict=True):
+    for a, b in zip(clean[1:], resumed, strict=True):
         # Release ids differ (the manifests name the two folders); the data,
         # and what the checks found, do not.
         assert (a / "data" / "release.csv").read_bytes() == (

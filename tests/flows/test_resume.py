@@ -6,8 +6,9 @@ The first run is SIGKILLed (with its whole session) while the utility report
 is under way, once the log says verification finished. The second run, the
 same command, must reuse the steps the first one finished (Prefect logs them
 ``Cached``; ingest reads the source again by design), publish exactly the
-bytes of an uninterrupted run of the same configuration elsewhere, and leave
-one audit entry.
+bytes of an uninterrupted run of the same configuration elsewhere (that one on
+the session's Prefect API: only its bytes are compared), and leave one audit
+entry.
 """
 
 from __future__ import annotations
@@ -26,9 +27,11 @@ PPDM = Path(sys.executable).with_name("ppdm")
 STATE = re.compile(r"Task run '([a-z-]+)-[0-9a-f]+' - Finished in state (\w+)")
 
 
-def _start(root: Path, log: Path) -> subprocess.Popen:
+def _start(root: Path, log: Path, api: str | None = None) -> subprocess.Popen:
     env = {**os.environ, "PREFECT_HOME": str(root / "prefect"), "NO_COLOR": "1"}
     env.pop("PREFECT_API_URL", None)  # a temporary API of its own, as a user gets
+    if api is not None:
+        env["PREFECT_API_URL"] = api
     args = ["run", "--dataset", "german", "--out", str(root / "out")]
     return subprocess.Popen(
         [str(PPDM), *args, "--work-dir", str(root / "work")],
@@ -53,11 +56,13 @@ def _published(root: Path) -> dict[str, bytes]:
     }
 
 
-def test_killed_during_the_report_resumes_from_the_finished_steps(tmp_path):
+def test_killed_during_the_report_resumes_from_the_finished_steps(
+    tmp_path, prefect_api_url
+):
     reference, resumed = tmp_path / "reference", tmp_path / "resumed"
     reference.mkdir()
     resumed.mkdir()
-    uninterrupted = _start(reference, reference / "run.log")
+    uninterrupted = _start(reference, reference / "run.log", prefect_api_url)
     first = _start(resumed, resumed / "killed.log")
     deadline = time.monotonic() + 300
     while "verify" not in _states(resumed / "killed.log"):

@@ -9,7 +9,8 @@ configuration (seed 0) into it through the pipeline's own order of steps
   the step and raises before handing its result on; publish raises before
   publishing), in this process;
 - a SIGKILL of the releasing process at each step boundary (after ingest,
-  after validate, ..., after publish), one process per boundary;
+  after validate, ..., after publish), one process per boundary (each forked
+  from one process that imported the stack once);
 - the artifact store (``work_dir``) on a full disk, and on a read-only one
   (a small tmpfs where this process may mount one; otherwise ENOSPC raised by
   the store's file writes, and a directory without write permission);
@@ -224,23 +225,60 @@ def test_an_exception_inside_each_step(reference, tmp_path, step):
 
 
 # -- a SIGKILL at each step boundary ------------------------------------------
-#: Runs the release in a process of its own and SIGKILLs itself once the
-#: step named by argv[2] has returned.
+#: Imports what the steps need once, then forks one process per case (argv[1]:
+#: a JSON list of [boundary, configuration file, output file]), two at a time;
+#: each runs the release and SIGKILLs itself once the step named by its
+#: boundary has returned. Writes {boundary: exit status} to argv[2] (a
+#: negative status: killed by that signal).
 _KILLED_AFTER = textwrap.dedent(
     """
-    import os, signal, sys
+    import json, os, signal, sys, threading, traceback
+
+    import great_expectations, sklearn.tree  # what the steps import
+    import ppdm.utility.report
     from ppdm.config import load_config
     from ppdm.pipeline import run_steps
 
-    config, boundary = load_config(sys.argv[1]), sys.argv[2]
+    assert threading.active_count() == 1, threading.enumerate()  # safe to fork
+    cases = json.loads(open(sys.argv[1]).read())
 
-    def run_step(name, fn, *args):
-        result = fn(*args)
-        if name == boundary:
-            os.kill(os.getpid(), signal.SIGKILL)
-        return result
+    def killed_after(path, boundary):
+        config = load_config(path)
 
-    run_steps(config, run_step=run_step)
+        def run_step(name, fn, *args):
+            result = fn(*args)
+            if name == boundary:
+                os.kill(os.getpid(), signal.SIGKILL)
+            return result
+
+        run_steps(config, run_step=run_step)
+
+    statuses, running = {}, {}
+    while cases or running:
+        while cases and len(running) < 2:
+            boundary, path, output = cases.pop(0)
+            sys.stdout.flush()
+            sys.stderr.flush()
+            pid = os.fork()
+            if pid == 0:  # the releasing process
+                fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+                os.dup2(fd, 1)
+                os.dup2(fd, 2)
+                try:
+                    killed_after(path, boundary)
+                except BaseException:
+                    traceback.print_exc()
+                finally:
+                    sys.stdout.flush()
+                    sys.stderr.flush()
+                    os._exit(1)  # not killed: the release ended or failed
+            running[pid] = boundary
+        pid, status = os.wait()
+        statuses[running.pop(pid)] = (
+            -os.WTERMSIG(status) if os.WIFSIGNALED(status) else os.WEXITSTATUS(status)
+        )
+    with open(sys.argv[2], "w") as out:
+        json.dump(statuses, out)
     """
 )
 
@@ -257,27 +295,29 @@ def killed(
         path = root / step / "release.yaml"
         dumped = config.model_dump(mode="json", by_alias=True)
         path.write_text(yaml.safe_dump(dumped, sort_keys=False))  # roles in order
-        started[step] = (config, path)
-    done: dict[str, tuple[ReleaseConfig, subprocess.CompletedProcess]] = {}
-    steps = list(STEPS)
-    while steps:
-        batch, steps = steps[:2], steps[2:]
-        running = {
-            step: subprocess.Popen(
-                [sys.executable, "-c", _KILLED_AFTER, str(started[step][1]), step],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for step in batch
-        }
-        for step, process in running.items():
-            out, err = process.communicate(timeout=300)
-            done[step] = (
-                started[step][0],
-                subprocess.CompletedProcess(process.args, process.returncode, out, err),
-            )
-    return done
+        started[step] = (config, path, root / step / "output.txt")
+    cases = root / "cases.json"
+    cases.write_text(
+        json.dumps([[s, str(p), str(o)] for s, (_, p, o) in started.items()])
+    )
+    statuses = root / "statuses.json"
+    parent = subprocess.run(
+        [sys.executable, "-c", _KILLED_AFTER, str(cases), str(statuses)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert parent.returncode == 0, parent.stderr
+    codes = json.loads(statuses.read_text())
+    return {
+        step: (
+            config,
+            subprocess.CompletedProcess(
+                [step], codes[step], "", output.read_text(errors="replace")
+            ),
+        )
+        for step, (config, _, output) in started.items()
+    }
 
 
 @pytest.mark.parametrize("step", STEPS)

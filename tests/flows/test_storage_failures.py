@@ -8,6 +8,8 @@ system is remounted read-only. Without the right to mount (not root), a full
 disk is made by refusing writes under the output directory with ENOSPC
 inside the ``ppdm`` process, and a read-only directory by ``chmod`` (0555
 directories, 0444 files; a mode does not bind root, hence the remount).
+The runs use the session's Prefect API (``PREFECT_API_URL``), as a data owner
+with a server does: what is under test is the output directory, not the API.
 """
 
 from __future__ import annotations
@@ -118,8 +120,13 @@ def _config(tmp_path: Path, out: Path) -> Path:
     return path
 
 
-def _run(command: list[str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=300)
+def _run(
+    command: list[str], cwd: Path, api: str | None = None
+) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PREFECT_API_URL": api} if api else None
+    return subprocess.run(
+        command, cwd=cwd, env=env, capture_output=True, text=True, timeout=300
+    )
 
 
 def _one_error_line(done: subprocess.CompletedProcess) -> str:
@@ -141,13 +148,15 @@ def _visible(out: Path) -> set[str]:
     }
 
 
-def test_full_disk_then_freed_then_read_only(disk: Disk, tmp_path: Path) -> None:
+def test_full_disk_then_freed_then_read_only(
+    disk: Disk, tmp_path: Path, prefect_api_url: str
+) -> None:
     config = _config(tmp_path, disk.out)
     run = ["run", "--config", str(config)]
 
     # 1. The disk is full: exit 4, one line naming the path, ENOSPC and the fix.
     disk.fill()
-    full = _run(disk.command(run, inject_enospc=True), tmp_path)
+    full = _run(disk.command(run, inject_enospc=True), tmp_path, prefect_api_url)
     assert full.returncode == 4, full.stderr
     line = _one_error_line(full)
     print(f"\nfull disk ({'tmpfs' if disk.mounted else 'injected'}): {line}")
@@ -163,7 +172,7 @@ def test_full_disk_then_freed_then_read_only(disk: Disk, tmp_path: Path) -> None
 
     # 2. Space freed: the same command publishes, the audit chain verifies.
     disk.free()
-    freed = _run(disk.command(run), tmp_path)
+    freed = _run(disk.command(run), tmp_path, prefect_api_url)
     assert freed.returncode == 0, freed.stderr
     release_dir = Path(freed.stdout.strip().splitlines()[-1])
     assert release_dir.parent.parent == disk.out and release_dir.is_dir()
@@ -175,7 +184,7 @@ def test_full_disk_then_freed_then_read_only(disk: Disk, tmp_path: Path) -> None
 
     # 3. Read-only: exit 4, one clear line; the release stays as it was recorded.
     disk.freeze()
-    frozen = _run(disk.command(run), tmp_path)
+    frozen = _run(disk.command(run), tmp_path, prefect_api_url)
     assert frozen.returncode == 4, frozen.stderr
     line = _one_error_line(frozen)
     print(f"read-only ({'ro remount' if disk.mounted else 'chmod'}): {line}")

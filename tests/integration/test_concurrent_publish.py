@@ -1,8 +1,9 @@
 """Several publishers into one output directory at once, each its own process.
 
-Real processes (``multiprocessing`` with ``spawn``: a fresh interpreter each,
-nothing shared but the file system), released together by a barrier so that
-their appends and renames overlap:
+Real processes (``multiprocessing`` with ``forkserver``: each forked from a
+fresh interpreter that imported the release stack once and ran nothing else,
+so they share nothing but the file system), released together by a barrier
+so that their appends and renames overlap:
 
 - writers appending audit entries: no line interleaved or lost, one chain;
 - publishers of small releases, some the same release (one publication, the
@@ -29,13 +30,17 @@ from typing import Any
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import AUDIT_LOG_NAME, read_entries, verify_audit_log
 
-SPAWN = multiprocessing.get_context("spawn")
+PROCESSES = multiprocessing.get_context("forkserver")
+# Imported once by the fork server rather than by every process it starts.
+PROCESSES.set_forkserver_preload(
+    ["ppdm.pipeline", "ppdm.release.publish", "great_expectations", "sklearn.tree"]
+)
 TIMEOUT = 150  # seconds a child may take, start-up included
 
 
 def _start(target: Callable[..., None], args_list: list[tuple[Any, ...]]) -> None:
     """Run ``target(*args)`` in one spawned process per args; all must exit 0."""
-    processes = [SPAWN.Process(target=target, args=args) for args in args_list]
+    processes = [PROCESSES.Process(target=target, args=args) for args in args_list]
     for process in processes:
         process.start()
     try:
@@ -75,7 +80,7 @@ def _append_many(out: str, writer: int, count: int, barrier: Any) -> None:
 
 def test_concurrent_appends_neither_interleave_nor_get_lost(tmp_path: Path) -> None:
     writers, count = 4, 40
-    barrier = SPAWN.Barrier(writers)
+    barrier = PROCESSES.Barrier(writers)
     _start(_append_many, [(str(tmp_path), w, count, barrier) for w in range(writers)])
     entries = _lines_are_whole_entries(tmp_path)
     assert len(entries) == writers * count
@@ -134,7 +139,7 @@ def test_concurrent_publishers_record_each_release_once_and_overwrite_none(
 ) -> None:
     writers = 3
     out = tmp_path / "out"
-    barrier = SPAWN.Barrier(writers)
+    barrier = PROCESSES.Barrier(writers)
     results = [tmp_path / f"result-{w}.json" for w in range(writers)]
     _start(
         _publish_many,
@@ -190,7 +195,7 @@ def test_three_release_runs_publish_into_one_directory_at_once(tmp_path: Path) -
 
     out, work = tmp_path / "out", tmp_path / "work"  # one store, as by default
     seeds = [1, 1, 2]  # two runs of one configuration, one of another
-    barrier = SPAWN.Barrier(len(seeds))
+    barrier = PROCESSES.Barrier(len(seeds))
     results = [tmp_path / f"result-{i}" for i in range(len(seeds))]
     _start(
         _run_release,
