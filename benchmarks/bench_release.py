@@ -16,10 +16,11 @@ section per kind of run (the other sections are kept).
 Most of the start-up is importing Python modules, and an import costs about twice as much when
 Python compiles the module's source than when it reads its compiled bytecode (`.pyc`):
 
-- ``--bytecode as-is`` (default) runs with the environment as it is. Where bytecode is neither
-  installed nor written (``PYTHONDONTWRITEBYTECODE`` set, as in this project's development
-  sessions, and an environment made by ``uv sync`` without ``--compile-bytecode``), every run
-  compiles every module.
+- ``--bytecode as-is`` (default) runs with the environment as it is. ``uv sync`` writes the
+  dependencies' bytecode at install (``compile-bytecode`` under ``[tool.uv]`` in pyproject.toml);
+  where ``PYTHONDONTWRITEBYTECODE`` is set, as in this project's development sessions, `ppdm`'s
+  own modules are still compiled by every run. An environment synced without it compiles every
+  module at every run.
 - ``--bytecode compiled`` runs the `ppdm` processes as an installed package runs: its modules'
   bytecode written once (here by one untimed run, into a cache directory of the benchmark's own,
   ``PYTHONPYCACHEPREFIX``) and read by every timed run; what ``pipx install``/``pip install``
@@ -140,7 +141,8 @@ def _bytecode_state(compiled: bool) -> str:
     if os.environ.get("PYTHONDONTWRITEBYTECODE"):
         return (
             "bytecode as the environment leaves it: `PYTHONDONTWRITEBYTECODE` is set, so "
-            "every module without installed bytecode is compiled by every run"
+            "every module without installed bytecode (here `ppdm`'s own; `uv sync` compiles "
+            "the dependencies) is compiled by every run"
         )
     return "bytecode as the environment leaves it (Python writes its caches)"
 
