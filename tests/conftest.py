@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from pathlib import Path
@@ -57,6 +58,33 @@ def prefect_backend():
 
     with prefect_test_harness(server_startup_timeout=120):
         yield
+
+
+@pytest.fixture(autouse=True)
+def prefect_console_on_process_stderr():
+    """After each test, Prefect's console log handlers write to the process's stderr.
+
+    Prefect configures its logging once a process, when it is first imported
+    (``stream: ext://sys.stderr`` in its ``logging.yml``), and its console
+    handlers keep the standard error of that moment. Imported during a test
+    that captures its output (``capsys``, ``capfd``), that is the test's
+    capture, which pytest closes when the test ends: every later flow run of
+    the session would print Prefect's log lines to a closed file, and as the
+    release flow logs its prints, Prefect's report of that error is printed,
+    logged and fails again until a RecursionError ends the run.
+    """
+    yield
+    handlers = sys.modules.get("prefect.logging.handlers")
+    if handlers is None:  # Prefect's logging is not configured in this process
+        return
+    stderr = sys.__stderr__
+    for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]:
+        for handler in getattr(logger, "handlers", ()):
+            if isinstance(handler, handlers.PrefectConsoleHandler):
+                # Not setStream: it would flush the closed capture first.
+                with handler.lock:
+                    handler.stream = stderr
+                handler.console.file = stderr
 
 
 @pytest.fixture(scope="session")

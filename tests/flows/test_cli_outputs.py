@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import subprocess
 import sys
 
@@ -37,6 +38,26 @@ def test_json_run_then_releases_and_show(prefect_backend, tmp_path, capsys):
     shown = capsys.readouterr().out
     assert "verdict      PASSED" in shown
     assert "not released" in shown and "telephone" in shown
+
+
+def test_prefect_console_outlives_the_captured_run(prefect_backend):
+    # The run above captured its output (capsys). Prefect's console handlers
+    # keep the standard error of the moment Prefect configured its logging,
+    # that run's capture when it was the session's first flow run; pytest has
+    # closed it since, and a later run (the progress bar's) must not print there.
+    from prefect import flow  # configures Prefect's logging, if nothing did yet
+    from prefect.logging.handlers import PrefectConsoleHandler
+
+    assert flow is not None
+    handlers = [
+        handler
+        for logger in [logging.getLogger(), *logging.Logger.manager.loggerDict.values()]
+        for handler in getattr(logger, "handlers", ())
+        if isinstance(handler, PrefectConsoleHandler)
+    ]
+    assert handlers
+    for handler in handlers:
+        assert not handler.stream.closed and not handler.console.file.closed
 
 
 def test_releases_and_show_name_what_is_missing(tmp_path, capsys):

@@ -38,8 +38,9 @@ def test_no_bar_off_a_terminal(monkeypatch):
 def test_run_on_a_terminal_draws_the_bar_under_prefect_log_lines(
     prefect_backend, tmp_path, monkeypatch
 ):
-    # No capsys here: Prefect binds its console handlers to the standard error
-    # of the session's first flow run, which must outlive this test.
+    # Prefect's console handlers keep the standard error of the moment it
+    # configured its logging, perhaps an earlier test's closed capture:
+    # tests/conftest.py points them back at the process's own after each test.
     buffer = io.StringIO()
     bars: list[progress_bar.ReleaseProgress] = []
     real = progress_bar.ReleaseProgress
