@@ -127,6 +127,7 @@ def run(table: Path, algorithm: str, engine: str, workdir: Path) -> dict:
         json.loads(out.strip().splitlines()[-1]) if process.returncode == 0 else {}
     )
     return {
+        "steps_s": _step_seconds(workdir / "prefect" / "prefect.db"),
         "table": table.name,
         "algorithm": algorithm,
         "engine": engine,
@@ -138,6 +139,25 @@ def run(table: Path, algorithm: str, engine: str, workdir: Path) -> dict:
         ),
         "summary": summary,
         "error": err.strip().splitlines()[-3:] if process.returncode else [],
+    }
+
+
+def _step_seconds(database: Path) -> dict[str, float]:
+    """Seconds of each step's task run, from the run's Prefect database."""
+    import sqlite3
+
+    if not database.exists():
+        return {}
+    with sqlite3.connect(database) as db:
+        found = db.execute(
+            "select name, start_time, end_time from task_run "
+            "where start_time is not null and end_time is not null order by start_time"
+        ).fetchall()
+    return {
+        name.rsplit("-", 1)[0]: (
+            datetime.fromisoformat(end) - datetime.fromisoformat(start)
+        ).total_seconds()
+        for name, start, end in found
     }
 
 
@@ -177,6 +197,7 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|---|",
     ]
     rows_of = {t: _rows(t) for t in {c[0] for c in cases}}
+    timings: list[str] = []
     for table, algorithm, engine in cases:
         with tempfile.TemporaryDirectory(prefix="ppdm-ooc-") as tmp:
             result = run(table, algorithm, engine, Path(tmp))
@@ -194,9 +215,15 @@ def main() -> None:
             f"{result['exit']} | {result['wall_s']:.0f} | {peaks} | {achieved} | {released} |"
         )
         print(line, flush=True)
+        lines.append(line)
+        if result["steps_s"]:
+            steps = ", ".join(f"{n} {s:.0f}" for n, s in result["steps_s"].items())
+            timings.append(f"- {table.name}, {algorithm}, {engine}: {steps}")
+            print(timings[-1], flush=True)
         if result["error"]:
             print("   ", " / ".join(result["error"]), flush=True)
-        lines.append(line)
+    if timings:
+        lines += ["", "Seconds per step (the step's Prefect task run):", "", *timings]
     lines.append("")
     lines.append(
         f"Load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}"

@@ -5,7 +5,12 @@ paths, settings as dicts) to :func:`map_parts`; on a cluster each call runs on
 a worker, which reads its partition, does the work and writes its output
 partition, so no process ever holds the table. Results come back in the
 order of the arguments, so a release does not depend on which worker
-finished first.
+finished first. Each result is fetched as soon as its partition is done and
+then let go on the worker: a worker holds the results of the partitions it is
+working on, not of every partition it did (which, for a census-sized table's
+frequency tables, is more than its memory limit). :func:`fold_parts` also
+folds the results as they arrive, so the caller holds a running total and a
+few results instead of one per partition.
 
 The cluster is a local one of worker processes, each under a memory limit,
 or an existing scheduler given by address. Dask and distributed are imported
@@ -20,12 +25,15 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any
 
+from ppdm.exceptions import InvalidParameterError
+
 __all__ = [
     "ClusterSettings",
     "PartCluster",
     "PartMapper",
     "cluster",
     "current_client",
+    "fold_parts",
     "map_parts",
     "using",
 ]
@@ -56,6 +64,38 @@ def map_parts(fn: Callable[[Any], Any], items: Sequence[Any]) -> list:
     return (mapper or _in_this_process)(fn, list(items))
 
 
+def fold_parts(
+    fn: Callable[[Any], Any],
+    items: Sequence[Any],
+    combine: Callable[[list], Any],
+    *,
+    every: int = 16,
+) -> Any:
+    """``combine([fn(item) for item in items])``, folded as the results arrive.
+
+    ``combine`` takes a list of results (and of earlier totals) and returns
+    one of the same kind; it must not depend on the order of the list (the
+    results arrive in the order the partitions finish), as a sum of counts
+    does. At most ``every`` results are held before they are folded into the
+    running total.
+    """
+    items = list(items)
+    if not items:
+        raise InvalidParameterError("fold_parts: no partitions to fold")
+    mapper = _mapper.get()
+    arriving = (
+        mapper.unordered(fn, items)
+        if isinstance(mapper, PartCluster)
+        else (fn(item) for item in items)
+    )
+    held: list = []
+    for result in arriving:
+        held.append(result)
+        if len(held) > every:
+            held = [combine(held)]
+    return combine(held)
+
+
 @contextlib.contextmanager
 def using(mapper: PartMapper | None) -> Iterator[None]:
     """Make :func:`map_parts` farm out with ``mapper`` inside the block."""
@@ -73,10 +113,40 @@ class PartCluster:
         self.client = client
 
     def __call__(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> list:
+        results: list = [None] * len(items)
+        for index, result in self._as_done(fn, items):
+            results[index] = result
+        return results
+
+    def unordered(self, fn: Callable[[Any], Any], items: Sequence[Any]) -> Iterator:
+        """The results of ``fn`` on ``items``, in the order they finish."""
+        for _, result in self._as_done(fn, items):
+            yield result
+
+    def _as_done(
+        self, fn: Callable[[Any], Any], items: Sequence[Any]
+    ) -> Iterator[tuple[int, Any]]:
+        from distributed import as_completed
+
         if not items:
-            return []
+            return
         futures = self.client.map(fn, list(items), pure=False, retries=0)
-        return self.client.gather(futures)
+        index = {future.key: i for i, future in enumerate(futures)}
+        # Only `done` holds the futures from here: each result is fetched when
+        # its partition is done and its future dropped, so the worker frees it.
+        done = as_completed(
+            futures, loop=self.client.loop, with_results=True, raise_errors=True
+        )
+        del futures
+        try:
+            for future, result in done:
+                i = index.pop(future.key)
+                del future  # not kept alive by this frame (a traceback holds it)
+                yield i, result
+        finally:
+            if index:  # a partition failed, or the caller stopped early
+                self.client.cancel(list(done.futures))
+                done.clear()  # and let go of the results not fetched yet
 
 
 def current_client() -> Any:

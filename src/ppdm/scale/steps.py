@@ -21,6 +21,8 @@ and writes its output partition, so no process ever holds the table:
 
 from __future__ import annotations
 
+import functools
+import pickle
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -31,7 +33,7 @@ import numpy as np
 
 from ppdm._lazy import pandas as pd
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.scale.engine import map_parts
+from ppdm.scale.engine import fold_parts, map_parts
 from ppdm.scale.frequency import FrequencyTable
 from ppdm.scale.recoding import Recoding
 
@@ -89,10 +91,13 @@ def _part_frequencies(job: _FrequencyJob) -> FrequencyTable:
 def frequency_table(parts: Sequence[Path], columns: Sequence[str]) -> FrequencyTable:
     """The frequency table of the partitioned table over ``columns``."""
     columns = tuple(dict.fromkeys(columns))
-    found = map_parts(
-        _part_frequencies, [_FrequencyJob(str(p), columns) for p in parts]
+    # Summed as they arrive: one part's table is most of the whole's distinct
+    # combinations, so a list of all of them would be the partitions times it.
+    return fold_parts(
+        _part_frequencies,
+        [_FrequencyJob(str(p), columns) for p in parts],
+        FrequencyTable.combine,
     )
-    return FrequencyTable.combine(found)
 
 
 # -- columns a release may carry ---------------------------------------------------
@@ -144,24 +149,38 @@ class _ScatterJob:
     index: int
     n_out: int
     seed: int
-    recoding: Recoding
+    recoding: str
+
+
+@functools.lru_cache(maxsize=1)
+def _recoding(path: str) -> Recoding:
+    # Read once per worker process: the recoding holds every distinct
+    # combination, too much to send again with each of hundreds of partitions.
+    with open(path, "rb") as handle:
+        return pickle.load(handle)
 
 
 def _scatter(job: _ScatterJob) -> list[int]:
-    """Recode one part; send each released row to a random output part."""
-    released = job.recoding.apply(_read(job.source))
+    """Recode one part; send each released row to a random output part.
+
+    The rows bound for output part ``j`` are record batch ``j`` of this
+    part's pieces file (Arrow IPC, LZ4): one file per input part, whatever
+    the number of output parts, and each batch read on its own by
+    :func:`_gather`.
+    """
+    import pyarrow as pa
+
+    released = _recoding(job.recoding).apply(_read(job.source))
     bucket = seed_for(job.seed, SHUFFLE_STREAM, job.index).integers(
         job.n_out, size=len(released)
     )
     sizes = np.bincount(bucket, minlength=job.n_out)
     order = np.argsort(bucket, kind="stable")
-    start = 0
-    for out, size in enumerate(sizes):
-        rows = released.iloc[order[start : start + size]]
-        start += size
-        _write(
-            rows, Path(job.pieces) / f"to-{out:05d}" / f"from-{job.index:05d}.parquet"
-        )
+    batch = pa.RecordBatch.from_pandas(released.iloc[order], preserve_index=False)
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with pa.ipc.new_file(job.pieces, batch.schema, options=options) as writer:
+        for first, size in zip(np.cumsum(sizes) - sizes, sizes, strict=True):
+            writer.write_batch(batch.slice(int(first), int(size)))
     return sizes.tolist()
 
 
@@ -174,8 +193,14 @@ class _GatherJob:
 
 
 def _gather(job: _GatherJob) -> int:
-    """One output part: its pieces from every input part, in a random order."""
-    frame = pd.concat([_read(p) for p in job.pieces], ignore_index=True)
+    """One output part: its batch from every input part, in a random order."""
+    import pyarrow as pa
+
+    batches = []
+    for path in job.pieces:
+        with pa.memory_map(path) as source:
+            batches.append(pa.ipc.open_file(source).get_batch(job.index))
+    frame = pa.Table.from_batches(batches).to_pandas()
     order = seed_for(job.seed, ORDER_STREAM, job.index).permutation(len(frame))
     _write(frame.iloc[order].reset_index(drop=True), Path(job.target))
     return len(frame)
@@ -192,18 +217,21 @@ def release_parts(
     recoding and seed give the same bytes. Returns the rows released.
     """
     pieces = out_dir.parent / f"{out_dir.name}.pieces"
+    pieces.mkdir(parents=True, exist_ok=True)
     n_out = len(parts)
+    shared = pieces / "recoding.pickle"
+    with open(shared, "wb") as handle:
+        pickle.dump(recoding, handle, protocol=pickle.HIGHEST_PROTOCOL)
     scatter = [
-        _ScatterJob(str(p), str(pieces), i, n_out, seed, recoding)
+        _ScatterJob(
+            str(p), str(pieces / f"from-{i:05d}.arrow"), i, n_out, seed, str(shared)
+        )
         for i, p in enumerate(parts)
     ]
     map_parts(_scatter, scatter)
     gather = [
         _GatherJob(
-            tuple(
-                str(pieces / f"to-{j:05d}" / f"from-{i:05d}.parquet")
-                for i in range(len(parts))
-            ),
+            tuple(job.pieces for job in scatter),
             str(out_dir / f"part-{j:05d}.parquet"),
             j,
             seed,
