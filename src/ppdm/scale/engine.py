@@ -106,6 +106,43 @@ def using(mapper: PartMapper | None) -> Iterator[None]:
         _mapper.reset(token)
 
 
+@dataclass(frozen=True)
+class _GivingBack:
+    """``fn``, then the memory its partition used given back to the system.
+
+    Arrow's allocator and the C allocator keep the pages a partition used for
+    the next one; across a hundred partitions of validation a worker's
+    resident memory then reaches Dask's pause line (80% of its limit), and
+    the worker waits instead of working. Giving them back costs a few
+    milliseconds; a full garbage collection (0.35 s with Great Expectations
+    loaded) is left to Python, the young generations are collected.
+    """
+
+    fn: Callable[[Any], Any]
+
+    def __call__(self, item: Any) -> Any:
+        try:
+            return self.fn(item)
+        finally:
+            _give_back()
+
+
+def _give_back() -> None:
+    import ctypes
+    import ctypes.util
+    import gc
+
+    import pyarrow
+
+    gc.collect(1)
+    pyarrow.default_memory_pool().release_unused()
+    libc = ctypes.util.find_library("c")
+    if libc is not None:
+        trim = getattr(ctypes.CDLL(libc), "malloc_trim", None)  # glibc only
+        if trim is not None:
+            trim(0)
+
+
 class PartCluster:
     """A running cluster: ``cluster(fn, items)`` maps; ``client`` is the Dask client."""
 
@@ -130,7 +167,9 @@ class PartCluster:
 
         if not items:
             return
-        futures = self.client.map(fn, list(items), pure=False, retries=0)
+        futures = self.client.map(
+            _GivingBack(fn), list(items), key=_keys(fn, len(items)), retries=0
+        )
         index = {future.key: i for i, future in enumerate(futures)}
         # Only `done` holds the futures from here: each result is fetched when
         # its partition is done and its future dropped, so the worker frees it.
@@ -147,6 +186,15 @@ class PartCluster:
             if index:  # a partition failed, or the caller stopped early
                 self.client.cancel(list(done.futures))
                 done.clear()  # and let go of the results not fetched yet
+
+
+def _keys(fn: Callable[[Any], Any], n: int) -> list[str]:
+    """Task names the Dask dashboard shows: the step's function, a fresh token."""
+    import uuid
+
+    name = getattr(fn, "__name__", type(fn).__name__).strip("_")
+    token = uuid.uuid4().hex
+    return [f"{name}-{token}-{i}" for i in range(n)]
 
 
 def current_client() -> Any:
