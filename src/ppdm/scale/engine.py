@@ -20,6 +20,7 @@ only here, when a release runs out of core.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -128,19 +129,25 @@ class _GivingBack:
 
 
 def _give_back() -> None:
-    import ctypes
-    import ctypes.util
     import gc
 
     import pyarrow
 
     gc.collect(1)
     pyarrow.default_memory_pool().release_unused()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """glibc's ``malloc_trim``, looked up once per worker (None elsewhere)."""
+    import ctypes
+    import ctypes.util
+
     libc = ctypes.util.find_library("c")
-    if libc is not None:
-        trim = getattr(ctypes.CDLL(libc), "malloc_trim", None)  # glibc only
-        if trim is not None:
-            trim(0)
+    return None if libc is None else getattr(ctypes.CDLL(libc), "malloc_trim", None)
 
 
 class PartCluster:
@@ -189,7 +196,7 @@ class PartCluster:
 
 
 def _keys(fn: Callable[[Any], Any], n: int) -> list[str]:
-    """Task names the Dask dashboard shows: the step's function, a fresh token."""
+    """Task names in Dask's logs and errors: the step's function, a fresh token."""
     import uuid
 
     name = getattr(fn, "__name__", type(fn).__name__).strip("_")
