@@ -120,7 +120,14 @@ def optimal_node(
                 "optimal_node needs k, or a lattice built with a requirement"
             )
         evaluate = lattice.decide
-        prune = requirement.monotonic_under_generalization
+        # A node over the suppression budget proves its down-set over budget
+        # when a failing class fails in every one of its subclasses (k and
+        # distinct l). Other monotone models only promise that some subclass
+        # fails, and fewer rows may be suppressed below: that proves nothing
+        # unless the budget is no row at all.
+        prune = requirement.decided_by_bounds or (
+            requirement.monotonic_under_generalization and lattice.eta == 0
+        )
     else:
 
         def evaluate(levels: np.ndarray) -> NodeMetrics:

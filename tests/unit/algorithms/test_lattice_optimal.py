@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ppdm.algorithms import ALGORITHMS
@@ -216,6 +216,9 @@ def brute_force_models(lattice: GeneralizationLattice, loss: str = "glm"):
     st.sampled_from(["glm", "cm"]),
 )
 @settings(max_examples=60, deadline=None)
+# Over budget at (2, 2, 0, 1), yet (2, 1, 0, 1) below it suppresses 2 rows of 2
+# allowed: entropy l-diversity does not prune the down-set of a node over budget.
+@example(seed=77, name="entropy", k=1, limit=0.2, loss="glm")
 def test_models_optimum_equals_brute_force_and_passes_the_verifier(
     seed, name, k, limit, loss
 ) -> None:
