@@ -11,13 +11,18 @@ bit masks, are the whole decision; entropy and recursive (c, l)-diversity and
 t-closeness are decided per class by the model objects, after the bounds have
 rejected what they can.
 
-With models monotone under generalization (every model declares it:
-``Requirement.monotonic_under_generalization``), generalizing merges classes
-and a merged class of accepted classes is accepted, so the rows of rejected
-classes only decrease (the property behind Samarati's and Incognito's
-searches). Hence a node whose rejected rows alone exceed the budget proves
-every node below it infeasible; the search prunes on that and on nothing else
-(a node can also be infeasible because the rows left after a drop fail
+For k-anonymity and distinct l-diversity a class merged with an accepted
+class is accepted, so generalizing never turns accepted rows into rejected
+ones: the rows of rejected classes only grow towards the bottom of the
+lattice (the property behind Samarati's and Incognito's searches), and a node
+whose rejected rows alone exceed the budget proves every node below it
+infeasible. Entropy and recursive (c, l)-diversity and t-closeness only
+promise that a merge of accepted classes is accepted
+(``Requirement.monotonic_under_generalization``): an accepted class merged
+with a rejected one can be rejected, so a more specific node may reject fewer
+rows. For them the budget prunes only when it is no row at all (a rejected
+merged class has a rejected part). The search prunes on that and on nothing
+else (a node can also be infeasible because the rows left after a drop fail
 t-closeness, which proves nothing about other nodes), and not at all when a
 model is not monotone. The loss is not monotone (more generalization can mean
 less suppression), but the generalization loss with no suppression at all is,

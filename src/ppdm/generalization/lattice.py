@@ -119,12 +119,13 @@ class NodeMetrics:
 
     ``feasible`` says whether the node meets the requirement it was evaluated
     with within the suppression budget; ``over_budget`` whether the rows of
-    the classes the requirement rejects alone exceed that budget. With privacy
-    models monotone under generalization the rejected rows can only grow
+    the classes the requirement rejects alone exceed that budget. For
+    k-anonymity and distinct l-diversity the rejected rows can only grow
     towards the bottom of the lattice, so an ``over_budget`` node proves every
-    node below it infeasible (a node can be infeasible without being over
-    budget: when the suppressed rows must be dropped and the rest then fails
-    t-closeness).
+    node below it infeasible; for the other monotone models only when the
+    budget is zero (see :func:`ppdm.algorithms.lattice_optimal.optimal_node`).
+    A node can be infeasible without being over budget: when the suppressed
+    rows must be dropped and the rest then fails t-closeness.
     """
 
     levels: tuple[int, ...]
