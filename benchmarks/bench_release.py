@@ -16,8 +16,8 @@ section per kind of run (the other sections are kept).
 Most of the start-up is importing Python modules, and an import costs about twice as much when
 Python compiles the module's source than when it reads its compiled bytecode (`.pyc`):
 
-- ``--bytecode as-is`` (default) runs with the environment as it is. ``uv sync`` writes the
-  dependencies' bytecode at install (``compile-bytecode`` under ``[tool.uv]`` in pyproject.toml);
+- ``--bytecode as-is`` (default) runs with the environment as it is. ``uv sync
+  --compile-bytecode`` (the README's set-up) writes the dependencies' bytecode at install;
   where ``PYTHONDONTWRITEBYTECODE`` is set, as in this project's development sessions, `ppdm`'s
   own modules are still compiled by every run. An environment synced without it compiles every
   module at every run.

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import logging
 import os
+import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 # Before anything imports Prefect: no telemetry, a private home, room to start.
@@ -47,17 +50,81 @@ import pytest  # noqa: E402
 DATA = Path(__file__).parent / "data"
 
 
+#: How long the session's Prefect API may take to answer: generous, because a
+#: loaded machine (another CPU-bound process beside the suite) slows a server's
+#: start (imports, database migrations) several times over.
+API_START_DEADLINE_S = float(os.environ.get("PPDM_TEST_API_START_DEADLINE_S", "600"))
+
+
 @pytest.fixture(scope="session")
-def prefect_backend():
-    """One throwaway Prefect backend (SQLite database, API server) for the session.
+def prefect_backend(tmp_path_factory):
+    """One throwaway Prefect API (its own SQLite database) for the whole session.
 
     Shared by every test that runs a flow in this process (``tests/flows``,
-    ``tests/e2e``): each start of the harness costs seconds.
+    ``tests/e2e``) and, through :func:`prefect_api_url`, by ``ppdm`` commands
+    the tests run as processes: each start of an API costs seconds. It is the
+    server ``ppdm run`` starts for itself (``ppdm.flows.api_server``), so it
+    dies with the test session however the session ends (the kernel's
+    parent-death signal), where Prefect's own test harness would leave it
+    running after a SIGKILL. It is started once, awaited with a deadline long
+    enough for a loaded machine, and a failure to start names what was awaited
+    and shows the server's output.
     """
-    from prefect.testing.utilities import prefect_test_harness
+    import httpx
+    from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    with prefect_test_harness(server_startup_timeout=120):
-        yield
+    place = tmp_path_factory.mktemp("prefect-api")
+    database = place / "prefect.db"
+    log_path = place / "server.log"
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = {
+        **os.environ,
+        "PREFECT_SERVER_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{database}",
+        # As Prefect's own test harness starts its server: no UI, and the
+        # ephemeral mode (no background services such as the scheduler).
+        "PREFECT_UI_ENABLED": "0",
+        "PREFECT__SERVER_EPHEMERAL": "1",
+        "PREFECT__SERVER_FINAL": "1",
+    }
+    env.pop("PREFECT_API_URL", None)
+    command = [sys.executable, "-m", "ppdm.flows.api_server"]
+    command += ["--port", str(port), "--parent", str(os.getpid())]
+    with open(log_path, "wb") as log:
+        server = subprocess.Popen(command, env=env, stdout=log, stderr=log)
+    url = f"http://127.0.0.1:{port}/api"
+    started = time.monotonic()
+    try:
+        while True:
+            try:
+                if httpx.get(f"{url}/health", timeout=5).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            waited = time.monotonic() - started
+            if server.poll() is not None or waited > API_START_DEADLINE_S:
+                state = (
+                    f"exited with code {server.returncode}"
+                    if server.poll() is not None
+                    else f"did not answer {url}/health within {waited:.0f} s "
+                    "(PPDM_TEST_API_START_DEADLINE_S)"
+                )
+                output = log_path.read_text(errors="replace")[-4000:]
+                raise RuntimeError(
+                    f"the test session's Prefect API (pid {server.pid}) {state}; "
+                    f"its output ({log_path}):\n{output}"
+                )
+            time.sleep(0.2)
+        with temporary_settings(updates={PREFECT_API_URL: url}):
+            yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
 
 
 @pytest.fixture(autouse=True)
@@ -96,11 +163,7 @@ def prefect_api_url(prefect_backend) -> str:
     temporary API itself (a killed run, a resumed run, the wheel's one run
     without a server) do not use it.
     """
-    from prefect.settings import PREFECT_API_URL
-
-    url = PREFECT_API_URL.value()
-    assert url, "the Prefect test harness names no API"
-    return str(url)
+    return prefect_backend
 
 
 @pytest.fixture

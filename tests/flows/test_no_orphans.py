@@ -22,6 +22,8 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from process_groups import start_group
+
 PPDM = Path(sys.executable).with_name("ppdm")
 GRACE_S = 15.0
 
@@ -94,12 +96,11 @@ def _api_answers(seen: dict[Identity, list[str]]) -> bool:
 
 def _start(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
     log = tmp_path / "ppdm.log"
-    process = subprocess.Popen(
+    process = start_group(
         [str(PPDM), "run", "--dataset", "german", "--out", str(tmp_path / "out")],
         cwd=tmp_path,
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
-        start_new_session=True,
     )
     return process, log
 

@@ -21,6 +21,8 @@ import sys
 import time
 from pathlib import Path
 
+from process_groups import start_group
+
 from ppdm.release.audit import AUDIT_LOG_NAME, read_entries
 
 PPDM = Path(sys.executable).with_name("ppdm")
@@ -33,13 +35,12 @@ def _start(root: Path, log: Path, api: str | None = None) -> subprocess.Popen:
     if api is not None:
         env["PREFECT_API_URL"] = api
     args = ["run", "--dataset", "german", "--out", str(root / "out")]
-    return subprocess.Popen(
+    return start_group(
         [str(PPDM), *args, "--work-dir", str(root / "work")],
         cwd=root,
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=log.open("wb"),
-        start_new_session=True,
     )
 
 

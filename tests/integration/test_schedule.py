@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import socket
 import subprocess
 import sys
@@ -30,14 +29,17 @@ from typing import Any
 
 import pytest
 import yaml
+from process_groups import start_group, stop_group
 
 from ppdm.config import default_config
 
-pytestmark = pytest.mark.scheduler
+pytestmark = [pytest.mark.scheduler, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-DEADLINE_SECONDS = 240  # the whole test, from the server's start
-SERVER_START_SECONDS = 120
+# Deadlines for a loaded machine: a quiet one has the server healthy in 5-15 s
+# and the first scheduled run completed within a minute.
+DEADLINE_SECONDS = 900  # the whole test, from the server's start
+SERVER_START_SECONDS = 600
 INTERVAL_SECONDS = 10
 DEPLOYMENT = "scheduler-test"
 STOP_GRACE_SECONDS = 20
@@ -67,51 +69,16 @@ def _offline_env(home: Path) -> dict[str, str]:
 
 
 def _start(command: list[str], *, env: dict[str, str], cwd: Path, log: Path):
-    """Start ``command`` as the leader of a new process group, output to ``log``."""
+    """Start ``command`` as the leader of a process group tied to the session."""
     with open(log, "wb") as out:
-        return subprocess.Popen(
+        return start_group(
             command,
             cwd=cwd,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
         )
-
-
-def _group_alive(pgid: int) -> bool:
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # a member exists that we may not signal
-        return True
-    return True
-
-
-def _stop(process: subprocess.Popen) -> None:
-    """SIGTERM the process group ``process`` leads, SIGKILL whatever outlives it."""
-    pgid = process.pid  # start_new_session: the leader's pid is the group id
-    if process.poll() is None:
-        try:
-            os.killpg(pgid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            process.wait(STOP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            pass
-    # Flow-run subprocesses of the serve process share its group.
-    deadline = time.monotonic() + 5
-    while _group_alive(pgid) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    if _group_alive(pgid):
-        try:
-            os.killpg(pgid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-    process.wait(STOP_GRACE_SECONDS)
 
 
 def _tail(path: Path, lines: int = 40) -> str:
@@ -195,7 +162,8 @@ def stack(tmp_path_factory) -> Iterator[dict[str, Any]]:
         }
     finally:
         for process in reversed(processes):  # serve first: it pauses its schedule
-            _stop(process)
+            # Flow-run subprocesses of the serve process share its group.
+            stop_group(process, STOP_GRACE_SECONDS)
 
 
 def _scheduler_made(run: dict[str, Any], deployment: dict[str, Any]) -> bool:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -39,6 +38,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from process_groups import start_group, stop_group
 
 from ppdm.algorithms import ALGORITHMS
 from ppdm.resources import hierarchy_fingerprint
@@ -52,7 +52,7 @@ RUN_TIMEOUT_S = 600
 #: Release runs under way at once (a new one starts as soon as one ends).
 PARALLEL_RUNS = 4
 OWNER_ROWS = 600
-SERVER_START_S = 120
+SERVER_START_S = 600
 #: The one run without a server: it starts its own temporary Prefect API.
 OWN_API_RUN = "init"
 
@@ -284,7 +284,7 @@ def server(installed: Installed) -> Iterator[Server]:
     port = _free_port()
     log = place / "server.log"
     with log.open("wb") as out:
-        process = subprocess.Popen(
+        process = start_group(
             [str(installed.python.parent / "prefect"), "server", "start",
              "--host", "127.0.0.1", "--port", str(port),
              "--no-services", "--no-ui", "--analytics-off"],
@@ -293,23 +293,11 @@ def server(installed: Installed) -> Iterator[Server]:
             stdin=subprocess.DEVNULL,
             stdout=out,
             stderr=subprocess.STDOUT,
-            start_new_session=True,
         )  # fmt: skip
     try:
         yield Server(f"http://127.0.0.1:{port}/api", process, log)
     finally:
-        for sig in (signal.SIGTERM, signal.SIGKILL):  # the server and its uvicorn
-            try:
-                os.killpg(process.pid, sig)
-            except ProcessLookupError:
-                break
-            try:
-                process.wait(timeout=20)
-                break
-            except subprocess.TimeoutExpired:
-                continue
-        if process.poll() is None:
-            process.wait()
+        stop_group(process)  # the server and its uvicorn
 
 
 @pytest.fixture(scope="session")
@@ -345,7 +333,7 @@ def runs(installed: Installed, server: Server) -> dict[str, Run]:
         if name != OWN_API_RUN:
             env["PREFECT_API_URL"] = server.url
         with (place / "run.log").open("w") as log:
-            process = subprocess.Popen(
+            process = start_group(
                 [
                     str(installed.ppdm),
                     *commands[name],
