@@ -27,6 +27,10 @@ from ppdm.prepare.datasets import load
 from ppdm.verify import read_released_table
 from ppdm.verify.out_of_core import released_text
 
+# Long end-to-end checks (releases Adult x4 in a process of its own and on a memory-
+# limited Dask worker): .ci/run runs them after the README's command.
+pytestmark = pytest.mark.slow
+
 COPIES = 4
 LIMIT = 1_000_000_000  # bytes: one worker's memory limit
 

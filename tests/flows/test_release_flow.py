@@ -68,7 +68,7 @@ def _task_states(flow_run_id) -> dict[str, str]:
     from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
     only_this_run = FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id]))
-    deadline = time.monotonic() + 30  # task run states reach the API as events
+    deadline = time.monotonic() + 120  # task run states reach the API as events
     while True:
         with get_client(sync_client=True) as client:
             runs = client.read_task_runs(flow_run_filter=only_this_run)

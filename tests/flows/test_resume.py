@@ -21,9 +21,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from process_groups import start_group
 
 from ppdm.release.audit import AUDIT_LOG_NAME, read_entries
+
+# Long end-to-end checks (a killed ppdm run with its own API, a resumed one and a
+# reference run): .ci/run runs them after the README's command.
+pytestmark = pytest.mark.slow
 
 PPDM = Path(sys.executable).with_name("ppdm")
 STATE = re.compile(r"Task run '([a-z-]+)-[0-9a-f]+' - Finished in state (\w+)")

@@ -320,6 +320,7 @@ def killed(
     }
 
 
+@pytest.mark.slow  # seven processes killed and seven releases rerun: .ci/run's 2nd stage
 @pytest.mark.parametrize("step", STEPS)
 def test_a_sigkill_at_each_step_boundary(reference, killed, step):
     config, process = killed[step]
@@ -402,6 +403,7 @@ def _storage_refusal(config: ReleaseConfig, code: int, meaning: str) -> StorageE
     return error
 
 
+@pytest.mark.slow  # a tmpfs mounted and filled: .ci/run's second stage
 def test_a_full_work_directory(reference, tmp_path, disk, monkeypatch):
     config = _case(reference, tmp_path).with_overrides(work_dir=str(disk.work))
     disk.fill(monkeypatch)
@@ -411,6 +413,7 @@ def test_a_full_work_directory(reference, tmp_path, disk, monkeypatch):
     _rerun(config, reference)
 
 
+@pytest.mark.slow  # a tmpfs mounted and filled: .ci/run's second stage
 def test_a_read_only_work_directory(reference, tmp_path, disk):
     config = _case(reference, tmp_path).with_overrides(work_dir=str(disk.work))
     disk.freeze()

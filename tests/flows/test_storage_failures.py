@@ -28,6 +28,10 @@ import yaml
 
 from ppdm.release.audit import AUDIT_LOG_NAME, read_entries
 
+# Long end-to-end checks (mounts a tmpfs and fills it, then runs ppdm three times):
+# .ci/run runs them after the README's command.
+pytestmark = pytest.mark.slow
+
 PPDM = Path(sys.executable).with_name("ppdm")
 DISK_BYTES = 4 * 1024 * 1024
 #: Free space left on the full disk: more than the released table (about

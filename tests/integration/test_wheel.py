@@ -43,6 +43,10 @@ from process_groups import start_group, stop_group
 from ppdm.algorithms import ALGORITHMS
 from ppdm.resources import hierarchy_fingerprint
 
+# Long end-to-end checks (builds the wheel, installs it into a fresh venv and releases
+# every algorithm from it): .ci/run runs them after the README's command.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
 VERSION = PROJECT["project"]["version"]

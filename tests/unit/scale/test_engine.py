@@ -44,6 +44,16 @@ def _held(client) -> int:
     return sum(client.run(lambda dask_worker: len(dask_worker.data)).values())
 
 
+def _unfinished(client) -> int:
+    """Tasks the scheduler still has queued, waiting or running."""
+
+    def count(dask_scheduler) -> int:
+        busy = ("waiting", "queued", "no-worker", "processing")
+        return sum(task.state in busy for task in dask_scheduler.tasks.values())
+
+    return client.run_on_scheduler(count)
+
+
 @pytest.fixture(scope="module")
 def running():
     with cluster(ClusterSettings(workers=2, memory_limit="1GB")) as part_cluster:
@@ -59,7 +69,10 @@ def test_results_in_the_order_of_the_partitions(running):
 def test_a_fetched_result_is_let_go_on_the_worker(running):
     arriving = running.unordered(_block, list(range(12)))
     first = [next(arriving) for _ in range(8)]
-    time.sleep(0.5)  # every partition done; 4 results not fetched yet
+    deadline = time.monotonic() + 60  # every partition done; 4 results not fetched yet
+    while _unfinished(running.client) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _unfinished(running.client), "partitions still running after 60 s"
     deadline = time.monotonic() + 10
     while _held(running.client) > 4 + 1 and time.monotonic() < deadline:
         time.sleep(0.1)
