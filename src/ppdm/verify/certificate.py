@@ -22,18 +22,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 import ppdm
-from ppdm.exceptions import InvalidParameterError, SourceError, VerificationError
+from ppdm.exceptions import InvalidParameterError, VerificationError
 from ppdm.privacy import PrivacyResult, Requirement
 from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
 from ppdm.privacy.risk import RiskReport, reidentification_risk
-from ppdm.release.artifacts import sha256_file
+from ppdm.release.read import ReleasedFiles, read_released_table, released_sha256
 from ppdm.verify.passthrough import (
     FIX,
     PassthroughPolicy,
@@ -60,30 +59,6 @@ VERIFIER_NAME = "ppdm.verify"
 #: Default c of the recursive (c, l) measure reported when the requirement
 #: asks for another l variant (the certificate always lists the three).
 DEFAULT_C = 2.0
-
-
-def read_released_table(path: str | Path) -> pd.DataFrame:
-    """Read a released CSV exactly as written: every cell is text.
-
-    ``*`` (suppressed) and the empty string (missing) are kept as values, so
-    they form equivalence classes of their own and no row is dropped.
-
-    Raises
-    ------
-    SourceError
-        The file is missing, unreadable or not a CSV with a header row.
-    """
-    path = Path(path)
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
-    except FileNotFoundError as exc:
-        raise SourceError(f"released table {str(path)!r} does not exist") from exc
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        raise SourceError(f"cannot read released table {str(path)!r}: {exc}") from exc
-    except pd.errors.EmptyDataError as exc:
-        raise SourceError(
-            f"released table {str(path)!r} is empty (no header row)"
-        ) from exc
 
 
 @dataclass(frozen=True)
@@ -558,7 +533,7 @@ def _passthrough_of(
 
 
 def verify_files(
-    files: Mapping[str, Path],
+    files: Mapping[str, ReleasedFiles],
     requirement: Requirement,
     *,
     original: pd.DataFrame | None = None,
@@ -575,8 +550,9 @@ def verify_files(
 
     Parameters
     ----------
-    files : mapping of str to pathlib.Path
-        Table name -> released CSV file.
+    files : mapping of str to released files
+        Table name -> released CSV file, or the Parquet parts of the table
+        (anything :func:`ppdm.release.read.read_released_table` reads).
     requirement : Requirement
     original : pandas.DataFrame, optional
         The original table (population for journalist / marketer risk).
@@ -612,7 +588,9 @@ def verify_files(
         if requirement.release_models:
             kept[name] = table
         checked.append(
-            _verify_table(name, table, requirement, original, sha256_file(path), covers)
+            _verify_table(
+                name, table, requirement, original, released_sha256(path), covers
+            )
         )
         if passthrough is not None and columns is not None:
             columns.extend(
