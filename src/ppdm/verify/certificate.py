@@ -78,7 +78,9 @@ class TableVerification:
         when the table carries that attribute).
     measures : dict
         Achieved k and, with a sensitive attribute, distinct / entropy /
-        recursive l and t, whatever the requirement asks.
+        recursive l and t (the largest EMD of a class to the whole table;
+        ``t_ordered``: over the values' numeric order, else equal distance),
+        whatever the requirement asks.
     risk : RiskReport
     sha256 : str or None
         Hash of the released file (None for in-memory tables).
@@ -387,9 +389,10 @@ def verify_partition(
         measures["entropy_l"] = float(counts.entropy_l_per_class().min())
         measures["recursive_c"] = float(c)
         measures["recursive_l"] = int(counts.recursive_l_per_class(c).min())
-        if "t-closeness" in requirement.model_names:
-            measures["t"] = float(counts.emd_per_class().max())
-            measures["t_ordered"] = counts.ranks is not None
+        # Achieved t whether or not a t is required: an auditor asks for it
+        # next to l, and it costs one pass over the (class, value) counts.
+        measures["t"] = float(counts.emd_per_class().max())
+        measures["t_ordered"] = counts.ranks is not None
     risk = reidentification_risk(
         partition,
         qis,
