@@ -343,8 +343,9 @@ def _verify(args: argparse.Namespace) -> int:
         print(line)
     if not outcome.passed:
         # The first problem on stderr too: what a script's log keeps.
-        problems = outcome.problems or ["the release does not meet its requirement"]
-        print(f"ppdm verify: {args.release_dir}: {problems[0]}", file=sys.stderr)
+        print(
+            f"ppdm verify: {args.release_dir}: {outcome.problems[0]}", file=sys.stderr
+        )
         return EXIT_FAILED
     return EXIT_OK if outcome.seal_checked else EXIT_UNSEALED
 
@@ -386,7 +387,12 @@ def _show(args: argparse.Namespace) -> int:
         raise AnonymizationError(
             f"{args.release_dir} is not a release directory (no manifest.json)"
         )
-    summary = release_summary(args.release_dir)
+    try:
+        summary = release_summary(args.release_dir)
+    except FileNotFoundError as err:
+        raise AnonymizationError(
+            f"{args.release_dir}: {Path(str(err.filename)).name} is missing"
+        ) from err
     data = json.loads(manifest.read_text(encoding="utf-8"))
     # The certificate's verdict holds only for the files it was made on, as
     # published: a changed file, or a manifest that is not the sealed one,

@@ -59,12 +59,13 @@ class ReleaseCheck:
 
     @property
     def problems(self) -> list[str]:
-        """The ``FAIL: ...`` lines, without the prefix."""
-        return [
-            line.removeprefix("FAIL: ")
-            for line in self.lines[:-1]
-            if line.startswith("FAIL: ")
+        """The failed checks, each one line (``FAIL: ``/``FAILED: `` lines, unprefixed)."""
+        found = [
+            line.split(": ", 1)[1]
+            for line in "\n".join(self.lines[:-1]).splitlines()
+            if line.startswith(("FAIL: ", "FAILED: "))
         ]
+        return found or ([] if self.passed else ["the release failed its checks"])
 
 
 def changed_files(release_dir: Path, manifest: dict) -> list[str]:
