@@ -26,8 +26,11 @@ if TYPE_CHECKING:
 #: failed (verification, validation, an infeasible requirement, a broken audit
 #: log); 2 the configuration or the command line is wrong; 3 the audit log is
 #: intact but this call recorded a recovery; 4 the file system refused
-#: (full disk, read-only, no permission).
+#: (full disk, read-only, no permission); 5 ``verify`` / ``show``: every check
+#: that needs no key passed, but no audit key was at hand to check the
+#: manifest's seal (a manifest rewritten with its data passes the rest).
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_RECOVERED, EXIT_STORAGE = 0, 1, 2, 3, 4
+EXIT_UNSEALED = 5
 
 # Offline by default: no telemetry, a generous start-up time for a fresh database.
 _PREFECT_DEFAULTS = {
@@ -93,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
 
     verify = commands.add_parser("verify", help="re-check a published release")
     verify.add_argument("release_dir", type=Path)
+    _add_key_argument(verify)
     verify.add_argument(
         "--against",
         type=Path,
@@ -125,6 +129,7 @@ def _parser() -> argparse.ArgumentParser:
         "show", help="what a published release holds: manifest and certificate"
     )
     show.add_argument("release_dir", type=Path)
+    _add_key_argument(show)
 
     commands.add_parser(
         "algorithms",
@@ -142,6 +147,21 @@ def _parser() -> argparse.ArgumentParser:
     compare_command.add_parser(commands)
     serve.add_parser(commands)
     return parser
+
+
+def _add_key_argument(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--key",
+        default="env:PPDM_AUDIT_KEY",
+        help="the audit key that sealed the manifest: env:<VARIABLE> (default "
+        "env:PPDM_AUDIT_KEY) or prefect-secret:<block name>; without one the "
+        "seal is not checked (exit code 5 when all else passes)",
+    )
+
+
+def _load_key_resolver(key: str) -> None:
+    if key.startswith("prefect-secret:"):
+        import ppdm.tasks  # noqa: F401 - registers the prefect-secret key resolver
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -317,10 +337,17 @@ def release_summary(release_dir: Path) -> dict:
 def _verify(args: argparse.Namespace) -> int:
     from ppdm.verify.release_check import check_release
 
-    outcome = check_release(args.release_dir, against=args.against)
+    _load_key_resolver(args.key)
+    outcome = check_release(args.release_dir, against=args.against, key=args.key)
     for line in outcome.lines:
         print(line)
-    return 0 if outcome.passed else 1
+    if not outcome.passed:
+        # The first problem on stderr too: what a script's log keeps.
+        print(
+            f"ppdm verify: {args.release_dir}: {outcome.problems[0]}", file=sys.stderr
+        )
+        return EXIT_FAILED
+    return EXIT_OK if outcome.seal_checked else EXIT_UNSEALED
 
 
 def _releases(args: argparse.Namespace) -> int:
@@ -346,31 +373,45 @@ def _releases(args: argparse.Namespace) -> int:
 
 def _models_in_words(described: object) -> str:
     """``5-anonymity; distinct 2-diversity of diagnosis`` from a recorded requirement."""
-    from ppdm.privacy import model_from_description
+    from ppdm.release.seal import models_in_words
 
-    if isinstance(described, dict):
-        described = described.get("models")
-    try:
-        return "; ".join(str(model_from_description(m)) for m in described or ())
-    except (AnonymizationError, TypeError, KeyError):  # an older or foreign record
-        return str(described)
+    return models_in_words(described)
 
 
 def _show(args: argparse.Namespace) -> int:
+    from ppdm.release.seal import check_seal
+    from ppdm.verify.release_check import changed_files
+
     manifest = args.release_dir / "manifest.json"
     if not manifest.is_file():
         raise AnonymizationError(
             f"{args.release_dir} is not a release directory (no manifest.json)"
         )
-    summary = release_summary(args.release_dir)
+    try:
+        summary = release_summary(args.release_dir)
+    except FileNotFoundError as err:
+        raise AnonymizationError(
+            f"{args.release_dir}: {Path(str(err.filename)).name} is missing"
+        ) from err
     data = json.loads(manifest.read_text(encoding="utf-8"))
+    # The certificate's verdict holds only for the files it was made on, as
+    # published: a changed file, or a manifest that is not the sealed one,
+    # turns it into a failure.
+    _load_key_resolver(args.key)
+    seal = check_seal(args.release_dir, args.key)
+    problems = [*changed_files(args.release_dir, data), *seal.problems]
+    verdict = "PASSED" if summary["passed"] else "FAILED"
+    if problems:
+        verdict = f"FAILED, not as published: {problems[0]}"
+    elif not seal.checked:
+        verdict += " (seal not checked: no audit key at hand)"
     print(f"release {summary['dataset']}/{summary['release_id']}")
     print(f"  created      {summary['created_at']}")
     print(f"  source       {data['source']} (sha256 {data['source_sha256'][:16]}...)")
     print(f"  algorithm    {summary['algorithm']} {data.get('params') or ''}")
     quasi = ", ".join(summary["requirement"].get("quasi_identifiers", []))
     print(f"  requirement  {_models_in_words(summary['requirement'])} over {quasi}")
-    print(f"  verdict      {'PASSED' if summary['passed'] else 'FAILED'}")
+    print(f"  verdict      {verdict}")
     for name, measures in summary["achieved"].items():
         print(f"  achieved     {name}: {measures}")
     for path, rows in summary["rows"].items():
@@ -389,14 +430,19 @@ def _show(args: argparse.Namespace) -> int:
             f"{figures['anonymized']:.4f} on the release"
         )
     print(f"  code         {data.get('code_version')}")
-    return EXIT_OK
+    print(f"  seal         {seal.note or 'FAILED'}")
+    if problems:
+        print(f"ppdm show: {args.release_dir}: {problems[0]}", file=sys.stderr)
+        for problem in problems[1:]:
+            print(f"  also: {problem}", file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK if seal.checked else EXIT_UNSEALED
 
 
 def _audit_verify(args: argparse.Namespace) -> int:
     from ppdm.release.audit import verify_audit_log
 
-    if args.key.startswith("prefect-secret:"):
-        import ppdm.tasks  # noqa: F401 - registers the prefect-secret key resolver
+    _load_key_resolver(args.key)
     report = verify_audit_log(args.out, key=args.key)
     for recovery in report.recoveries:
         print(f"recovered: {recovery}")

@@ -1525,9 +1525,7 @@ def utility_step(
     else:
         original = store.read_table(clean)
         released = {
-            name: pd.read_csv(path, dtype=str, keep_default_na=False).drop(
-                columns=hidden, errors="ignore"
-            )
+            name: read_released_table(path).drop(columns=hidden, errors="ignore")
             for name, path in candidate_files(candidate).items()
         }
     checked = store.read_json(certificate)

@@ -9,6 +9,7 @@ differently) and the certificate's findings equal the in-memory release's.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pandas as pd
@@ -16,9 +17,10 @@ import pytest
 
 from ppdm import pipeline
 from ppdm.config import ConfigError, default_config
+from ppdm.flows.cli import EXIT_FAILED, EXIT_OK, EXIT_UNSEALED, main
 from ppdm.prepare.datasets import load
-from ppdm.verify import read_released_table
-from ppdm.verify.out_of_core import released_text
+from ppdm.release.artifacts import sha256_file
+from ppdm.release.read import read_released_table, released_tables
 
 ALGORITHMS = ("mondrian", "lattice-optimal", "pbg-ea")
 
@@ -90,14 +92,10 @@ def _certificate(release_dir: Path) -> dict:
 
 
 def _released(release_dir: Path) -> pd.DataFrame:
-    """The published rows as text, in a canonical order."""
-    data = release_dir / "data"
-    csv = data / "release.csv"
-    if csv.is_file():
-        table = read_released_table(csv)
-    else:
-        parts = sorted((data / "release").glob("part-*.parquet"))
-        table = released_text(pd.concat([pd.read_parquet(p) for p in parts]))
+    """The published rows as text, in a canonical order (CSV or Parquet parts)."""
+    manifest = json.loads((release_dir / "manifest.json").read_text())
+    (files,) = released_tables(f["path"] for f in manifest["files"]).values()
+    table = read_released_table([release_dir / f for f in files])
     return table.sort_values(list(table.columns), ignore_index=True)
 
 
@@ -135,7 +133,7 @@ def test_dask_engine_releases_what_pandas_releases(releases, german_csv, algorit
     assert listed == [f"data/release/{p.name}" for p in parts]
     assert sum(f["rows"] for f in manifest["files"]) == len(_released(out_of_core))
     # The rows do not keep the source's order.
-    first = released_text(pd.read_parquet(parts[0]))
+    first = read_released_table(parts[0])
     source = pd.read_csv(german_csv, dtype=str, keep_default_na=False)
     assert not first["credit-amount"].equals(source["credit-amount"].head(len(first)))
     report = (out_of_core / "report.html").read_text()
@@ -158,3 +156,85 @@ def test_dask_engine_is_reproducible(releases, german_csv, scheduler, tmp_path):
 def test_algorithms_that_need_rows_are_refused_on_the_dask_engine(german_csv, tmp_path):
     with pytest.raises((ConfigError, ValueError), match="needs the table's rows"):
         _config(german_csv, tmp_path, "dask", "kactus")
+
+
+# -- every reader of a published release, on each engine's release -------------
+ENGINES = ("pandas", "dask")
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_every_reader_reads_the_release_of_each_engine(releases, engine, capsys):
+    release_dir = releases[engine, "mondrian"]
+    other = releases[next(e for e in ENGINES if e != engine), "mondrian"]
+    assert main(["verify", str(release_dir)]) == EXIT_OK
+    shown = capsys.readouterr().out
+    # One table, whatever the number of parts, and the seal checked.
+    assert shown.count("achieved in ") == 1 and "achieved in release:" in shown
+    assert "seal OK: manifest.json sealed" in shown
+    assert shown.splitlines()[-1] == "PASS"
+    assert main(["show", str(release_dir)]) == EXIT_OK
+    shown = capsys.readouterr().out
+    assert "  verdict      PASSED\n" in shown and "  seal         OK:" in shown
+    # Compared with the other engine's release of the same rows: nothing
+    # leaks by differencing, and each side is read in its own format.
+    assert main(["verify", str(release_dir), "--against", str(other)]) == EXIT_OK
+    shown = capsys.readouterr().out
+    assert (
+        f"series: release against release {other.name}: " in shown
+        and "0 rows added, 0 removed" in shown
+    )
+    # Achieved t is in the certificate though no t is required.
+    measures = _certificate(release_dir)["tables"]["release"]["measures"]
+    assert 0 < measures["t"] < 1 and measures["t_ordered"] is False
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_a_consistent_tamper_fails_verify_and_show_naming_what_changed(
+    releases, engine, tmp_path, capsys, monkeypatch
+):
+    published = releases[engine, "mondrian"]
+    out = tmp_path / "out"
+    shutil.copytree(published.parent.parent, out)
+    for path in out.rglob("*"):  # published files are read-only
+        path.chmod(path.stat().st_mode | 0o200)
+    release_dir = out / published.parent.name / published.name
+    manifest = json.loads((release_dir / "manifest.json").read_text())
+    record = manifest["files"][0]
+    data = release_dir / record["path"]
+    # A released row edited outside the quasi-identifiers (k and l still
+    # hold), its sha256 fixed in manifest.json and k set to 1 there.
+    table = read_released_table(data)
+    table.loc[0, "credit-amount"] = "99999"
+    if data.suffix == ".parquet":
+        table.to_parquet(data, index=False)
+    else:
+        table.to_csv(data, index=False)
+    record["sha256"] = sha256_file(data)
+    manifest["requirement"]["models"][0]["k"] = 1
+    (release_dir / "manifest.json").write_text(json.dumps(manifest))
+
+    assert main(["verify", str(release_dir)]) == EXIT_FAILED
+    captured = capsys.readouterr()
+    assert "FAIL: manifest.json does not match its audit seal" in captured.out
+    assert "manifest.json requires 1-anonymity" in captured.out
+    assert f"FAIL: {record['path']} changed since it was published" in captured.out
+    assert captured.out.splitlines()[-1] == "FAIL"
+    assert captured.err == (
+        f"ppdm verify: {release_dir}: manifest.json does not match its audit "
+        "seal (edited, or sealed without the key)\n"
+    )
+    assert main(["show", str(release_dir)]) == EXIT_FAILED
+    captured = capsys.readouterr()
+    assert "  verdict      FAILED, not as published: manifest.json" in captured.out
+    assert f"{record['path']} changed since it was published" in captured.err
+
+    # Without a key every other check passes: both say the seal was not
+    # checked, and exit 5, not 0.
+    monkeypatch.delenv("PPDM_AUDIT_KEY")
+    assert main(["verify", str(release_dir)]) == EXIT_UNSEALED
+    shown = capsys.readouterr().out
+    assert "seal NOT CHECKED: no audit key at hand" in shown
+    assert shown.splitlines()[-1] == "PASS, but the seal was NOT CHECKED"
+    assert main(["show", str(release_dir)]) == EXIT_UNSEALED
+    shown = capsys.readouterr().out
+    assert "  verdict      PASSED (seal not checked: no audit key at hand)" in shown

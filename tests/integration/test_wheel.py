@@ -402,7 +402,12 @@ def _released(run: Run, dataset: str) -> Path:
 
 def _verifies(installed: Installed, run: Run, release_dir: Path) -> dict:
     """``ppdm verify`` and ``ppdm audit verify`` pass; the manifest, read."""
-    _check([str(installed.ppdm), "verify", str(release_dir)], cwd=installed.home)
+    # The key the release was sealed with: verify checks the seal with it.
+    _check(
+        [str(installed.ppdm), "verify", str(release_dir)],
+        cwd=installed.home,
+        env=_clean_env(PPDM_AUDIT_KEY=AUDIT_KEY),
+    )
     _check(
         [str(installed.ppdm), "audit", "verify", "--out", str(run.out)],
         cwd=installed.home,

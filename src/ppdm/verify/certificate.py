@@ -22,18 +22,17 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 import ppdm
-from ppdm.exceptions import InvalidParameterError, SourceError, VerificationError
+from ppdm.exceptions import InvalidParameterError, VerificationError
 from ppdm.privacy import PrivacyResult, Requirement
 from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
 from ppdm.privacy.risk import RiskReport, reidentification_risk
-from ppdm.release.artifacts import sha256_file
+from ppdm.release.read import ReleasedFiles, read_released_table, released_sha256
 from ppdm.verify.passthrough import (
     FIX,
     PassthroughPolicy,
@@ -62,30 +61,6 @@ VERIFIER_NAME = "ppdm.verify"
 DEFAULT_C = 2.0
 
 
-def read_released_table(path: str | Path) -> pd.DataFrame:
-    """Read a released CSV exactly as written: every cell is text.
-
-    ``*`` (suppressed) and the empty string (missing) are kept as values, so
-    they form equivalence classes of their own and no row is dropped.
-
-    Raises
-    ------
-    SourceError
-        The file is missing, unreadable or not a CSV with a header row.
-    """
-    path = Path(path)
-    try:
-        return pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False)
-    except FileNotFoundError as exc:
-        raise SourceError(f"released table {str(path)!r} does not exist") from exc
-    except (OSError, UnicodeDecodeError, pd.errors.ParserError) as exc:
-        raise SourceError(f"cannot read released table {str(path)!r}: {exc}") from exc
-    except pd.errors.EmptyDataError as exc:
-        raise SourceError(
-            f"released table {str(path)!r} is empty (no header row)"
-        ) from exc
-
-
 @dataclass(frozen=True)
 class TableVerification:
     """The verification of one released table.
@@ -103,7 +78,9 @@ class TableVerification:
         when the table carries that attribute).
     measures : dict
         Achieved k and, with a sensitive attribute, distinct / entropy /
-        recursive l and t, whatever the requirement asks.
+        recursive l and t (the largest EMD of a class to the whole table;
+        ``t_ordered``: over the values' numeric order, else equal distance),
+        whatever the requirement asks.
     risk : RiskReport
     sha256 : str or None
         Hash of the released file (None for in-memory tables).
@@ -412,9 +389,10 @@ def verify_partition(
         measures["entropy_l"] = float(counts.entropy_l_per_class().min())
         measures["recursive_c"] = float(c)
         measures["recursive_l"] = int(counts.recursive_l_per_class(c).min())
-        if "t-closeness" in requirement.model_names:
-            measures["t"] = float(counts.emd_per_class().max())
-            measures["t_ordered"] = counts.ranks is not None
+        # Achieved t whether or not a t is required: an auditor asks for it
+        # next to l, and it costs one pass over the (class, value) counts.
+        measures["t"] = float(counts.emd_per_class().max())
+        measures["t_ordered"] = counts.ranks is not None
     risk = reidentification_risk(
         partition,
         qis,
@@ -558,7 +536,7 @@ def _passthrough_of(
 
 
 def verify_files(
-    files: Mapping[str, Path],
+    files: Mapping[str, ReleasedFiles],
     requirement: Requirement,
     *,
     original: pd.DataFrame | None = None,
@@ -575,8 +553,9 @@ def verify_files(
 
     Parameters
     ----------
-    files : mapping of str to pathlib.Path
-        Table name -> released CSV file.
+    files : mapping of str to released files
+        Table name -> released CSV file, or the Parquet parts of the table
+        (anything :func:`ppdm.release.read.read_released_table` reads).
     requirement : Requirement
     original : pandas.DataFrame, optional
         The original table (population for journalist / marketer risk).
@@ -612,7 +591,9 @@ def verify_files(
         if requirement.release_models:
             kept[name] = table
         checked.append(
-            _verify_table(name, table, requirement, original, sha256_file(path), covers)
+            _verify_table(
+                name, table, requirement, original, released_sha256(path), covers
+            )
         )
         if passthrough is not None and columns is not None:
             columns.extend(

@@ -20,7 +20,6 @@ Dask and distributed are imported only when the Dask engine is used.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,6 +36,7 @@ from ppdm.privacy.measures import (
     sensitive_value_ranks,
 )
 from ppdm.release.artifacts import sha256_file
+from ppdm.release.read import read_released_table, released_sha256, released_text
 from ppdm.verify.certificate import (
     Certificate,
     Covers,
@@ -70,25 +70,10 @@ __all__ = [
 DASK_THRESHOLD_BYTES = 256 * 2**20
 
 
-def released_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """Cells as a released CSV would hold them: text, missing as ``""``.
-
-    Applied to every partition (and to the in-memory table), so a Parquet
-    release is read exactly like its CSV form.
-    """
-    out = {}
-    for name in frame.columns:
-        column = frame[name]
-        if isinstance(column.dtype, pd.StringDtype) and column.dtype.na_value is np.nan:
-            text = column
-        else:
-            text = column.astype("str")
-        out[name] = text.where(column.notna(), "")
-    return pd.DataFrame(out, index=frame.index).astype("str")
-
-
-def parquet_files(path: str | Path) -> list[Path]:
-    """The Parquet files of a release: the file itself or a directory's parts."""
+def parquet_files(path: str | Path | Sequence[str | Path]) -> list[Path]:
+    """The Parquet files of a release: the file itself, a directory's parts, or the parts."""
+    if not isinstance(path, str | Path):
+        return sorted(Path(p) for p in path)
     path = Path(path)
     if path.is_file():
         return [path]
@@ -100,18 +85,8 @@ def parquet_files(path: str | Path) -> list[Path]:
     raise SourceError(f"released table {str(path)!r} does not exist")
 
 
-def _release_hash(files: Sequence[Path], root: Path) -> str:
-    if len(files) == 1 and files[0] == root:
-        return sha256_file(root)
-    # A directory release: hash of the sorted (relative name, file hash) list.
-    digest = hashlib.sha256()
-    for f in files:
-        digest.update(f"{f.relative_to(root).as_posix()}\t{sha256_file(f)}\n".encode())
-    return digest.hexdigest()
-
-
 def verify_parquet(
-    path: str | Path,
+    path: str | Path | Sequence[str | Path],
     requirement: Requirement,
     *,
     engine: str = "auto",
@@ -129,8 +104,9 @@ def verify_parquet(
 
     Parameters
     ----------
-    path : str or pathlib.Path
-        A ``.parquet`` file, or a directory of ``*.parquet`` parts (one table).
+    path : str, pathlib.Path or sequence of them
+        A ``.parquet`` file, a directory of ``*.parquet`` parts, or the parts
+        themselves (one table).
     requirement : Requirement
     engine : {"auto", "pandas", "dask"}, default="auto"
         "pandas" reads the table into memory; "dask" aggregates it out of core
@@ -164,17 +140,17 @@ def verify_parquet(
         raise InvalidParameterError(
             f"engine must be one of ['auto', 'pandas', 'dask']; got {engine!r}"
         )
-    root = Path(path)
-    files = parquet_files(root)
-    table_name = name or root.name
+    files = parquet_files(path)
+    table_name = name or (
+        Path(path).name if isinstance(path, str | Path) else files[0].parent.name
+    )
     if engine == "auto":
         size = sum(f.stat().st_size for f in files)
         engine = "dask" if size > DASK_THRESHOLD_BYTES else "pandas"
-    digest = _release_hash(files, root)
+    digest = released_sha256(path)
     results: list[PassthroughResult] | None = None
     if engine == "pandas":
-        frames = [pd.read_parquet(f) for f in files]
-        table = released_text(pd.concat(frames, ignore_index=True))
+        table = read_released_table(files)
         qis = tuple(q for q in requirement.quasi_identifiers if q in table.columns)
         partition = ClassPartition.of(table, qis)
         columns: Sequence[str] = list(table.columns)

@@ -1,12 +1,17 @@
 """Re-check a published release directory against its own manifest.
 
 Used by ``ppdm verify``: every file's sha256 must equal the manifest's record,
-and the data files must meet the manifest's privacy requirement when checked
-afresh by the independent verifier. When the manifest records the columns
-released as is (its ``passthrough`` entry), their below-k figures are
-measured afresh against its limits and acceptances; the proxy part needs the
-original table, which a release does not hold, and is reported as not
-measured.
+and the data files (CSV or Parquet parts, read by
+:func:`ppdm.release.read.read_released_table`) must meet the manifest's
+privacy requirement when checked afresh by the independent verifier. With
+the audit key, the manifest itself must be the one published: its seal and
+the audit entry that binds it are checked (:func:`ppdm.release.seal.check_seal`);
+without it the outcome says the seal was not checked, since a manifest
+rewritten together with its data (new hashes, a lower k) matches itself.
+When the manifest records the columns released as is (its ``passthrough``
+entry), their below-k figures are measured afresh against its limits and
+acceptances; the proxy part needs the original table, which a release does
+not hold, and is reported as not measured.
 """
 
 from __future__ import annotations
@@ -18,66 +23,125 @@ from pathlib import Path
 
 from ppdm.privacy import Requirement
 from ppdm.release.artifacts import sha256_file
-from ppdm.verify import verify_files
-from ppdm.verify.out_of_core import DASK_THRESHOLD_BYTES, verify_csv_files
+from ppdm.release.audit import KeyArg
+from ppdm.release.read import ReleasedFiles, read_released_table, released_tables
+from ppdm.release.seal import SealCheck, check_seal
+from ppdm.verify import Certificate, certificate_of, verify_files
+from ppdm.verify.out_of_core import (
+    DASK_THRESHOLD_BYTES,
+    verify_csv_files,
+    verify_parquet,
+)
 from ppdm.verify.passthrough import PassthroughPolicy
 
-__all__ = ["ReleaseCheck", "check_release"]
+__all__ = ["ReleaseCheck", "changed_files", "check_release", "release_data"]
 
 
 @dataclass(frozen=True)
 class ReleaseCheck:
+    """The outcome of :func:`check_release`.
+
+    Attributes
+    ----------
+    passed : bool
+        Every check that ran passed.
+    lines : list of str
+        What was checked and found, ``FAIL: ...`` lines naming each problem;
+        the last line is ``PASS`` or ``FAIL``.
+    seal_checked : bool
+        The manifest's seal and audit entry were checked (a key was at hand).
+        ``passed`` without it vouches only for a manifest taken as found.
+    """
+
     passed: bool
     lines: list[str] = field(default_factory=list)
+    seal_checked: bool = False
+
+    @property
+    def problems(self) -> list[str]:
+        """The failed checks, each one line (``FAIL: ``/``FAILED: `` lines, unprefixed)."""
+        found = [
+            line.split(": ", 1)[1]
+            for line in "\n".join(self.lines[:-1]).splitlines()
+            if line.startswith(("FAIL: ", "FAILED: "))
+        ]
+        return found or ([] if self.passed else ["the release failed its checks"])
+
+
+def changed_files(release_dir: Path, manifest: dict) -> list[str]:
+    """Every file the manifest lists that is missing or differs from its sha256."""
+    records = [
+        *manifest["files"],
+        *({"path": p, "sha256": h} for p, h in manifest.get("artifacts", {}).items()),
+    ]
+    problems = []
+    for record in records:
+        path = release_dir / record["path"]
+        if not path.is_file():
+            problems.append(f"{record['path']} is missing")
+        elif sha256_file(path) != record["sha256"]:
+            problems.append(
+                f"{record['path']} changed since release "
+                "(sha256 differs from the manifest)"
+            )
+    return problems
+
+
+def release_data(release_dir: Path, manifest: dict) -> dict[str, ReleasedFiles]:
+    """The released tables a manifest lists, by name: a CSV, or the Parquet parts.
+
+    Missing files are left out (:func:`changed_files` names them).
+    """
+    tables = released_tables(f["path"] for f in manifest["files"])
+    data: dict[str, ReleasedFiles] = {}
+    for name, paths in tables.items():
+        present = [release_dir / p for p in paths if (release_dir / p).is_file()]
+        if present:
+            single = len(present) == 1 and present[0].suffix != ".parquet"
+            data[name] = present[0] if single else present
+    return data
 
 
 def check_release(
-    release_dir: Path | str, against: Sequence[Path | str] = ()
+    release_dir: Path | str,
+    against: Sequence[Path | str] = (),
+    *,
+    key: KeyArg = None,
 ) -> ReleaseCheck:
-    """Check hashes and the privacy requirement of one release directory.
+    """Check hashes, the seal and the privacy requirement of one release directory.
 
     The release is also checked by differencing against ``against`` (earlier
     release directories of the same dataset) and against the releases its
     certificate names, found beside it (``<dataset>/<release id>``).
+
+    ``key`` is the audit key (a spec such as ``"env:PPDM_AUDIT_KEY"``, or the
+    key's bytes): with it, the manifest's seal and the audit entry binding it
+    are checked and any difference fails the check; without (None, or a spec
+    naming nothing) a line says the seal was not checked and
+    :attr:`ReleaseCheck.seal_checked` is False.
     """
     release_dir = Path(release_dir)
     manifest_path = release_dir / "manifest.json"
     if not manifest_path.is_file():
         return ReleaseCheck(False, [f"FAIL: no manifest.json in {release_dir}"])
     manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-    lines: list[str] = []
-    intact = True
-    records = [
-        *manifest["files"],
-        *({"path": p, "sha256": h} for p, h in manifest.get("artifacts", {}).items()),
-    ]
-    for record in records:
-        path = release_dir / record["path"]
-        if not path.is_file():
-            intact = False
-            lines.append(f"FAIL: {record['path']} is missing")
-        elif sha256_file(path) != record["sha256"]:
-            intact = False
-            lines.append(
-                f"FAIL: {record['path']} changed since release "
-                "(sha256 differs from the manifest)"
-            )
+    changed = changed_files(release_dir, manifest)
+    lines = [f"FAIL: {problem}" for problem in changed]
+    intact = not changed
+    seal = check_seal(release_dir, key)
+    lines.extend(_seal_lines(seal))
     requirement = Requirement.from_dict(manifest["requirement"])
     # Releases made before the pass-through check carry no policy: nothing
     # to re-check then. Without the original table only the below-k part is
     # measured (the proxy part needs the original values).
     recorded = manifest.get("passthrough")
     policy = PassthroughPolicy.from_dict(recorded) if recorded is not None else None
-    data = {
-        Path(f["path"]).stem: release_dir / f["path"]
-        for f in manifest["files"]
-        if (release_dir / f["path"]).is_file()
-    }
-    size = sum(path.stat().st_size for path in data.values())
+    data = release_data(release_dir, manifest)
+    size = sum(path.stat().st_size for path in _paths(data))
     # Larger than memory comfortably holds; release models read every table
     # at once, so such a release is checked in memory.
     if size > DASK_THRESHOLD_BYTES and not requirement.release_models:
-        certificate = verify_csv_files(data, requirement, passthrough=policy)
+        certificate = _verify_out_of_core(data, requirement, policy)
     else:
         certificate = verify_files(data, requirement, passthrough=policy)
     lines.append(
@@ -97,20 +161,58 @@ def check_release(
     series = _series_check(release_dir, manifest, requirement, data, against)
     lines.extend(series.lines)
     lines.append(certificate.summary())
-    passed = intact and certificate.passed and series.passed
-    lines.append("PASS" if passed else "FAIL")
-    return ReleaseCheck(passed, lines)
+    passed = intact and certificate.passed and series.passed and not seal.problems
+    if not passed:
+        lines.append("FAIL")
+    else:
+        lines.append("PASS" if seal.checked else "PASS, but the seal was NOT CHECKED")
+    return ReleaseCheck(passed, lines, seal.checked)
+
+
+def _seal_lines(seal: SealCheck) -> list[str]:
+    if seal.problems:
+        return [f"FAIL: {problem}" for problem in seal.problems]
+    return [f"seal {seal.note}"]
+
+
+def _paths(data: dict[str, ReleasedFiles]) -> list[Path]:
+    return [
+        Path(p)
+        for files in data.values()
+        for p in ([files] if isinstance(files, str | Path) else files)
+    ]
+
+
+def _verify_out_of_core(
+    data: dict[str, ReleasedFiles],
+    requirement: Requirement,
+    policy: PassthroughPolicy | None,
+) -> Certificate:
+    """The out-of-core verifier on each table, in its published format."""
+    csv = {n: Path(f) for n, f in data.items() if isinstance(f, str | Path)}
+    certificates = [
+        verify_parquet(files, requirement, engine="dask", name=name, passthrough=policy)
+        for name, files in data.items()
+        if not isinstance(files, str | Path)
+    ]
+    if csv:
+        certificates.append(verify_csv_files(csv, requirement, passthrough=policy))
+    columns = None
+    if policy is not None:
+        columns = [r for c in certificates for r in c.passthrough or ()]
+    return certificate_of(
+        [t for c in certificates for t in c.tables], requirement, None, columns
+    )
 
 
 def _series_check(
     release_dir: Path,
     manifest: dict,
     requirement: Requirement,
-    data: dict[str, Path],
+    data: dict[str, ReleasedFiles],
     against: Sequence[Path | str],
 ) -> ReleaseCheck:
     """Differencing against earlier releases, on the released files alone."""
-    from ppdm.verify.certificate import read_released_table
     from ppdm.verify.series import check_against
 
     named = []
@@ -141,8 +243,10 @@ def _series_check(
             passed = False
             continue
         earlier = {
-            Path(f["path"]).stem: read_released_table(directory / f["path"])
-            for f in recorded["files"]
+            name: read_released_table([directory / p for p in paths])
+            for name, paths in released_tables(
+                f["path"] for f in recorded["files"]
+            ).items()
         }
         for result in check_against(
             tables,
