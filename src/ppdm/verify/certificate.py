@@ -29,7 +29,8 @@ import pandas as pd
 
 import ppdm
 from ppdm.exceptions import InvalidParameterError, SourceError, VerificationError
-from ppdm.privacy import PrivacyResult, Requirement
+from ppdm.privacy import KAnonymityByContainment, PrivacyResult, Requirement
+from ppdm.privacy._containment import ATTACKER, quasi_identifier_columns
 from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
 from ppdm.privacy.risk import RiskReport, reidentification_risk
@@ -107,6 +108,14 @@ class TableVerification:
     risk : RiskReport
     sha256 : str or None
         Hash of the released file (None for in-memory tables).
+    feature_classes : dict or None
+        For a table of 0/1 feature columns ``<q>=<value>`` (a feature
+        selection release): its exact classes over those columns as released
+        (``k``, classes, classes of one row, classes and rows below the
+        requirement's k, and per other column the classes below k holding
+        one value of it); ``attacker`` states, when the requirement is
+        k-anonymity by containment, whom that weaker model protects against.
+        None for other tables (their certificate keeps its bytes).
     """
 
     name: str
@@ -118,10 +127,28 @@ class TableVerification:
     measures: dict[str, Any]
     risk: RiskReport
     sha256: str | None = None
+    feature_classes: dict[str, Any] | None = None
 
     @property
     def passed(self) -> bool:
         return all(r.passed for r in self.results)
+
+    def describe_feature_classes(self) -> str:
+        """The exact classes of a feature table in words ('' for other tables)."""
+        f = self.feature_classes
+        if f is None:
+            return ""
+        text = (
+            f"exact classes of the released feature vectors: k={f['k']}, "
+            f"{f['n_classes']} classes, {f['single_row_classes']} of one row, "
+            f"{f['below_k_classes']} below k={f['below_of']} "
+            f"({f['below_k_rows']} rows)"
+        )
+        for column, count in f["below_k_one_value"].items():
+            text += f", {count} of them with one {column} value"
+        if f.get("attacker"):
+            text += f" ({f['attacker']})"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         notes = []
@@ -132,7 +159,9 @@ class TableVerification:
             )
         if not self.sensitive_attribute_present:
             notes.append("sensitive attribute not released in this table")
-        return {
+        if self.feature_classes is not None:
+            notes.append(self.describe_feature_classes())
+        content = {
             "sha256": self.sha256,
             "rows": int(self.rows),
             "passed": self.passed,
@@ -144,6 +173,12 @@ class TableVerification:
             "models": [r.to_dict() for r in self.results],
             "risk": self.risk.to_dict(),
         }
+        if self.feature_classes is not None:
+            content["feature_classes"] = {
+                k: json_value(v) if not isinstance(v, dict) else dict(v)
+                for k, v in self.feature_classes.items()
+            }
+        return content
 
 
 @dataclass(frozen=True)
@@ -267,7 +302,8 @@ class Certificate:
             parts = []
             for t in self.tables:
                 achieved = ", ".join(
-                    f"{r.model} ({r.measure}={_fmt(r.achieved)})" for r in t.results
+                    [f"{r.model} ({r.measure}={_fmt(r.achieved)})" for r in t.results]
+                    + ([t.describe_feature_classes()] if t.feature_classes else [])
                 )
                 parts.append(f"{t.name} ({t.rows} rows): {achieved}")
             parts.extend(
@@ -358,7 +394,9 @@ def _verify_table(
     sha256: str | None,
     covers: Covers | None = None,
 ) -> TableVerification:
-    qis = tuple(q for q in requirement.quasi_identifiers if q in table.columns)
+    # A feature selection release publishes 0/1 columns ``<q>=<value>``:
+    # its classes are over those columns as released, not over none.
+    qis = quasi_identifier_columns(table.columns, requirement.quasi_identifiers)
     partition = ClassPartition.of(table, qis)
     return verify_partition(
         name,
@@ -389,7 +427,12 @@ def verify_partition(
     quasi-identifiers that are among them.
     """
     qis = partition.quasi_identifiers
-    missing = tuple(q for q in requirement.quasi_identifiers if q not in columns)
+    features = [q for q in qis if q not in requirement.quasi_identifiers]
+    missing = tuple(
+        q
+        for q in requirement.quasi_identifiers
+        if q not in columns and not any(f.startswith(f"{q}=") for f in features)
+    )
     present = set(columns)
     results = [
         model.check(partition, qis)
@@ -432,7 +475,43 @@ def verify_partition(
         measures=measures,
         risk=risk,
         sha256=sha256,
+        feature_classes=(
+            _feature_classes(partition, columns, requirement) if features else None
+        ),
     )
+
+
+def _feature_classes(
+    partition: ClassPartition, columns: Sequence[str], requirement: Requirement
+) -> dict[str, Any]:
+    """Exact-class figures of a table of 0/1 features (see TableVerification)."""
+    sizes = partition.sizes
+    containment = [
+        int(m.k)
+        for m in requirement.release_models
+        if m.name == KAnonymityByContainment.name
+    ]
+    k = max([requirement.k, *containment])
+    below = sizes < k
+    homogeneous: dict[str, int] = {}
+    for column in columns:
+        if column in partition.quasi_identifiers or not partition.n_classes:
+            continue
+        try:
+            distinct = partition.sensitive(str(column)).distinct_per_class()
+        except InvalidParameterError:  # aggregated partition: no rows to read
+            continue
+        homogeneous[str(column)] = int((below & (distinct == 1)).sum())
+    return {
+        "k": int(sizes.min()) if partition.n_classes else 0,
+        "n_classes": int(partition.n_classes),
+        "single_row_classes": int((sizes == 1).sum()),
+        "below_of": int(k),
+        "below_k_classes": int(below.sum()),
+        "below_k_rows": int(sizes[below].sum()),
+        "below_k_one_value": homogeneous,
+        "attacker": ATTACKER if containment else None,
+    }
 
 
 def _achieved(

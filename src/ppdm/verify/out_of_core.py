@@ -30,6 +30,7 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError, SourceError
 from ppdm.privacy import Requirement
+from ppdm.privacy._containment import quasi_identifier_columns
 from ppdm.privacy.measures import (
     ClassPartition,
     SensitiveCounts,
@@ -175,7 +176,7 @@ def verify_parquet(
     if engine == "pandas":
         frames = [pd.read_parquet(f) for f in files]
         table = released_text(pd.concat(frames, ignore_index=True))
-        qis = tuple(q for q in requirement.quasi_identifiers if q in table.columns)
+        qis = quasi_identifier_columns(table.columns, requirement.quasi_identifiers)
         partition = ClassPartition.of(table, qis)
         columns: Sequence[str] = list(table.columns)
         if passthrough is not None:
@@ -346,7 +347,7 @@ def _dask_partition(
 
     Runs inside :func:`_dask_session`.
     """
-    qis = [q for q in requirement.quasi_identifiers if q in columns]
+    qis = list(quasi_identifier_columns(columns, requirement.quasi_identifiers))
     sa = requirement.sensitive_attribute
     wanted = [*qis, sa] if sa is not None and sa in columns else list(qis)
     text = read(wanted)
