@@ -21,10 +21,14 @@ first with ``SAL >= k`` is released.
 
 Beyond the paper: the sensitive attribute is a feature like the others (the
 search may leave it out, as it may any feature); the projection that holds
-it must meet the requirement's class models beyond k (distinct, entropy or
-recursive l-diversity, t-closeness) over that projection's quasi-identifier
-classes, so the verifier's per-table check passes. Projections without it
-carry no sensitive value to protect.
+it must meet the requirement's sensitive-attribute models (distinct, entropy
+or recursive l-diversity, t-closeness) over the classes an attacker sees:
+with two or more projections, joined on the target, those of (that
+projection's quasi-identifiers, target), since the sensitive values of a
+join class are those of one such group whatever the other projection adds;
+with one projection, its quasi-identifier classes. The verifier checks the
+same classes (:func:`ppdm.verify.certificate.join_columns`). Projections
+without it carry no sensitive value to protect.
 
 Speed. Every feature is coded once as integers; PAL and SAL are
 ``numpy.bincount`` counts (SAL by the product formula, never a join); the
@@ -330,9 +334,10 @@ class Dmpd(Anonymizer):
         encoded = None
         sensitive_index = -1
         if sensitive and spec.sensitive_attribute in features:
-            class_requirement = Requirement(
-                spec.quasi_identifiers, requirement.class_models
-            )
+            # k is PAL's (over the quasi-identifiers alone); the sensitive
+            # models are checked over (quasi-identifiers, target) when the
+            # projections can be joined (Evaluator.anonymity).
+            class_requirement = Requirement(spec.quasi_identifiers, tuple(sensitive))
             encoded = class_requirement.encode(table)
             sensitive_index = features.index(spec.sensitive_attribute)
         k = self.search_k(requirement)

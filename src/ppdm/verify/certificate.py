@@ -116,6 +116,11 @@ class TableVerification:
         one value of it); ``attacker`` states, when the requirement is
         k-anonymity by containment, whom that weaker model protects against.
         None for other tables (their certificate keeps its bytes).
+    join_columns : tuple of str
+        Columns this table shares with another released table (a projection's
+        target): when the table holds the sensitive attribute, its sensitive
+        models are checked over the quasi-identifiers plus these, the class
+        an attacker sees after joining the tables on them.
     """
 
     name: str
@@ -128,6 +133,7 @@ class TableVerification:
     risk: RiskReport
     sha256: str | None = None
     feature_classes: dict[str, Any] | None = None
+    join_columns: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
@@ -161,6 +167,13 @@ class TableVerification:
             notes.append("sensitive attribute not released in this table")
         if self.feature_classes is not None:
             notes.append(self.describe_feature_classes())
+        if self.join_columns and self.sensitive_attribute_present:
+            notes.append(
+                "sensitive-attribute models checked over "
+                + ", ".join((*self.quasi_identifiers, *self.join_columns))
+                + ": the classes an attacker sees after joining the released "
+                "tables on " + ", ".join(self.join_columns)
+            )
         content = {
             "sha256": self.sha256,
             "rows": int(self.rows),
@@ -393,11 +406,15 @@ def _verify_table(
     original: pd.DataFrame | None,
     sha256: str | None,
     covers: Covers | None = None,
+    others: Sequence[Sequence[str]] = (),
 ) -> TableVerification:
+    """One table; ``others``: the columns of every other released table."""
     # A feature selection release publishes 0/1 columns ``<q>=<value>``:
     # its classes are over those columns as released, not over none.
     qis = quasi_identifier_columns(table.columns, requirement.quasi_identifiers)
     partition = ClassPartition.of(table, qis)
+    join = join_columns(table.columns, others, qis, requirement)
+    sensitive = ClassPartition.of(table, (*qis, *join)) if join else None
     return verify_partition(
         name,
         partition,
@@ -406,6 +423,32 @@ def _verify_table(
         original=original,
         sha256=sha256,
         covers=covers,
+        sensitive_partition=sensitive,
+    )
+
+
+def join_columns(
+    columns: Sequence[str],
+    others: Sequence[Sequence[str]],
+    quasi_identifiers: Sequence[str],
+    requirement: Requirement,
+) -> tuple[str, ...]:
+    """Columns of a table holding the sensitive attribute that another table shares.
+
+    Projections released together (DMPD) can be joined on the columns they
+    share (the target): an attacker then sees each row of this table in the
+    class of its quasi-identifiers *and* those columns, whatever the other
+    table adds, since the sensitive values of a join class are those of that
+    class. Empty when the table holds no sensitive attribute or shares nothing.
+    """
+    sensitive = set(requirement.sensitive_attributes)
+    if not sensitive & {str(c) for c in columns}:
+        return ()
+    shared = {str(c) for other in others for c in other}
+    return tuple(
+        str(c)
+        for c in columns
+        if str(c) in shared and c not in quasi_identifiers and str(c) not in sensitive
     )
 
 
@@ -418,13 +461,17 @@ def verify_partition(
     original: pd.DataFrame | None = None,
     sha256: str | None = None,
     covers: Covers | None = None,
+    sensitive_partition: ClassPartition | None = None,
 ) -> TableVerification:
     """Verify one table given its equivalence classes.
 
     The in-memory and the out-of-core (:mod:`ppdm.verify.out_of_core`) paths both end
     here, so they compute every figure with the same code. ``columns`` are the
     table's column names; ``partition`` is over the requirement's
-    quasi-identifiers that are among them.
+    quasi-identifiers that are among them. ``sensitive_partition``, when
+    given, is over those plus the columns the table shares with other
+    released tables (:func:`join_columns`): the sensitive-attribute models
+    and measures are checked on it.
     """
     qis = partition.quasi_identifiers
     features = [q for q in qis if q not in requirement.quasi_identifiers]
@@ -434,8 +481,13 @@ def verify_partition(
         if q not in columns and not any(f.startswith(f"{q}=") for f in features)
     )
     present = set(columns)
+    joined = sensitive_partition if sensitive_partition is not None else partition
     results = [
-        model.check(partition, qis)
+        (
+            model.check(joined, joined.quasi_identifiers)
+            if model.uses_sensitive_attribute
+            else model.check(partition, qis)
+        )
         for model in requirement.class_models
         if not model.uses_sensitive_attribute or model.sensitive_attribute in present
     ]
@@ -449,7 +501,7 @@ def verify_partition(
         measures["k"] = _achieved(results, "k-anonymity", partition)
     if has_sa and partition.n_classes:
         assert sa is not None
-        counts = partition.sensitive(sa)
+        counts = joined.sensitive(sa)
         c = next((float(m.c) for m in requirement.models if hasattr(m, "c")), DEFAULT_C)
         measures["distinct_l"] = int(counts.distinct_per_class().min())
         measures["entropy_l"] = float(counts.entropy_l_per_class().min())
@@ -477,6 +529,11 @@ def verify_partition(
         sha256=sha256,
         feature_classes=(
             _feature_classes(partition, columns, requirement) if features else None
+        ),
+        join_columns=(
+            tuple(q for q in joined.quasi_identifiers if q not in set(qis))
+            if sensitive_partition is not None
+            else ()
         ),
     )
 
@@ -603,7 +660,15 @@ def verify_tables(
     Certificate
     """
     checked = [
-        _verify_table(name, table, requirement, original, None, covers)
+        _verify_table(
+            name,
+            table,
+            requirement,
+            original,
+            None,
+            covers,
+            [list(t.columns) for n, t in tables.items() if n != name],
+        )
         for name, table in tables.items()
     ]
     columns = _passthrough_of(
@@ -634,6 +699,19 @@ def _passthrough_of(
             table, requirement, policy, original, covers, table=name
         )
     ]
+
+
+def _header(path: Path) -> list[str]:
+    """The column names of a released CSV ([] when unreadable: the full read says why)."""
+    try:
+        return [str(c) for c in pd.read_csv(path, dtype=str, nrows=0).columns]
+    except (
+        OSError,
+        UnicodeDecodeError,
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+    ):
+        return []
 
 
 def verify_files(
@@ -686,12 +764,16 @@ def verify_files(
     # Release models read every table at once; other releases are read one
     # file at a time.
     kept: dict[str, pd.DataFrame] = {}
+    headers = {name: _header(path) for name, path in files.items()}
     for name, path in files.items():
         table = read_released_table(path)
         if requirement.release_models:
             kept[name] = table
+        others = [h for n, h in headers.items() if n != name]
         checked.append(
-            _verify_table(name, table, requirement, original, sha256_file(path), covers)
+            _verify_table(
+                name, table, requirement, original, sha256_file(path), covers, others
+            )
         )
         if passthrough is not None and columns is not None:
             columns.extend(
