@@ -20,7 +20,7 @@ from ppdm.algorithms._dmpd_search import (
     mutate,
     pareto_front,
 )
-from ppdm.algorithms.dmpd import Dmpd, _all_partitionings, _bell_space
+from ppdm.algorithms.dmpd import Dmpd, _all_partitionings, _bell_space, feature_codes
 from ppdm.config import default_config
 from ppdm.exceptions import InfeasibleConstraintError
 from ppdm.model import AnonymizationSpec
@@ -354,3 +354,28 @@ def test_search_refuses_the_counter_example_partitioning():
     release = algorithm.anonymize(table, spec, np.random.default_rng(0))
     certificate = verify_tables(dict(release.tables), requirement)
     assert certificate.passed, certificate.summary()
+
+
+def test_a_mostly_zero_number_keeps_its_values_for_the_wrapper():
+    """Quantile bins merged capital-gain (92% zeros) into one code; by value it predicts."""
+    rng = np.random.default_rng(4)
+    n = 600
+    gain = np.where(rng.random(n) < 0.92, 0, rng.integers(1, 20_000, n))
+    y = np.where(gain > 5000, "rich", "poor")
+    table = pd.DataFrame(
+        {"age": rng.choice(["a", "b"], n), "gain": gain, "noise": rng.random(n), "y": y}
+    )
+    codes, card = feature_codes(table["gain"], exact=False)
+    assert card == table["gain"].nunique()
+    # numeric order kept, so a tree splits the codes where it would split the numbers
+    order = np.argsort(table["gain"].to_numpy(), kind="stable")
+    assert (np.diff(codes[order]) >= 0).all()
+    spec = AnonymizationSpec(
+        Dmpd.adapt_requirement(Requirement.of(("age",), k=5), target="y"), "y"
+    )
+    evaluator, features = Dmpd(n_folds=3).evaluator(
+        table, spec, np.random.default_rng(0)
+    )
+    majority = (y == "poor").mean()
+    alone = evaluator.accuracy([(features.index("gain"),)])
+    assert alone > majority + 0.5 * (1 - majority)
