@@ -1,12 +1,13 @@
-"""fs-anonymity: feature selection for classification under k-anonymity by containment.
+"""fs-anonymity: feature selection for classification under an anonymity constraint.
 
 The quasi-identifiers become 0/1 features ``attribute=value``
 (:func:`ppdm.selection.binary_encode`; numeric ones are binned by the
 pipeline first, one feature per interval). The algorithm selects a subset S
-of the features so that the projection on S is k-anonymous by containment
-(every row's features are contained in those of at least k rows,
-:class:`ppdm.privacy.KAnonymityByContainment`) and a classifier trained on
-it stays good, and releases that projection plus the target. No cell is
+of the features so that the projection on S is k-anonymous (by default
+ordinary k-anonymity of the feature vectors; opt-in, k-anonymity by
+containment: every row's features are contained in those of at least k
+rows, :class:`ppdm.privacy.KAnonymityByContainment`) and a classifier
+trained on it stays good, and releases that projection plus the target. No cell is
 changed: columns are dropped, nothing else. Sensitive and insensitive
 columns are not released.
 
@@ -20,8 +21,9 @@ decisions taken where the paper is silent):
   ``stopping`` ``"filtered"`` (default) or ``"literal"``
   (:func:`ppdm.selection.greedy`).
 * ``method="maximal"``: the maximal feasible sets (``maximal_mode``
-  ``"exact"`` depth-first search within ``budget`` nodes, else the maximal
-  frequent itemsets of ``"frequent"`` mode), the ``r`` largest, the best
+  ``"exact"`` depth-first search within ``budget`` nodes, else, under
+  containment only, the maximal frequent itemsets of ``"frequent"`` mode),
+  the ``r`` largest, the best
   HamDist among them (:func:`ppdm.selection.maximal`).
 
 The guarantee (``criterion``): by default ordinary k-anonymity of the
@@ -81,7 +83,7 @@ _MODELS = frozenset({"k-anonymity", KAnonymityByContainment.name})
 
 
 class FsAnonymity(Anonymizer):
-    """Feature selection under k-anonymity by containment (Maximal, Greedy).
+    """Feature selection under k-anonymity or containment (Maximal, Greedy).
 
     Parameters
     ----------
@@ -118,7 +120,8 @@ class FsAnonymity(Anonymizer):
     name: ClassVar[str] = "fs-anonymity"
     summary: ClassVar[str] = (
         "Feature selection: the quasi-identifiers' 0/1 features whose projection is "
-        "k-anonymous by containment, chosen by Greedy (DistCnt, HamDist) or Maximal"
+        "k-anonymous (or, opt-in, by containment), chosen by Greedy (DistCnt, "
+        "HamDist) or Maximal"
     )
     supported_models: ClassVar[frozenset[str]] = _MODELS
     needs_target: ClassVar[bool] = True
