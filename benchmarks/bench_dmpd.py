@@ -9,8 +9,10 @@ Run from the repository root::
 
 Setting (Matatov et al. 2010): every column but the class is a feature; the
 quasi-identifier is the top N features (9 here, the paper's "top9"), ranked
-as the paper ranks them: the root feature of a C4.5-style (entropy) tree,
-removed, the next tree's root, and so on; numeric quasi-identifiers are
+as the paper ranks them: the root feature of a C4.5-style (entropy) tree on
+the raw values (numbers coded by value in numeric order, as DMPD's wrapper
+codes them: the tree splits where it would split the numbers), removed, the
+next tree's root, and so on; numeric quasi-identifiers are
 discretized by MDL inside each fold (fitted on the training half); k=1 is the
 data unchanged (the baseline). For each fold DMPD runs on the training half
 with the wrapper inducer named by ``--inducers`` (one DMPD run per inducer),

@@ -32,8 +32,10 @@ class TwoProjections(Anonymizer):
     The quasi-identifiers are split into two halves (the first ``ceil(n/2)``
     and the rest, or alternately with ``split="alternate"``); each projection
     holds one half, the sensitive attribute (when the requirement has one) and
-    the target. In each projection the classes over its half that the
-    requirement refuses are suppressed (every quasi-identifier of the half
+    the target. In each projection the classes over its half (over its half
+    and the target when the requirement protects a sensitive attribute: the
+    projections can be joined on the target) that the requirement refuses
+    are suppressed (every quasi-identifier of the half
     becomes the marker); when the suppressed rows do not form an acceptable
     class themselves, the smallest accepted classes join them until they do.
     No row is dropped, so the sensitive attribute's whole-table distribution
@@ -89,7 +91,10 @@ class TwoProjections(Anonymizer):
         suppressed_rows: dict[str, int] = {}
         for number, half in enumerate(self.halves(spec.quasi_identifiers), start=1):
             name = f"projection-{number}"
-            suppress = _suppressed_rows(table, half, requirement, encoded)
+            # Projections are joined on the target: the sensitive models must
+            # hold over (half, target), the classes an attacker sees then.
+            joined = spec.target if requirement.sensitive_attributes else None
+            suppress = _suppressed_rows(table, half, requirement, encoded, joined)
             projection = pd.DataFrame(index=table.index)
             for q in half:
                 column = table[q].astype("string")
@@ -120,9 +125,11 @@ def _suppressed_rows(
     half: list[str],
     requirement: Requirement,
     encoded: dict[str, EncodedSensitive],
+    target: str | None = None,
 ) -> np.ndarray:
-    """Rows to suppress so that every class over ``half`` is accepted."""
-    ids, n_classes = equivalence_classes(table, half)
+    """Rows to suppress so that every class over ``half`` (and ``target``) is accepted."""
+    keys = [*half, target] if target is not None else half
+    ids, n_classes = equivalence_classes(table, keys)
     accepted = requirement.accepts_groups(ids, n_classes, encoded)
     sizes = np.bincount(ids, minlength=n_classes)
     chosen = ~accepted
@@ -131,9 +138,12 @@ def _suppressed_rows(
     while chosen.any():
         suppress = chosen[ids]
         rows = np.flatnonzero(suppress)
-        zeros = np.zeros(len(rows), dtype=np.int64)
-        group = requirement.accepts_groups(zeros, 1, encoded, rows)
-        if group[0]:
+        if target is None:
+            groups, n_groups = np.zeros(len(rows), dtype=np.int64), 1
+        else:  # the suppressed rows form one class per target value
+            groups, n_groups = equivalence_classes(table.iloc[rows], [target])
+        group = requirement.accepts_groups(groups, n_groups, encoded, rows)
+        if group.all():
             break
         if not donors:
             raise InfeasibleConstraintError(

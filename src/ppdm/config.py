@@ -407,7 +407,7 @@ class ReleaseConfig(_Strict):
             )
             algorithm = get_algorithm(self.algorithm, **self.params)
             algorithm.check_params()
-            self._requirement = type(algorithm).adapt_requirement(
+            self._requirement = algorithm.adapt_requirement(
                 self._requirement, target=self.target
             )
             type(algorithm).check_requirement(

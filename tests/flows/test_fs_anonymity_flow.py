@@ -2,8 +2,10 @@
 
 German at k = 5 (with l = 1: the release carries no sensitive attribute, so
 the shipped configuration's distinct 2-diversity is refused in one line). The
-published file is re-checked by an independent count: the containment sizes
-by the brute-force definition over the released 0/1 columns.
+default guarantee is ordinary k-anonymity of the released feature vectors;
+the published file is re-checked by an independent count: the classes of
+identical released rows, and the containment sizes by the brute-force
+definition over the released 0/1 columns (implied by the former).
 """
 
 from __future__ import annotations
@@ -29,10 +31,10 @@ def fs_release(prefect_backend, tmp_path):
     return manifest.parent
 
 
-def test_release_is_k_anonymous_by_containment_and_verifies(fs_release, capsys):
+def test_release_is_k_anonymous_over_its_features_and_verifies(fs_release, capsys):
     manifest = json.loads((fs_release / "manifest.json").read_text())
     models = manifest["requirement"]["models"]
-    assert models == [{"model": "k-anonymity-by-containment", "k": 5}]
+    assert models == [{"model": "k-anonymity", "k": 5}]
     (entry,) = manifest["files"]
     released = pd.read_csv(fs_release / entry["path"], dtype=str)
     assert entry["columns"] == list(released.columns)
@@ -43,16 +45,22 @@ def test_release_is_k_anonymous_by_containment_and_verifies(fs_release, capsys):
     assert set(released.columns) == {*features, "credit"}
     bits = released[features].to_numpy() == "1"
     assert set(np.unique(released[features].to_numpy())) <= {"0", "1"}
+    assert released.groupby(features).size().min() >= 5
     assert containment_brute_force(bits).min() >= 5
     evidence = json.loads((fs_release / "evidence.json").read_text())["evidence"]
     assert evidence["selected_features"] == features
     assert len(evidence["objective_trace"]) == len(features)
     certificate = json.loads((fs_release / "verification.json").read_text())
-    assert certificate["passed"] and certificate["release"][0]["achieved"] >= 5
+    (table,) = certificate["tables"].values()
+    smallest = int(released.groupby(features).size().min())
+    assert certificate["passed"] and table["measures"]["k"] == smallest
+    assert table["quasi_identifiers"] == features
+    assert table["risk"]["prosecutor_max"] == 1 / smallest
+    assert table["feature_classes"]["below_k_classes"] == 0
     capsys.readouterr()
     assert main(["verify", str(fs_release)]) == 0
     shown = capsys.readouterr().out
-    assert "5-anonymity by containment" in shown and "PASS" in shown
+    assert f"k={smallest}" in shown and "5-anonymity" in shown and "PASS" in shown
 
 
 def test_l_diversity_is_refused_in_one_line(prefect_backend, tmp_path, capsys):

@@ -419,6 +419,12 @@ def _verifies(installed: Installed, run: Run, release_dir: Path) -> dict:
     for path in sorted((release_dir / "data").glob("*.csv")):
         table = pd.read_csv(path, dtype=str, keep_default_na=False)
         qis = [q for q in requirement["quasi_identifiers"] if q in table.columns]
+        # fs-anonymity's 0/1 features <q>=<value> are its released QI columns
+        qis += [
+            c
+            for c in table.columns
+            if "=" in c and c.split("=", 1)[0] in requirement["quasi_identifiers"]
+        ]
         if "k-anonymity-by-containment" in models:
             # independent count: rows whose 0/1 features contain each row's
             features = table[[c for c in table.columns if "=" in c]].to_numpy() == "1"

@@ -56,6 +56,12 @@ MapFn = Callable[..., Iterable[Any]]
 _CACHE_SIZE = 512
 
 
+def _dense(keys: np.ndarray) -> tuple[np.ndarray, int]:
+    """Keys renumbered ``0..n-1`` (in key order) and ``n``."""
+    uniques, dense = np.unique(keys, return_inverse=True)
+    return dense.astype(np.int64).reshape(-1), len(uniques)
+
+
 def canonical(labels: Sequence[int]) -> Encoding:
     """Labels renumbered by first appearance; -1 (left out) kept.
 
@@ -158,8 +164,11 @@ class Evaluation:
     sal : int
         Smallest class of a join of two projections (PAL for one projection).
     diverse : bool
-        The projection holding the sensitive attribute meets the class
-        models beyond k (l-diversity, ...), or no projection holds it.
+        The projection holding the sensitive attribute meets the
+        sensitive-attribute models (l-diversity, t-closeness) over its
+        quasi-identifiers, and with two or more projections over its
+        quasi-identifiers and the target (the classes of a join on the
+        target), or no projection holds it.
     n_groups : int
     """
 
@@ -209,8 +218,9 @@ class Evaluator:
     sensitive_index : int
         Feature index of the sensitive attribute, -1 without one.
     class_requirement : Requirement or None
-        Class models the projection holding the sensitive attribute must
-        meet (None: only k, checked by PAL).
+        Sensitive-attribute models the projection holding the sensitive
+        attribute must meet, over its quasi-identifiers and, with two or more
+        projections, the target (None: only k, checked by PAL).
     encoded : mapping, optional
         :meth:`Requirement.encode` of the table, for ``class_requirement``.
     min_leaf : int
@@ -287,9 +297,16 @@ class Evaluator:
                 and self.sensitive_index in features
                 and diverse
             ):
+                check_ids, n_check = ids, n_groups
+                if len(groups) > 1:
+                    # Projections are joined on the target: the class an
+                    # attacker sees holds this projection's rows of one
+                    # (quasi-identifiers, target) group, whatever the other
+                    # projection adds; the sensitive models must hold there.
+                    check_ids, n_check = _dense(ids * self.n_classes + self.y)
                 diverse = bool(
                     self.class_requirement.accepts_groups(
-                        ids, n_groups, self.encoded or {}
+                        check_ids, n_check, self.encoded or {}
                     ).all()
                 )
         return pal, minima, diverse

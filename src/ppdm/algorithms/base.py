@@ -84,11 +84,11 @@ class Anonymizer(ABC):
         """Raise :class:`InvalidParameterError` for a parameter out of range."""
         validate_params(self.name, self.get_params(), self._parameter_constraints)
 
-    @classmethod
-    def adapt_requirement(cls, requirement: Any, *, target: str | None) -> Any:
+    def adapt_requirement(self, requirement: Any, *, target: str | None) -> Any:
         """The requirement this algorithm's releases are checked against.
 
-        The configuration calls it once, at load, before
+        The configuration calls it once, at load, on the configured algorithm
+        (its parameters may decide, as fs-anonymity's ``criterion``), before
         :meth:`check_requirement`; the manifest, certificate and verifier then
         use what it returns. The default is ``requirement`` unchanged. An
         algorithm whose release shape needs more (projections that can be

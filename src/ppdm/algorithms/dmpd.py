@@ -21,10 +21,14 @@ first with ``SAL >= k`` is released.
 
 Beyond the paper: the sensitive attribute is a feature like the others (the
 search may leave it out, as it may any feature); the projection that holds
-it must meet the requirement's class models beyond k (distinct, entropy or
-recursive l-diversity, t-closeness) over that projection's quasi-identifier
-classes, so the verifier's per-table check passes. Projections without it
-carry no sensitive value to protect.
+it must meet the requirement's sensitive-attribute models (distinct, entropy
+or recursive l-diversity, t-closeness) over the classes an attacker sees:
+with two or more projections, joined on the target, those of (that
+projection's quasi-identifiers, target), since the sensitive values of a
+join class are those of one such group whatever the other projection adds;
+with one projection, its quasi-identifier classes. The verifier checks the
+same classes (:func:`ppdm.verify.certificate.join_columns`). Projections
+without it carry no sensitive value to protect.
 
 Speed. Every feature is coded once as integers; PAL and SAL are
 ``numpy.bincount`` counts (SAL by the product formula, never a join); the
@@ -86,17 +90,17 @@ __all__ = ["Dmpd", "INDUCERS", "MODES", "dmpd_search", "feature_codes"]
 
 INDUCERS = ("decision_tree", "naive_bayes")
 MODES = ("single", "pareto")
-#: Bins of a numeric non-quasi-identifier feature for the wrapper's codes (the
-#: released values stay as they are).
-NUMERIC_BINS = 10
 
 
 def feature_codes(column: pd.Series, *, exact: bool) -> tuple[np.ndarray, int]:
-    """Integer codes ``0..card-1`` of a column; missing values get a code.
+    """Integer codes ``0..card-1`` of a column, one per value; missing values get one.
 
-    ``exact``: one code per distinct value (quasi-identifiers, whose classes
-    must be counted as released); otherwise numeric columns are cut into
-    :data:`NUMERIC_BINS` quantile bins for the wrapper's classifiers.
+    Quasi-identifiers (``exact``) are coded as released, their classes
+    counted on the codes. Other numeric columns are coded by value in
+    numeric order, so the wrapper's tree splits them where C4.5 would split
+    the raw numbers (the paper keeps them numeric): quantile bins merged
+    Adult's capital-gain and capital-loss (92% and 95% zeros) into one code,
+    and the search then kept or dropped its strongest predictors by chance.
     Ordered categories keep their order.
     """
     if isinstance(column.dtype, pd.CategoricalDtype):
@@ -106,9 +110,7 @@ def feature_codes(column: pd.Series, *, exact: bool) -> tuple[np.ndarray, int]:
         return _compact(codes)
     values = column
     if not exact and attribute_kind(column).value == "numeric":
-        numbers_ = pd.to_numeric(column, errors="coerce").astype(float)
-        if numbers_.nunique() > NUMERIC_BINS:
-            values = pd.qcut(numbers_, NUMERIC_BINS, labels=False, duplicates="drop")
+        values = pd.to_numeric(column, errors="coerce").astype(float)
     codes, _ = pd.factorize(values, sort=True, use_na_sentinel=False)
     return _compact(codes.astype(np.int64))
 
@@ -330,9 +332,10 @@ class Dmpd(Anonymizer):
         encoded = None
         sensitive_index = -1
         if sensitive and spec.sensitive_attribute in features:
-            class_requirement = Requirement(
-                spec.quasi_identifiers, requirement.class_models
-            )
+            # k is PAL's (over the quasi-identifiers alone); the sensitive
+            # models are checked over (quasi-identifiers, target) when the
+            # projections can be joined (Evaluator.anonymity).
+            class_requirement = Requirement(spec.quasi_identifiers, tuple(sensitive))
             encoded = class_requirement.encode(table)
             sensitive_index = features.index(spec.sensitive_attribute)
         k = self.search_k(requirement)

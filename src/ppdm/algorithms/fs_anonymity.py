@@ -1,12 +1,13 @@
-"""fs-anonymity: feature selection for classification under k-anonymity by containment.
+"""fs-anonymity: feature selection for classification under an anonymity constraint.
 
 The quasi-identifiers become 0/1 features ``attribute=value``
 (:func:`ppdm.selection.binary_encode`; numeric ones are binned by the
 pipeline first, one feature per interval). The algorithm selects a subset S
-of the features so that the projection on S is k-anonymous by containment
-(every row's features are contained in those of at least k rows,
-:class:`ppdm.privacy.KAnonymityByContainment`) and a classifier trained on
-it stays good, and releases that projection plus the target. No cell is
+of the features so that the projection on S is k-anonymous (by default
+ordinary k-anonymity of the feature vectors; opt-in, k-anonymity by
+containment: every row's features are contained in those of at least k
+rows, :class:`ppdm.privacy.KAnonymityByContainment`) and a classifier
+trained on it stays good, and releases that projection plus the target. No cell is
 changed: columns are dropped, nothing else. Sensitive and insensitive
 columns are not released.
 
@@ -20,18 +21,24 @@ decisions taken where the paper is silent):
   ``stopping`` ``"filtered"`` (default) or ``"literal"``
   (:func:`ppdm.selection.greedy`).
 * ``method="maximal"``: the maximal feasible sets (``maximal_mode``
-  ``"exact"`` depth-first search within ``budget`` nodes, else the maximal
-  frequent itemsets of ``"frequent"`` mode), the ``r`` largest, the best
+  ``"exact"`` depth-first search within ``budget`` nodes, else, under
+  containment only, the maximal frequent itemsets of ``"frequent"`` mode),
+  the ``r`` largest, the best
   HamDist among them (:func:`ppdm.selection.maximal`).
 
-The guarantee: in a release configuration the algorithm states k-anonymity
-by containment, not plain k-anonymity (:meth:`FsAnonymity.adapt_requirement`
-replaces the configuration's ``k-anonymity`` by
-``k-anonymity-by-containment`` with the same k), and the verifier checks it on
-the released file. Called directly with a plain ``k-anonymity`` model, Greedy
-enforces ordinary k-anonymity of the released features (the paper's
-"k-anonymity Greedy" baseline), which implies containment. l-diversity and
-t-closeness are refused: no sensitive attribute is released.
+The guarantee (``criterion``): by default ordinary k-anonymity of the
+released feature vectors, every class of identical released rows at least k
+rows: an attacker who knows a person's quasi-identifiers knows every
+feature of theirs, the zeros too, so that is the class they find. With
+``criterion="containment"`` the selection is k-anonymous by containment, the
+paper's notion: it holds against an attacker who knows only which features
+a person has, keeps more features, and
+:meth:`FsAnonymity.adapt_requirement` then replaces the configuration's
+``k-anonymity`` by ``k-anonymity-by-containment`` with the same k; the
+certificate states that attacker next to the exact classes of the same
+columns. Greedy and Maximal work under both. The verifier checks the
+released file either way. l-diversity and t-closeness are refused: no
+sensitive attribute is released.
 
 The target must have at most two classes (the objectives count pairs of a
 positive and a negative row; with one class no feature has a gain).
@@ -76,7 +83,7 @@ _MODELS = frozenset({"k-anonymity", KAnonymityByContainment.name})
 
 
 class FsAnonymity(Anonymizer):
-    """Feature selection under k-anonymity by containment (Maximal, Greedy).
+    """Feature selection under k-anonymity or containment (Maximal, Greedy).
 
     Parameters
     ----------
@@ -88,9 +95,15 @@ class FsAnonymity(Anonymizer):
     maximal_mode : {"exact", "frequent"}, default="exact"
     r : int, default=10
         Maximal: candidates kept by size.
+    criterion : {"k-anonymity", "containment"}, default="k-anonymity"
+        What the released features must meet at the requirement's k:
+        ordinary k-anonymity of the feature vectors, or (opt-in, the paper's
+        notion) k-anonymity by containment, which protects only against an
+        attacker who knows which features a person has.
     budget : int, default=20000
         Maximal, exact mode: most search nodes before falling back to the
-        frequent mode (recorded in the evidence).
+        frequent mode under containment, to the maximal sets found so far
+        under k-anonymity (recorded in the evidence).
 
     Examples
     --------
@@ -99,8 +112,6 @@ class FsAnonymity(Anonymizer):
     >>> t = pd.DataFrame({"sex": list("FFFMMM"), "job": list("aabbab"),
     ...                   "y": list("ppnnpn")})
     >>> spec = AnonymizationSpec.of(("sex", "job"), None, "y", k=3)
-    >>> spec = AnonymizationSpec(FsAnonymity.adapt_requirement(spec.requirement,
-    ...                          target="y"), "y")
     >>> release = FsAnonymity().anonymize(t, spec, np.random.default_rng(0))
     >>> list(release.table.columns)
     ['job=a', 'y']
@@ -109,7 +120,8 @@ class FsAnonymity(Anonymizer):
     name: ClassVar[str] = "fs-anonymity"
     summary: ClassVar[str] = (
         "Feature selection: the quasi-identifiers' 0/1 features whose projection is "
-        "k-anonymous by containment, chosen by Greedy (DistCnt, HamDist) or Maximal"
+        "k-anonymous (or, opt-in, by containment), chosen by Greedy (DistCnt, "
+        "HamDist) or Maximal"
     )
     supported_models: ClassVar[frozenset[str]] = _MODELS
     needs_target: ClassVar[bool] = True
@@ -122,6 +134,7 @@ class FsAnonymity(Anonymizer):
         "maximal_mode": Options({"exact", "frequent"}),
         "r": Interval(numbers.Integral, 1, None),
         "budget": Interval(numbers.Integral, 1, None),
+        "criterion": Options({"k-anonymity", "containment"}),
     }
 
     def __init__(
@@ -133,6 +146,7 @@ class FsAnonymity(Anonymizer):
         maximal_mode: str = "exact",
         r: int = 10,
         budget: int = 20_000,
+        criterion: str = "k-anonymity",
     ) -> None:
         self.method = method
         self.objective = objective
@@ -140,16 +154,19 @@ class FsAnonymity(Anonymizer):
         self.maximal_mode = maximal_mode
         self.r = r
         self.budget = budget
+        self.criterion = criterion
 
-    @classmethod
-    def adapt_requirement(cls, requirement: Any, *, target: str | None) -> Any:
-        """The configuration's k-anonymity becomes k-anonymity by containment.
+    def adapt_requirement(self, requirement: Any, *, target: str | None) -> Any:
+        """With ``criterion="containment"``, k-anonymity becomes containment.
 
-        The release is k-anonymous by containment, not (in general) plainly
+        That release is k-anonymous by containment, not (in general) plainly
         k-anonymous; the manifest, certificate and verifier state and check
-        that. Other models are kept, so that :meth:`check_requirement`
-        refuses those the release cannot honour.
+        that. The default criterion keeps the requirement as it is. Other
+        models are kept, so that :meth:`check_requirement` refuses those the
+        release cannot honour.
         """
+        if self.criterion != "containment":
+            return requirement
         models: list[Any] = []
         for model in requirement.models:
             if model.name == "k-anonymity":
@@ -204,14 +221,23 @@ class FsAnonymity(Anonymizer):
         requirement = spec.requirement
         target = spec.target
         assert target is not None  # check_requirement: needs_target
-        plain = [int(m.k) for m in requirement.models if m.name == "k-anonymity"]
-        contained = [
-            int(m.k)
-            for m in requirement.models
-            if m.name == KAnonymityByContainment.name
-        ]
-        k = max(plain + contained, default=1)
-        constraint = "k-anonymity" if plain else "containment"
+        plain = max(
+            (int(m.k) for m in requirement.models if m.name == "k-anonymity"),
+            default=1,
+        )
+        contained = max(
+            (
+                int(m.k)
+                for m in requirement.models
+                if m.name == KAnonymityByContainment.name
+            ),
+            default=0,
+        )
+        # Containment only when the requirement asks for nothing more of the
+        # exact classes (1-anonymity holds always); otherwise the exact
+        # classes must reach the larger k, which implies containment too.
+        k = max(plain, contained)
+        constraint = "containment" if contained > 1 >= plain else "k-anonymity"
         n = len(table)
         if k > n:
             raise InfeasibleConstraintError(
@@ -267,10 +293,11 @@ class FsAnonymity(Anonymizer):
                 }
             )
         else:
-            if constraint != "containment":
+            if constraint == "k-anonymity" and self.maximal_mode == "frequent":
                 raise UnsupportedRequirementError(
-                    f"{self.name}: method 'maximal' mines sets that are k-anonymous "
-                    "by containment; for ordinary k-anonymity use method 'greedy'"
+                    f"{self.name}: maximal_mode 'frequent' mines sets that are "
+                    "k-anonymous by containment only; for ordinary k-anonymity use "
+                    "maximal_mode 'exact' (or criterion 'containment')"
                 )
             found = maximal(
                 encoding.matrix,
@@ -279,6 +306,7 @@ class FsAnonymity(Anonymizer):
                 r=self.r,
                 mode=self.maximal_mode,
                 budget=self.budget,
+                constraint=constraint,
             )
             selected = list(found.selected)
             weights = np.asarray(
@@ -298,12 +326,13 @@ class FsAnonymity(Anonymizer):
                 }
             )
         released = encoding.frame(selected)
-        achieved = (
-            int(containment_sizes(encoding.matrix[:, selected]).min()) if n else 0
-        )
-        if achieved < k:  # a bug, never a release
+        chosen = encoding.matrix[:, selected]
+        achieved = int(containment_sizes(chosen).min()) if n else 0
+        exact = _smallest_class(chosen)
+        reached = exact if constraint == "k-anonymity" else achieved
+        if reached < k:  # a bug, never a release
             raise InfeasibleConstraintError(
-                f"{self.name}: the selection reaches containment {achieved} < k={k}"
+                f"{self.name}: the selection reaches {constraint} {reached} < k={k}"
             )
         released[target] = labels.to_numpy()
         evidence.update(
@@ -319,10 +348,21 @@ class FsAnonymity(Anonymizer):
                     for i, j in enumerate(selected)
                 ],
                 "achieved_containment": achieved,
+                "achieved_k": exact,
                 "encoding": {a: list(v) for a, v in encoding.domains.items()},
             }
         )
         return self._release(released, spec, table, evidence)
+
+
+def _smallest_class(chosen: np.ndarray) -> int:
+    """Smallest class of identical rows over the chosen 0/1 columns (0: no rows)."""
+    if len(chosen) == 0:
+        return 0
+    if chosen.shape[1] == 0:
+        return len(chosen)
+    _, counts = np.unique(np.packbits(chosen, axis=1), axis=0, return_counts=True)
+    return int(counts.min())
 
 
 def _weights(matrix: np.ndarray, y: np.ndarray) -> np.ndarray:

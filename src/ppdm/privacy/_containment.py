@@ -42,10 +42,66 @@ from ppdm.privacy.base import MAX_EXAMPLES, PrivacyResult
 from ppdm.privacy.release_model import ReleaseModel
 from ppdm.selection._bitsets import containment_sizes
 
-__all__ = ["KAnonymityByContainment", "containment_features"]
+__all__ = [
+    "ATTACKER",
+    "KAnonymityByContainment",
+    "containment_features",
+    "feature_attribute",
+    "quasi_identifier_columns",
+]
+
+#: Whom containment protects against, in words; the certificate prints it
+#: next to the exact-class figures of the same columns.
+ATTACKER = (
+    "k-anonymity by containment holds against an attacker who knows only which "
+    "of the released features a person has; one who knows the person's "
+    "quasi-identifiers knows the zeros too and finds the person in an exact "
+    "class of the released feature vectors"
+)
 
 _ONE = frozenset({"1", "1.0", "True", "true"})
 _ZERO = frozenset({"0", "0.0", "False", "false"})
+
+
+def feature_attribute(column: str, quasi_identifiers: Sequence[str]) -> str | None:
+    """The quasi-identifier a 0/1 feature column ``<q>=<value>`` is about, or None.
+
+    The longest matching name wins, so ``a=b=c`` of quasi-identifier ``a=b``
+    is not read as one of ``a``.
+
+    >>> feature_attribute("education=Bachelors", ["age", "education"])
+    'education'
+    >>> feature_attribute("income", ["age"]) is None
+    True
+    """
+    for q in sorted(quasi_identifiers, key=len, reverse=True):
+        if column.startswith(f"{q}="):
+            return q
+    return None
+
+
+def quasi_identifier_columns(
+    columns: Sequence[str], quasi_identifiers: Sequence[str]
+) -> tuple[str, ...]:
+    """The released columns an attacker reads as quasi-identifiers.
+
+    Every quasi-identifier released whole (in the requirement's order), then
+    every 0/1 feature column ``<q>=<value>`` of one (in the table's order). A
+    feature release's exact classes are over its feature vectors as they
+    are: whoever knows a person's quasi-identifiers knows each feature, the
+    zeros included.
+
+    >>> quasi_identifier_columns(["sex=F", "age", "y", "job=a"], ["age", "sex", "job"])
+    ('age', 'sex=F', 'job=a')
+    """
+    names = [str(c) for c in columns]
+    whole = [q for q in quasi_identifiers if q in names]
+    features = [
+        c
+        for c in names
+        if c not in quasi_identifiers and feature_attribute(c, quasi_identifiers)
+    ]
+    return (*whole, *features)
 
 
 def containment_features(

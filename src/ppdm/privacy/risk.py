@@ -159,6 +159,9 @@ def reidentification_risk(
     )
     if population is None:
         return report
+    population = _with_feature_columns(
+        population, partition.quasi_identifiers, suppression_marker, covers
+    )
     missing = [q for q in partition.quasi_identifiers if q not in population.columns]
     if missing:
         return _with_note(report, f"population lacks quasi-identifiers {missing}")
@@ -192,6 +195,45 @@ def reidentification_risk(
             "population_note": note,
         }
     )
+
+
+def _with_feature_columns(
+    population: pd.DataFrame,
+    columns: Sequence[str],
+    marker: str,
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None,
+) -> pd.DataFrame:
+    """``population`` plus the 0/1 feature columns ``<q>=<value>`` it lacks.
+
+    A feature release (fs-anonymity) publishes ``q=v`` columns; a population
+    record has the feature (``"1"``) when its value of ``q`` is covered by
+    ``v`` (an interval its numbers, a value itself), else ``"0"``, so the
+    journalist and marketer risks count the records of each released feature
+    vector.
+    """
+    added: dict[str, np.ndarray] = {}
+    attributes = [str(c) for c in population.columns]
+    for name in columns:
+        if name in population.columns:
+            continue
+        source = next(
+            (
+                a
+                for a in sorted(attributes, key=len, reverse=True)
+                if name.startswith(f"{a}=")
+            ),
+            None,
+        )
+        if source is None:
+            continue
+        value = name[len(source) + 1 :]
+        codes, uniques = pd.factorize(population[source], use_na_sentinel=False)
+        texts, numbers = _value_texts(list(uniques))
+        hit = _covers(value, texts, numbers, marker, (covers or {}).get(source))
+        added[name] = np.where(hit[codes], "1", "0").astype(object)
+    if not added:
+        return population
+    return pd.concat([population, pd.DataFrame(added, index=population.index)], axis=1)
 
 
 def _with_note(report: RiskReport, note: str) -> RiskReport:

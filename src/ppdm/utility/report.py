@@ -31,6 +31,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ppdm.model import AnonymizationSpec
+from ppdm.privacy._containment import quasi_identifier_columns
 from ppdm.privacy.measures import class_sizes
 from ppdm.utility.holdout import holdout_utility
 from ppdm.utility.learners import MODELS
@@ -141,7 +142,9 @@ def build_utility(
     -------
     dict
         ``spec``, ``tables`` (per table: :func:`ppdm.utility.loss.information_loss`
-        plus ``class_size_distribution`` as ``[size, n_classes]`` pairs),
+        plus ``class_size_distribution`` as ``[size, n_classes]`` pairs; for a
+        table of 0/1 features ``<q>=<value>``, ``class_columns`` names them and
+        the class figures are over them as released),
         ``release`` (the whole release, :func:`ppdm.utility.loss.release_loss`:
         every quasi-identifier charged, withheld ones included),
         ``suppressed_cells`` and ``lost_records`` over all tables, ``holdout``,
@@ -152,7 +155,18 @@ def build_utility(
     tables: dict[str, Any] = {}
     for name, released in released_tables.items():
         loss = information_loss(original, released, spec)
-        qi = loss["quasi_identifiers"]
+        qi = list(quasi_identifier_columns(released.columns, spec.quasi_identifiers))
+        if qi != loss["quasi_identifiers"]:
+            # A feature selection release: its classes are those of the
+            # released 0/1 columns as they are (what an attacker who knows a
+            # person's quasi-identifiers finds), as the certificate counts them.
+            sizes = class_sizes(released, qi)
+            loss["class_columns"] = qi
+            loss["equivalence_classes"] = len(sizes)
+            loss["min_class_size"] = int(sizes.min()) if len(sizes) else 0
+            loss["average_class_size"] = (
+                float(len(released) / len(sizes)) if len(sizes) else 0.0
+            )
         loss["class_size_distribution"] = (
             _class_size_distribution(released, qi) if qi else []
         )
@@ -770,6 +784,14 @@ def render_report_html(
             rows,
         )
     )
+    for name, loss in tables.items():
+        if loss.get("class_columns"):
+            parts.append(
+                f"<p>{html.escape(name)}: classes over the released 0/1 features "
+                f"({len(loss['class_columns'])} columns) as they are; an attacker "
+                "who knows a person's quasi-identifiers knows which features are 0 "
+                "too.</p>"
+            )
     for name, loss in tables.items():
         per_attribute = (loss.get("ncp") or {}).get("per_attribute") or {}
         if per_attribute:

@@ -27,8 +27,9 @@ from typing import Any
 import pandas as pd
 
 import ppdm
-from ppdm.exceptions import InvalidParameterError, VerificationError
-from ppdm.privacy import PrivacyResult, Requirement
+from ppdm.exceptions import InvalidParameterError, SourceError, VerificationError
+from ppdm.privacy import KAnonymityByContainment, PrivacyResult, Requirement
+from ppdm.privacy._containment import ATTACKER, quasi_identifier_columns
 from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
 from ppdm.privacy.risk import RiskReport, reidentification_risk
@@ -84,6 +85,19 @@ class TableVerification:
     risk : RiskReport
     sha256 : str or None
         Hash of the released file (None for in-memory tables).
+    feature_classes : dict or None
+        For a table of 0/1 feature columns ``<q>=<value>`` (a feature
+        selection release): its exact classes over those columns as released
+        (``k``, classes, classes of one row, classes and rows below the
+        requirement's k, and per other column the classes below k holding
+        one value of it); ``attacker`` states, when the requirement is
+        k-anonymity by containment, whom that weaker model protects against.
+        None for other tables (their certificate keeps its bytes).
+    join_columns : tuple of str
+        Columns this table shares with another released table (a projection's
+        target): when the table holds the sensitive attribute, its sensitive
+        models are checked over the quasi-identifiers plus these, the class
+        an attacker sees after joining the tables on them.
     """
 
     name: str
@@ -95,10 +109,29 @@ class TableVerification:
     measures: dict[str, Any]
     risk: RiskReport
     sha256: str | None = None
+    feature_classes: dict[str, Any] | None = None
+    join_columns: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:
         return all(r.passed for r in self.results)
+
+    def describe_feature_classes(self) -> str:
+        """The exact classes of a feature table in words ('' for other tables)."""
+        f = self.feature_classes
+        if f is None:
+            return ""
+        text = (
+            f"exact classes of the released feature vectors: k={f['k']}, "
+            f"{f['n_classes']} classes, {f['single_row_classes']} of one row, "
+            f"{f['below_k_classes']} below k={f['below_of']} "
+            f"({f['below_k_rows']} rows)"
+        )
+        for column, count in f["below_k_one_value"].items():
+            text += f", {count} of them with one {column} value"
+        if f.get("attacker"):
+            text += f" ({f['attacker']})"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         notes = []
@@ -109,7 +142,16 @@ class TableVerification:
             )
         if not self.sensitive_attribute_present:
             notes.append("sensitive attribute not released in this table")
-        return {
+        if self.feature_classes is not None:
+            notes.append(self.describe_feature_classes())
+        if self.join_columns and self.sensitive_attribute_present:
+            notes.append(
+                "sensitive-attribute models checked over "
+                + ", ".join((*self.quasi_identifiers, *self.join_columns))
+                + ": the classes an attacker sees after joining the released "
+                "tables on " + ", ".join(self.join_columns)
+            )
+        content = {
             "sha256": self.sha256,
             "rows": int(self.rows),
             "passed": self.passed,
@@ -121,6 +163,12 @@ class TableVerification:
             "models": [r.to_dict() for r in self.results],
             "risk": self.risk.to_dict(),
         }
+        if self.feature_classes is not None:
+            content["feature_classes"] = {
+                k: json_value(v) if not isinstance(v, dict) else dict(v)
+                for k, v in self.feature_classes.items()
+            }
+        return content
 
 
 @dataclass(frozen=True)
@@ -244,7 +292,8 @@ class Certificate:
             parts = []
             for t in self.tables:
                 achieved = ", ".join(
-                    f"{r.model} ({r.measure}={_fmt(r.achieved)})" for r in t.results
+                    [f"{r.model} ({r.measure}={_fmt(r.achieved)})" for r in t.results]
+                    + ([t.describe_feature_classes()] if t.feature_classes else [])
                 )
                 parts.append(f"{t.name} ({t.rows} rows): {achieved}")
             parts.extend(
@@ -334,9 +383,15 @@ def _verify_table(
     original: pd.DataFrame | None,
     sha256: str | None,
     covers: Covers | None = None,
+    others: Sequence[Sequence[str]] = (),
 ) -> TableVerification:
-    qis = tuple(q for q in requirement.quasi_identifiers if q in table.columns)
+    """One table; ``others``: the columns of every other released table."""
+    # A feature selection release publishes 0/1 columns ``<q>=<value>``:
+    # its classes are over those columns as released, not over none.
+    qis = quasi_identifier_columns(table.columns, requirement.quasi_identifiers)
     partition = ClassPartition.of(table, qis)
+    join = join_columns(table.columns, others, qis, requirement)
+    sensitive = ClassPartition.of(table, (*qis, *join)) if join else None
     return verify_partition(
         name,
         partition,
@@ -345,6 +400,32 @@ def _verify_table(
         original=original,
         sha256=sha256,
         covers=covers,
+        sensitive_partition=sensitive,
+    )
+
+
+def join_columns(
+    columns: Sequence[str],
+    others: Sequence[Sequence[str]],
+    quasi_identifiers: Sequence[str],
+    requirement: Requirement,
+) -> tuple[str, ...]:
+    """Columns of a table holding the sensitive attribute that another table shares.
+
+    Projections released together (DMPD) can be joined on the columns they
+    share (the target): an attacker then sees each row of this table in the
+    class of its quasi-identifiers *and* those columns, whatever the other
+    table adds, since the sensitive values of a join class are those of that
+    class. Empty when the table holds no sensitive attribute or shares nothing.
+    """
+    sensitive = set(requirement.sensitive_attributes)
+    if not sensitive & {str(c) for c in columns}:
+        return ()
+    shared = {str(c) for other in others for c in other}
+    return tuple(
+        str(c)
+        for c in columns
+        if str(c) in shared and c not in quasi_identifiers and str(c) not in sensitive
     )
 
 
@@ -357,19 +438,33 @@ def verify_partition(
     original: pd.DataFrame | None = None,
     sha256: str | None = None,
     covers: Covers | None = None,
+    sensitive_partition: ClassPartition | None = None,
 ) -> TableVerification:
     """Verify one table given its equivalence classes.
 
     The in-memory and the out-of-core (:mod:`ppdm.verify.out_of_core`) paths both end
     here, so they compute every figure with the same code. ``columns`` are the
     table's column names; ``partition`` is over the requirement's
-    quasi-identifiers that are among them.
+    quasi-identifiers that are among them. ``sensitive_partition``, when
+    given, is over those plus the columns the table shares with other
+    released tables (:func:`join_columns`): the sensitive-attribute models
+    and measures are checked on it.
     """
     qis = partition.quasi_identifiers
-    missing = tuple(q for q in requirement.quasi_identifiers if q not in columns)
+    features = [q for q in qis if q not in requirement.quasi_identifiers]
+    missing = tuple(
+        q
+        for q in requirement.quasi_identifiers
+        if q not in columns and not any(f.startswith(f"{q}=") for f in features)
+    )
     present = set(columns)
+    joined = sensitive_partition if sensitive_partition is not None else partition
     results = [
-        model.check(partition, qis)
+        (
+            model.check(joined, joined.quasi_identifiers)
+            if model.uses_sensitive_attribute
+            else model.check(partition, qis)
+        )
         for model in requirement.class_models
         if not model.uses_sensitive_attribute or model.sensitive_attribute in present
     ]
@@ -383,7 +478,7 @@ def verify_partition(
         measures["k"] = _achieved(results, "k-anonymity", partition)
     if has_sa and partition.n_classes:
         assert sa is not None
-        counts = partition.sensitive(sa)
+        counts = joined.sensitive(sa)
         c = next((float(m.c) for m in requirement.models if hasattr(m, "c")), DEFAULT_C)
         measures["distinct_l"] = int(counts.distinct_per_class().min())
         measures["entropy_l"] = float(counts.entropy_l_per_class().min())
@@ -410,7 +505,48 @@ def verify_partition(
         measures=measures,
         risk=risk,
         sha256=sha256,
+        feature_classes=(
+            _feature_classes(partition, columns, requirement) if features else None
+        ),
+        join_columns=(
+            tuple(q for q in joined.quasi_identifiers if q not in set(qis))
+            if sensitive_partition is not None
+            else ()
+        ),
     )
+
+
+def _feature_classes(
+    partition: ClassPartition, columns: Sequence[str], requirement: Requirement
+) -> dict[str, Any]:
+    """Exact-class figures of a table of 0/1 features (see TableVerification)."""
+    sizes = partition.sizes
+    containment = [
+        int(m.k)
+        for m in requirement.release_models
+        if m.name == KAnonymityByContainment.name
+    ]
+    k = max([requirement.k, *containment])
+    below = sizes < k
+    homogeneous: dict[str, int] = {}
+    for column in columns:
+        if column in partition.quasi_identifiers or not partition.n_classes:
+            continue
+        try:
+            distinct = partition.sensitive(str(column)).distinct_per_class()
+        except InvalidParameterError:  # aggregated partition: no rows to read
+            continue
+        homogeneous[str(column)] = int((below & (distinct == 1)).sum())
+    return {
+        "k": int(sizes.min()) if partition.n_classes else 0,
+        "n_classes": int(partition.n_classes),
+        "single_row_classes": int((sizes == 1).sum()),
+        "below_of": int(k),
+        "below_k_classes": int(below.sum()),
+        "below_k_rows": int(sizes[below].sum()),
+        "below_k_one_value": homogeneous,
+        "attacker": ATTACKER if containment else None,
+    }
 
 
 def _achieved(
@@ -502,7 +638,15 @@ def verify_tables(
     Certificate
     """
     checked = [
-        _verify_table(name, table, requirement, original, None, covers)
+        _verify_table(
+            name,
+            table,
+            requirement,
+            original,
+            None,
+            covers,
+            [list(t.columns) for n, t in tables.items() if n != name],
+        )
         for name, table in tables.items()
     ]
     columns = _passthrough_of(
@@ -533,6 +677,34 @@ def _passthrough_of(
             table, requirement, policy, original, covers, table=name
         )
     ]
+
+
+def _header(files: ReleasedFiles) -> list[str]:
+    """The column names of a released table, CSV or Parquet parts.
+
+    [] when unreadable: the full read says why.
+    """
+    paths = [Path(files)] if isinstance(files, str | Path) else sorted(map(Path, files))
+    first = paths[0] if paths else None
+    if first is not None and first.is_dir():
+        first = min(first.rglob("*.parquet"), default=None)
+    if first is None:
+        return []
+    try:
+        if first.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            names = pq.ParquetFile(first).schema_arrow.names
+            return [n for n in names if not n.startswith("__index_level_")]
+        return [str(c) for c in pd.read_csv(first, dtype=str, nrows=0).columns]
+    except (
+        OSError,
+        UnicodeDecodeError,
+        ValueError,  # pyarrow's ArrowInvalid: not a Parquet file
+        pd.errors.ParserError,
+        pd.errors.EmptyDataError,
+    ):
+        return []
 
 
 def verify_files(
@@ -586,13 +758,21 @@ def verify_files(
     # Release models read every table at once; other releases are read one
     # file at a time.
     kept: dict[str, pd.DataFrame] = {}
+    headers = {name: _header(path) for name, path in files.items()}
     for name, path in files.items():
         table = read_released_table(path)
         if requirement.release_models:
             kept[name] = table
+        others = [h for n, h in headers.items() if n != name]
         checked.append(
             _verify_table(
-                name, table, requirement, original, released_sha256(path), covers
+                name,
+                table,
+                requirement,
+                original,
+                released_sha256(path),
+                covers,
+                others,
             )
         )
         if passthrough is not None and columns is not None:

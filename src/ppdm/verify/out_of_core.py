@@ -29,6 +29,7 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError, SourceError
 from ppdm.privacy import Requirement
+from ppdm.privacy._containment import quasi_identifier_columns
 from ppdm.privacy.measures import (
     ClassPartition,
     SensitiveCounts,
@@ -151,7 +152,7 @@ def verify_parquet(
     results: list[PassthroughResult] | None = None
     if engine == "pandas":
         table = read_released_table(files)
-        qis = tuple(q for q in requirement.quasi_identifiers if q in table.columns)
+        qis = quasi_identifier_columns(table.columns, requirement.quasi_identifiers)
         partition = ClassPartition.of(table, qis)
         columns: Sequence[str] = list(table.columns)
         if passthrough is not None:
@@ -322,7 +323,7 @@ def _dask_partition(
 
     Runs inside :func:`_dask_session`.
     """
-    qis = [q for q in requirement.quasi_identifiers if q in columns]
+    qis = list(quasi_identifier_columns(columns, requirement.quasi_identifiers))
     sa = requirement.sensitive_attribute
     wanted = [*qis, sa] if sa is not None and sa in columns else list(qis)
     text = read(wanted)

@@ -20,7 +20,7 @@ from ppdm.algorithms._dmpd_search import (
     mutate,
     pareto_front,
 )
-from ppdm.algorithms.dmpd import Dmpd, _all_partitionings, _bell_space
+from ppdm.algorithms.dmpd import Dmpd, _all_partitionings, _bell_space, feature_codes
 from ppdm.config import default_config
 from ppdm.exceptions import InfeasibleConstraintError
 from ppdm.model import AnonymizationSpec
@@ -303,3 +303,79 @@ def test_the_report_shows_the_front_as_a_plot_and_a_table(tmp_path):
     assert (tmp_path / "pareto.png").stat().st_size > 0
     for entry in release.evidence["pareto_front"]:
         assert str(entry["k"]) in html
+
+
+# The counter-example of issue #31: every projection alone is 2-anonymous and
+# distinct 2-diverse, the join is set 2-anonymous, yet every class of the join
+# on the target holds one sensitive value, since dx follows from (age, y).
+JOIN_P1 = pd.DataFrame(
+    {"age": ["a"] * 4 + ["b"] * 4, "dx": ["x", "z"] * 4, "y": ["0", "1"] * 4}
+)
+JOIN_P2 = pd.DataFrame({"zip": ["u"] * 4 + ["v"] * 4, "y": ["0", "1"] * 4})
+
+
+def _join_requirement() -> Requirement:
+    return Requirement.of(("age", "zip"), "dx", k=2, l=2, extra=[SetAnonymity(2)])
+
+
+def test_verifier_checks_l_diversity_over_the_join_classes():
+    requirement = _join_requirement()
+    tables = {"projection-1": JOIN_P1, "projection-2": JOIN_P2}
+    # per table the old check passes: each age class holds x and z
+    alone = verify_tables({"projection-1": JOIN_P1}, requirement)
+    assert alone.passed and alone.tables[0].measures["distinct_l"] == 2
+    assert SetAnonymity(2).check_release(tables, ["age", "zip"]).passed
+    certificate = verify_tables(tables, requirement)
+    assert not certificate.passed
+    first = certificate.table("projection-1")
+    assert first.join_columns == ("y",)
+    assert first.measures["distinct_l"] == 1 and first.measures["k"] == 4
+    (failed,) = [r for r in first.results if not r.passed]
+    assert failed.requirement["model"] == "distinct-l-diversity"
+    # every (age, y) class of the join holds one value
+    assert failed.n_violating_classes == JOIN_P1.groupby(["age", "y"]).ngroups == 4
+    assert "age: a, y: 0" in certificate.summary()
+    assert "joining the released tables on y" in first.to_dict()["notes"][-1]
+    # the projection without the sensitive attribute is not joined for it
+    assert certificate.table("projection-2").join_columns == ()
+
+
+def test_search_refuses_the_counter_example_partitioning():
+    table = pd.concat([JOIN_P1, JOIN_P2[["zip"]]], axis=1)[["age", "zip", "dx", "y"]]
+    requirement = Dmpd.adapt_requirement(_join_requirement(), target="y")
+    spec = AnonymizationSpec(requirement, "y")
+    algorithm = Dmpd(generations=2, population=4)
+    evaluator, features = algorithm.evaluator(table, spec, np.random.default_rng(0))
+    age, zip_, dx = (features.index(f) for f in ("age", "zip", "dx"))
+    # alone, the projection is judged on its age classes: x and z in each
+    assert evaluator.anonymity([(age, dx)])[2] is True
+    # with a second projection to join on y, on its (age, y) classes: one value
+    assert evaluator.anonymity([(age, dx), (zip_,)])[2] is False
+    release = algorithm.anonymize(table, spec, np.random.default_rng(0))
+    certificate = verify_tables(dict(release.tables), requirement)
+    assert certificate.passed, certificate.summary()
+
+
+def test_a_mostly_zero_number_keeps_its_values_for_the_wrapper():
+    """Quantile bins merged capital-gain (92% zeros) into one code; by value it predicts."""
+    rng = np.random.default_rng(4)
+    n = 600
+    gain = np.where(rng.random(n) < 0.92, 0, rng.integers(1, 20_000, n))
+    y = np.where(gain > 5000, "rich", "poor")
+    table = pd.DataFrame(
+        {"age": rng.choice(["a", "b"], n), "gain": gain, "noise": rng.random(n), "y": y}
+    )
+    codes, card = feature_codes(table["gain"], exact=False)
+    assert card == table["gain"].nunique()
+    # numeric order kept, so a tree splits the codes where it would split the numbers
+    order = np.argsort(table["gain"].to_numpy(), kind="stable")
+    assert (np.diff(codes[order]) >= 0).all()
+    spec = AnonymizationSpec(
+        Dmpd.adapt_requirement(Requirement.of(("age",), k=5), target="y"), "y"
+    )
+    evaluator, features = Dmpd(n_folds=3).evaluator(
+        table, spec, np.random.default_rng(0)
+    )
+    majority = (y == "poor").mean()
+    alone = evaluator.accuracy([(features.index("gain"),)])
+    assert alone > majority + 0.5 * (1 - majority)

@@ -40,9 +40,12 @@ def german() -> pd.DataFrame:
 
 
 def _spec(k: int, *, adapt: bool = True) -> AnonymizationSpec:
+    """The requirement at k; ``adapt``: as a containment configuration states it."""
     requirement = Requirement.of(QIS, k=k)
     if adapt:
-        requirement = FsAnonymity.adapt_requirement(requirement, target="credit")
+        requirement = FsAnonymity(criterion="containment").adapt_requirement(
+            requirement, target="credit"
+        )
     return AnonymizationSpec(requirement, "credit")
 
 
@@ -54,12 +57,15 @@ def _published(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-def test_registered_and_the_requirement_states_containment():
+def test_registered_and_the_requirement_states_containment_only_when_chosen():
     assert ALGORITHMS["fs-anonymity"] is FsAnonymity
     adapted = _spec(5).requirement
     assert adapted.models == (KAnonymityByContainment(5),)
     assert adapted.release_models == adapted.models
     assert str(adapted).startswith("5-anonymity by containment")
+    # the default criterion keeps ordinary k-anonymity of the feature vectors
+    plain = Requirement.of(QIS, k=5)
+    assert FsAnonymity().adapt_requirement(plain, target="credit") == plain
 
 
 @pytest.mark.parametrize(
@@ -75,6 +81,7 @@ def test_registered_and_the_requirement_states_containment():
 )
 def test_release_is_the_selected_features_and_verifies(german, params):
     spec = _spec(5)
+    params = {**params, "criterion": "containment"}
     release = get_algorithm("fs-anonymity", **params).anonymize(
         german, spec, np.random.default_rng(0)
     )
@@ -91,6 +98,14 @@ def test_release_is_the_selected_features_and_verifies(german, params):
     certificate = verify_tables({"release": _published(table)}, spec.requirement)
     assert certificate.passed, certificate.summary()
     assert certificate.release_results[0].achieved >= 5
+    # the exact classes of the same columns are reported beside containment,
+    # with the attacker containment assumes
+    classes = certificate.tables[0].feature_classes
+    exact = np.unique(bits, axis=0, return_counts=True)[1]
+    assert classes["k"] == exact.min() == certificate.tables[0].measures["k"]
+    assert classes["n_classes"] == len(exact)
+    assert "knows only which" in classes["attacker"]
+    assert "knows only which" in certificate.summary()
     json.dumps(dict(release.evidence), allow_nan=False)
     if params.get("method") == "maximal":
         assert release.evidence["n_maximal_sets"] >= 1
@@ -112,17 +127,35 @@ def test_same_seed_same_bytes_and_row_order_does_not_matter(german):
     assert shuffled.evidence["objective_trace"] == first.evidence["objective_trace"]
 
 
-def test_plain_k_anonymity_is_enforced_as_asked(german):
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"method": "maximal"}, {"method": "maximal", "budget": 20}],
+    ids=["greedy", "maximal", "maximal-budget"],
+)
+def test_plain_k_anonymity_is_the_default_and_verifies(german, params):
     spec = _spec(5, adapt=False)
-    release = FsAnonymity().anonymize(german, spec, np.random.default_rng(0))
+    release = FsAnonymity(**params).anonymize(german, spec, np.random.default_rng(0))
     features = release.evidence["selected_features"]
     assert release.evidence["constraint"] == "k-anonymity"
+    assert features
     ids = projection_groups(
         release.table[features].to_numpy() == 1, range(len(features))
     )
-    assert np.bincount(ids).min() >= 5
-    contained = FsAnonymity().anonymize(german, _spec(5), np.random.default_rng(0))
-    assert len(contained.evidence["selected_features"]) >= len(features)
+    assert np.bincount(ids).min() >= 5 and release.evidence["achieved_k"] >= 5
+    certificate = verify_tables(
+        {"release": _published(release.table)}, spec.requirement
+    )
+    assert certificate.passed, certificate.summary()
+    assert certificate.tables[0].measures["k"] == np.bincount(ids).min()
+    assert certificate.tables[0].feature_classes["attacker"] is None
+    if params.get("budget") == 20:
+        assert release.evidence["fallback"] is True
+        assert release.evidence["maximal_mode"] == "partial"
+    contained = FsAnonymity(criterion="containment", **params).anonymize(
+        german, _spec(5), np.random.default_rng(0)
+    )
+    if "budget" not in params:  # the fallbacks differ, so sizes may not compare
+        assert len(contained.evidence["selected_features"]) >= len(features)
 
 
 def test_training_view_reads_the_features_as_quasi_identifier_cells(german):
@@ -143,7 +176,9 @@ def test_training_view_reads_the_features_as_quasi_identifier_cells(german):
 
 def test_refusals_name_what_is_wrong(german):
     with_l = Requirement.of(QIS, "purpose", k=5, l=2)
-    adapted = FsAnonymity.adapt_requirement(with_l, target="credit")
+    adapted = FsAnonymity(criterion="containment").adapt_requirement(
+        with_l, target="credit"
+    )
     with pytest.raises(
         UnsupportedRequirementError, match="distinct-l-diversity.*l = 1"
     ):
@@ -153,8 +188,8 @@ def test_refusals_name_what_is_wrong(german):
         FsAnonymity().anonymize(three, _spec(5), np.random.default_rng(0))
     with pytest.raises(InfeasibleConstraintError, match="1000"):
         FsAnonymity().anonymize(german, _spec(1001), np.random.default_rng(0))
-    with pytest.raises(UnsupportedRequirementError, match="greedy"):
-        FsAnonymity(method="maximal").anonymize(
+    with pytest.raises(UnsupportedRequirementError, match="'exact'"):
+        FsAnonymity(method="maximal", maximal_mode="frequent").anonymize(
             german, _spec(5, adapt=False), np.random.default_rng(0)
         )
     with pytest.raises(InvalidParameterError, match="'objective'"):
