@@ -22,12 +22,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 import ppdm
-from ppdm.exceptions import InvalidParameterError, SourceError, VerificationError
+from ppdm.exceptions import InvalidParameterError, VerificationError
 from ppdm.privacy import KAnonymityByContainment, PrivacyResult, Requirement
 from ppdm.privacy._containment import ATTACKER, quasi_identifier_columns
 from ppdm.privacy.base import json_value
