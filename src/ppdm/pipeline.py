@@ -1173,7 +1173,7 @@ def _consistent(
         kept = 0
         failing = failing_classes(result, requirement)
         if len(failing):
-            result, held, kept = as_before(result, failing, earlier, qis)
+            result, held, kept = as_before(result, failing, earlier, qis, requirement)
             withheld += held
         failing = failing_classes(result, requirement)
         if len(failing):  # not in an earlier release either: withheld
