@@ -34,12 +34,12 @@ from ppdm.privacy import Requirement
 from ppdm.privacy.measures import ClassPartition
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
-from ppdm.values import parse_cell
 from ppdm.verify.certificate import read_released_table
 from ppdm.verify.series import (
     CHUNK,
     PersonValues,
     _first_rows,
+    cell_width,
     class_changes,
     class_matches,
     composition_exposed,
@@ -737,21 +737,6 @@ def consistent_recoding(
     for q in qis:
         recoded[q] = cells[q].to_numpy()[chosen[matched]]
     return recoded[list(rows.columns)], np.flatnonzero(~matched)
-
-
-def cell_width(text: str, covers: Mapping[str, Sequence[str]]) -> float:
-    """log of how many values a released cell stands for (a suppressed cell: most)."""
-    cell = parse_cell(text)
-    if cell.kind == "suppressed":
-        return 64.0
-    if cell.kind == "interval":
-        span = cell.high - cell.low
-        return float(np.log1p(span)) if np.isfinite(span) else 48.0
-    if cell.kind == "set":
-        return float(np.log(sum(len(covers.get(m, (m,))) for m in cell.members) or 1))
-    if cell.kind == "value":
-        return float(np.log(len(covers.get(cell.text, (cell.text,)))))
-    return 0.0
 
 
 def failing_classes(table: pd.DataFrame, requirement: Requirement) -> pd.DataFrame:
