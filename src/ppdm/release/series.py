@@ -340,27 +340,6 @@ def _cells(frame: pd.DataFrame, qis: list[str]) -> list[tuple[str, ...]]:
     return [tuple(map(str, row)) for row in frame[qis].itertuples(index=False)]
 
 
-def _not_contained(
-    rows: pd.DataFrame, within: pd.DataFrame, by: list[str], columns: list[str]
-) -> set[tuple[str, ...]]:
-    """Groups (by ``by``) of ``rows`` that are not a sub-multiset of ``within``'s.
-
-    Compared on ``columns``; ``by`` names the group of a row in both.
-    """
-    if rows.empty:
-        return set()
-    delta = (
-        rows[columns]
-        .value_counts(sort=False)
-        .sub(within[columns].value_counts(sort=False), fill_value=0)
-    )
-    extra = delta[delta > 0].index.to_frame(index=False)
-    extra.columns = columns
-    if not by:
-        return {()} if len(extra) else set()
-    return set(_cells(extra, by))
-
-
 def _refused(rows: pd.DataFrame, requirement: Requirement | None) -> set[tuple]:
     """Classes of ``rows`` (by their cells) the requirement refuses on their own."""
     if requirement is None or rows.empty:
@@ -370,6 +349,87 @@ def _refused(rows: pd.DataFrame, requirement: Requirement | None) -> set[tuple]:
     if not qis:
         return {()} if len(failing) else set()
     return set(_cells(failing, qis))
+
+
+def _by_class(
+    frame: pd.DataFrame, qis: list[str]
+) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
+    """``(cells, rows)`` of every class of ``frame``, in order of appearance."""
+    positions: dict[tuple[str, ...], list[int]] = {}
+    for i, cells in enumerate(_cells(frame, qis)):
+        positions.setdefault(cells, []).append(i)
+    return [(cells, frame.iloc[rows]) for cells, rows in positions.items()]
+
+
+def _accepts_group(rows: pd.DataFrame, requirement: Requirement | None) -> bool:
+    """The requirement accepts ``rows`` as one group (class models it can read)."""
+    if requirement is None:
+        return True
+    present = set(rows.columns)
+    models = tuple(
+        m
+        for m in requirement.class_models
+        if not m.uses_sensitive_attribute or m.sensitive_attribute in present
+    )
+    if rows.empty or not models:
+        return True
+    judge = Requirement(
+        requirement.quasi_identifiers, models, requirement.suppression_marker
+    )
+    return bool(judge.accepts(ClassPartition.of(rows, []))[0])
+
+
+def _as_it_was(
+    old: pd.DataFrame,
+    current: pd.DataFrame,
+    columns: list[str],
+    requirement: Requirement | None,
+) -> pd.DataFrame | None:
+    """The rows of an earlier class to release again for a leaking class, or None.
+
+    The earlier rows still among ``current`` (compared on ``columns``), so
+    that nothing is added to the class. When some are gone (they left, or
+    are in another class of this release), enough more are withheld, values
+    the gone rows do not show first, that the rows missing form a group the
+    requirement accepts on its own: subtracting the two releases then finds
+    that group, never the leavers alone. None (withhold the class) when what
+    remains is no class the requirement accepts.
+    """
+    old = old.reset_index(drop=True)
+    if columns:
+        mine = pd.Series(list(map(tuple, old[columns].astype(str).to_numpy())))
+        have = pd.Series(
+            list(map(tuple, current[columns].astype(str).to_numpy()))
+        ).value_counts()
+        rank = mine.groupby(mine).cumcount()
+        present = (rank < mine.map(have).fillna(0)).to_numpy()
+    else:
+        present = np.arange(len(old)) < len(current)
+    gone, stay = old[~present], old[present]
+    if requirement is None:  # nothing to judge a missing group by
+        return None if len(gone) or stay.empty else stay
+    if not gone.empty:
+        sensitive = next(
+            (a for a in getattr(requirement, "sensitive_attributes", ()) if a in old),
+            None,
+        )
+        left = list(range(len(stay)))
+        while not _accepts_group(gone, requirement) and left:
+            shown = set(gone[sensitive].astype(str)) if sensitive else set()
+            pick = next(
+                (i for i in left if str(stay[sensitive].iloc[i]) not in shown)
+                if sensitive
+                else iter(()),
+                left[0],
+            )
+            left.remove(pick)
+            gone = pd.concat([gone, stay.iloc[[pick]]])
+        if not _accepts_group(gone, requirement):
+            return None
+        stay = stay.iloc[left]
+    if stay.empty or not _accepts_group(stay, requirement):
+        return None
+    return stay
 
 
 def _withhold_failing(
@@ -398,12 +458,12 @@ def _rolled_up_as_before(
 ) -> tuple[pd.DataFrame, int, int, int]:
     """Replace or withhold the leaking roll-ups against the latest release that has one.
 
-    A roll-up whose earlier side is one class that contains the candidate's
-    classes of the region is released as that class was (its cells are true
-    of every row in the region), when its rows are rows of the region (on the
-    columns that are not quasi-identifiers) and the requirement accepts them.
-    Otherwise the candidate's classes of the region are withheld: which finer
-    class each row was in cannot be told from the released cells.
+    A roll-up is one class on one side containing several on the other. Its
+    region is released as one class with that class's cells (true of every
+    row of the region) and the earlier rows still in the region (on the
+    columns that are not quasi-identifiers), as :func:`_as_it_was` keeps
+    them: nothing is added, and what is missing is a group the requirement
+    accepts. Otherwise the candidate's classes of the region are withheld.
     """
     columns = list(table.columns)
     qis = [q for q in requirement.quasi_identifiers if q in columns]
@@ -415,21 +475,22 @@ def _rolled_up_as_before(
         if not found or set(columns) - set(old.columns):
             continue
         drop = np.zeros(len(table), dtype=bool)
-        take = np.zeros(len(old), dtype=bool)
+        taken = [old.iloc[:0][columns]]
         for (rows_c, rows_e), _ in found:
             drop[rows_c] = True
             after = old.iloc[rows_e][columns]
+            # The cells of the one class on either side: true of every row
+            # of the region (it contains the other side's classes).
             cells = set(_cells(after, qis))
-            if (
-                len(cells) == 1
-                and not cells & settled
-                and not _not_contained(after, table.iloc[rows_c], [], others)
-                and not _refused(after, requirement)
-            ):
-                take[rows_e] = True
-                settled |= cells
+            if len(cells) != 1:
+                cells = set(_cells(table.iloc[rows_c], qis))
+            if len(cells) == 1 and not cells & settled:
+                rows = _as_it_was(after, table.iloc[rows_c], others, requirement)
+                if rows is not None:
+                    taken.append(rows.assign(**dict(zip(qis, next(iter(cells))))))
+                    settled |= cells
         before = table[drop]
-        after = old[take][columns]
+        after = pd.concat(taken, ignore_index=True)
         delta = (
             before[others]
             .value_counts(sort=False)
@@ -457,20 +518,16 @@ def _as_before(
 ) -> tuple[pd.DataFrame, int, int]:
     """Release the classes ``keys`` as in the latest release holding them, or withhold them.
 
-    As before only when the earlier rows are rows of the candidate's class
-    (on every column) and ``requirement`` accepts them as a class, and not
-    a second time (``settled``, updated); otherwise the class is withheld.
+    Each class as :func:`_as_it_was` keeps the earlier rows (compared on every
+    column), and not a second time (``settled``, updated); otherwise the
+    class is withheld.
     """
     settled = set() if settled is None else settled
     if not qis:  # one class: the whole table
         rows = earlier[-1][1][table.columns].reset_index(drop=True)
         columns = list(table.columns)
-        if (
-            () in settled
-            or _not_contained(rows, table, [], columns)
-            or _refused(rows, requirement)
-        ):
-            rows = table.iloc[:0]
+        kept = None if () in settled else _as_it_was(rows, table, columns, requirement)
+        rows = table.iloc[:0] if kept is None else kept
         settled.add(())
         delta = table.value_counts(sort=False).sub(
             rows.value_counts(sort=False), fill_value=0
@@ -493,14 +550,12 @@ def _as_before(
         done = rows[qis].drop_duplicates()
         # Decided here: as before, or withheld (never an older release's
         # rows instead: that class would differ from this one's).
-        refused = _not_contained(rows, current, qis, columns) | _refused(
-            rows, requirement
-        )
-        usable = np.fromiter(
-            (c not in refused for c in _cells(rows, qis)), bool, len(rows)
-        )
-        pieces.append(rows[usable])
-        settled.update(c for c in _cells(done, qis) if c not in refused)
+        now = dict(_by_class(current, qis))
+        for cells, group in _by_class(rows, qis):
+            kept = _as_it_was(group, now[cells], columns, requirement)
+            if kept is not None:
+                pieces.append(kept)
+                settled.add(cells)
         todo = (
             todo.merge(done, on=qis, how="left", indicator=True)
             .query("_merge == 'left_only'")

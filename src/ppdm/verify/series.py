@@ -265,6 +265,13 @@ def rollup_units(
         within_ce &= c_in_e[np.ix_(kc, ke)]
         within_ec &= e_in_c[np.ix_(ke, kc)]
         overlaps &= overlap[np.ix_(kc, ke)]
+    # A class of suppressed outliers (every cell suppressed) contains every
+    # region without being made of the classes inside it: its rows are not
+    # the other classes' rows. Beside other classes it is no roll-up of them.
+    if n_c > 1:
+        overlaps[_all_suppressed(current, qis, first_c), :] = False
+    if n_e > 1:
+        overlaps[:, _all_suppressed(earlier, qis, first_e)] = False
     equal = within_ce & within_ec.T
     units = []
     # One earlier class covering several (or one unequal) current classes.
@@ -290,6 +297,17 @@ def rollup_units(
                 (np.flatnonzero(ids_c == c), np.flatnonzero(np.isin(ids_e, touching)))
             )
     return units
+
+
+def _all_suppressed(
+    table: pd.DataFrame, qis: list[str], first: np.ndarray
+) -> np.ndarray:
+    """Per class (its first row): every quasi-identifier cell is suppressed."""
+    out = np.ones(len(first), dtype=bool)
+    for q in qis:
+        cells = table[q].astype(str).to_numpy()[first]
+        out &= np.array([parse_cell(c).kind == "suppressed" for c in cells], dtype=bool)
+    return out
 
 
 def _class_ids(table: pd.DataFrame, qis: list[str]) -> tuple[np.ndarray, int]:

@@ -73,6 +73,25 @@ def test_departed_rows_are_never_published_again():
     assert not result.leaks
 
 
+def test_a_class_that_lost_a_member_withholds_enough_more_to_hide_who_left():
+    # 8 rows released; one (flu) left. Subtracting would show one leaver with
+    # flu: 2 more rows are withheld (a value other than flu first), so the
+    # rows missing are 3 with 2 values, and the 5 released are still a class.
+    dx = ["flu", "cold", "hiv", "flu", "cold", "hiv", "ulcer", "flu"]
+    earlier = _class("[20, 30)", "F", dx)
+    candidate = pd.concat(
+        [earlier.iloc[1:], _class("[30, 40)", "M", DX)], ignore_index=True
+    )
+    requirement = Requirement.of(QIS, "dx", k=3, l=2)
+    (out,), held = _held(candidate, earlier, requirement)
+    assert not _rows(out) - _rows(candidate)
+    assert _sizes(out) == [4, 5] and held.held_back["release"] == 2
+    (result,) = check_against({"release": out}, {"release": earlier}, requirement,
+                              against="m1")  # fmt: skip
+    assert not result.leaks
+    assert all(r.passed for r in requirement.check(out))
+
+
 def test_newcomers_wait_when_the_earlier_class_is_still_whole():
     # 5 released rows are all still there and 2 joined (fewer than k = 3):
     # the class is released as before and the 2 wait.
