@@ -307,11 +307,6 @@ class RepublicationSettings(_Settings):
     anonymize: AnonymizeSettings | None = Field(
         None, description="policy consistent: anonymizes the rows no class contains"
     )
-    algorithm: str | None = Field(None, description="named in a refusal's audit entry")
-    audit_log: str | None = Field(
-        None, description="where a refusal is recorded (None: not recorded)"
-    )
-    audit_key: str = "env:PPDM_AUDIT_KEY"
 
     def covers(self) -> Any:
         hierarchies = _load(self.hierarchies)
@@ -517,9 +512,6 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         hierarchies=hierarchies,
         record_key=config.republication.record_key,
         anonymize=anonymize if config.republication.policy == "consistent" else None,
-        algorithm=config.algorithm,
-        audit_log=str(out_dir / audit.AUDIT_LOG_NAME),
-        audit_key=config.audit_key,
     )
     if partitions is not None and republication.series:
         raise ConfigError(
@@ -1002,35 +994,33 @@ def republication_step(
     directory for the next run (:mod:`ppdm.release.series_state`). The
     policy ``consistent`` first recodes the rows into the latest earlier
     release's classes (:func:`_consistent`, from ``clean`` and
-    ``discretized``), then holds back. A refusal is appended to the audit
-    log (``release-rejected``), as a failed verification is.
+    ``discretized``), then holds back. A refusal raises
+    :class:`~ppdm.exceptions.VerificationError`; the run records it in the
+    audit log (:func:`record_refusal`).
     """
-    try:
-        return _republication(
-            settings,
-            store,
-            candidate,
-            raw,
-            quarantine,
-            clean,
-            discretized,
-            source_sha256,
-        )
-    except VerificationError as refused:
-        if settings.audit_log is not None:
-            audit.append_entry(
-                settings.audit_log,
-                {
-                    "event": "release-rejected",
-                    "dataset": settings.dataset,
-                    "algorithm": settings.algorithm,
-                    "step": "republication",
-                    "reason": str(refused),
-                    "created_at": _now(),
-                },
-                key=settings.audit_key,
-            )
-        raise
+    return _republication(
+        settings, store, candidate, raw, quarantine, clean, discretized, source_sha256
+    )
+
+
+def record_refusal(settings: VerifySettings, step: str, refused: Exception) -> None:
+    """Append a refusal of ``step`` to the audit log, as a failed verification is.
+
+    Called by the run, not the step: where the audit log is does not enter
+    the step's settings (its cache key).
+    """
+    audit.append_entry(
+        settings.audit_log,
+        {
+            "event": "release-rejected",
+            "dataset": settings.dataset,
+            "algorithm": settings.algorithm,
+            "step": step,
+            "reason": str(refused),
+            "created_at": _now(),
+        },
+        key=settings.audit_key,
+    )
 
 
 #: What a refusal of the series check tells the data owner to do.
@@ -2002,18 +1992,22 @@ def _run_planned(plan: ReleasePlan, run_step: StepRunner) -> ReleaseOutcome:
         store,
         binned.refs["discretized"],
     )
-    republished = run_step(
-        "republication",
-        republication_step,
-        plan.republication,
-        store,
-        candidate_refs(candidate),
-        ingested.refs["raw"],
-        validated.refs["quarantine"],
-        clean,
-        binned.refs["discretized"],
-        source_sha,
-    )
+    try:
+        republished = run_step(
+            "republication",
+            republication_step,
+            plan.republication,
+            store,
+            candidate_refs(candidate),
+            ingested.refs["raw"],
+            validated.refs["quarantine"],
+            clean,
+            binned.refs["discretized"],
+            source_sha,
+        )
+    except VerificationError as refused:
+        record_refusal(plan.verify, "republication", refused)
+        raise
     tables = {k: v for k, v in republished.refs.items() if k.startswith("table:")}
     verified = run_step(
         "verify", verify_step, plan.verify, store, tables, clean, source_sha

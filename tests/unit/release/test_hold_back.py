@@ -3,8 +3,9 @@
 A leaking class is released as it was in the latest earlier release only when
 those rows are rows of the candidate's class and the requirement accepts
 them; otherwise it is withheld. And a series check that cannot read an
-earlier release (one published out of core, in parts) refuses by name, in the
-audit log, rather than pass over it.
+earlier release (one published out of core, in parts) refuses by name rather
+than pass over it (the run records the refusal in the audit log:
+``tests/flows/test_republication*.py``).
 """
 
 from __future__ import annotations
@@ -112,9 +113,7 @@ def _held(candidate, earlier, requirement):
     return tuple(tables.values()), held
 
 
-def test_an_earlier_release_in_parts_refuses_by_name_and_is_in_the_audit_log(
-    tmp_path,
-):
+def test_an_earlier_release_in_parts_refuses_by_name(tmp_path):
     out = tmp_path / "out"
     part = "clinic/0a1b2c3d4e5f6789/data/release/part-00000.parquet"
     audit.append_entry(
@@ -143,13 +142,10 @@ def test_an_earlier_release_in_parts_refuses_by_name_and_is_in_the_audit_log(
         dataset="clinic",
         requirement=Requirement.of(QIS, "dx", k=3),
         series=[found.to_dict()],
-        algorithm="mondrian",
-        audit_log=str(out / audit.AUDIT_LOG_NAME),
     )
     with pytest.raises(VerificationError) as refused:
         republication_step(settings, store, candidate)
     message = str(refused.value)
     assert "0a1b2c3d4e5f6789" in message and "part-00000.parquet" in message
     assert "out of core" in message and "another output directory" in message
-    last = list(audit.read_entries(out / audit.AUDIT_LOG_NAME))[-1]
-    assert last["event"] == "release-rejected" and last["reason"] == message
+    assert "\n" not in message
