@@ -18,15 +18,17 @@ def republication(
     quarantine: ArtifactRef | None = None,
     clean: ArtifactRef | None = None,
     discretized: ArtifactRef | None = None,
+    source_sha256: str | None = None,
 ) -> StepOutput:
     """Republication: the candidate made safe next to the dataset's earlier releases.
 
     ``raw``, ``quarantine`` and ``clean`` are read only with a record key
     (the composition check); ``clean`` and ``discretized`` with the policy
-    ``consistent``.
+    ``consistent``; ``source_sha256`` finds the earlier releases of the same
+    source.
     """
     output = republication_step(
-        settings, store, candidate, raw, quarantine, clean, discretized
+        settings, store, candidate, raw, quarantine, clean, discretized, source_sha256
     )
     show(settings, output)
     return output
@@ -38,8 +40,9 @@ def show(settings: RepublicationSettings, output: StepOutput) -> None:
     row = {
         "policy": summary["policy"],
         "earlier releases": ", ".join(summary["against"]) or "none",
+        "earlier releases of the same source": ", ".join(summary.get("same_source", []))
+        or "none",
         "rows held back": summary["rows_held_back"],
-        "departed rows kept": summary["rows_kept_from_earlier_releases"],
         "classes released as before": summary["classes_released_as_before"],
         "persons exposed by composition (first round)": summary.get(
             "composition_persons_exposed", "no record key"
@@ -58,14 +61,19 @@ def show(settings: RepublicationSettings, output: StepOutput) -> None:
     )
     if summary["against"]:
         log_fact(
-            "republication (%s) against %d earlier release(s): %d rows held back, "
-            "%d departed rows kept",
+            "republication (%s) against %d earlier release(s): %d rows held back",
             summary["policy"],
             len(summary["against"]),
             summary["rows_held_back"],
-            summary["rows_kept_from_earlier_releases"],
         )
-    else:
+    if summary.get("same_source"):
+        log_fact(
+            "republication: %d earlier release(s) of the same source read together "
+            "with this one (%s)",
+            len(summary["same_source"]),
+            ", ".join(summary["same_source"]),
+        )
+    if not summary["against"] and not summary.get("same_source"):
         log_fact(
             "republication: no earlier release of %s to compare with", settings.dataset
         )

@@ -26,6 +26,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -977,18 +978,69 @@ def republication_step(
     quarantine: ArtifactRef | None = None,
     clean: ArtifactRef | None = None,
     discretized: ArtifactRef | None = None,
+    source_sha256: str | None = None,
 ) -> StepOutput:
     """Make the candidate safe next to the earlier releases of the dataset.
 
     With no earlier release, or the policy ``off``, the candidate passes
     unchanged (the verifier still measures and records the leaks of ``off``).
-    With ``record_key`` (and the raw snapshot, quarantine and clean table of
-    this run), the composition check joins differencing, and the person
-    values of the release are kept in the work directory for the next run
-    (:mod:`ppdm.release.series_state`). The policy ``consistent`` first
-    recodes the rows into the latest earlier release's classes
-    (:func:`_consistent`, from ``clean`` and ``discretized``), then holds back.
+    An earlier release of the same source (``source_sha256``) holds the same
+    rows: it is not held back against, it is read together with the
+    candidate (:func:`_same_source`), and a group of persons the two
+    releases together narrow below the requirement refuses the release
+    unless the policy is ``off``. With ``record_key`` (and the raw snapshot,
+    quarantine and clean table of this run), the composition check joins
+    differencing, and the person values of the release are kept in the work
+    directory for the next run (:mod:`ppdm.release.series_state`). The
+    policy ``consistent`` first recodes the rows into the latest earlier
+    release's classes (:func:`_consistent`, from ``clean`` and
+    ``discretized``), then holds back. A refusal raises
+    :class:`~ppdm.exceptions.VerificationError`; the run records it in the
+    audit log (:func:`record_refusal`).
     """
+    return _republication(
+        settings, store, candidate, raw, quarantine, clean, discretized, source_sha256
+    )
+
+
+def record_refusal(settings: VerifySettings, step: str, refused: Exception) -> None:
+    """Append a refusal of ``step`` to the audit log, as a failed verification is.
+
+    Called by the run, not the step: where the audit log is does not enter
+    the step's settings (its cache key).
+    """
+    audit.append_entry(
+        settings.audit_log,
+        {
+            "event": "release-rejected",
+            "dataset": settings.dataset,
+            "algorithm": settings.algorithm,
+            "step": step,
+            "reason": str(refused),
+            "created_at": _now(),
+        },
+        key=settings.audit_key,
+    )
+
+
+#: What a refusal of the series check tells the data owner to do.
+SERIES_REMEDY = (
+    "to compare algorithms or parameters on one table, release into another "
+    "output directory; to publish anyway, set republication policy: off (the "
+    "risk is then recorded as accepted in the certificate and the audit log)"
+)
+
+
+def _republication(
+    settings: RepublicationSettings,
+    store: ArtifactStore,
+    candidate: Mapping[str, ArtifactRef],
+    raw: ArtifactRef | None,
+    quarantine: ArtifactRef | None,
+    clean: ArtifactRef | None,
+    discretized: ArtifactRef | None,
+    source_sha256: str | None,
+) -> StepOutput:
     from ppdm.release.series import (
         exposed_persons,
         hold_back,
@@ -998,9 +1050,23 @@ def republication_step(
 
     files = candidate_files(candidate)
     earlier = _earlier(settings, files)
+    parted = [r for r in earlier if r.partitioned]
+    if parted:
+        # Its tables are in parts too large to be read into memory here; a
+        # release compared with nothing would pass over it silently.
+        raise VerificationError(
+            "republication refused, nothing was published: earlier release(s) "
+            + ", ".join(f"{r.release_id} ({r.partitioned[0]}, ...)" for r in parted)
+            + f" of {settings.dataset} were published out of core, in parts, and "
+            "the series check does not read releases in parts; release into "
+            "another output directory"
+        )
+    same = _same_source(settings, store, files, earlier, clean, source_sha256)
+    earlier = [r for r in earlier if r.release_id not in same]
     summary: dict[str, Any] = {
         "policy": settings.policy,
         "against": [r.release_id for r in earlier],
+        "same_source": sorted(same),
         "rows_held_back": 0,
         "rows_kept_from_earlier_releases": 0,
         "classes_released_as_before": 0,
@@ -1100,6 +1166,86 @@ def republication_step(
     return done(refs)
 
 
+def _same_source(
+    settings: RepublicationSettings,
+    store: ArtifactStore,
+    files: Mapping[str, Path],
+    earlier: list[Any],
+    clean: ArtifactRef | None,
+    source_sha256: str | None,
+) -> set[str]:
+    """The ids of the earlier releases made from this run's source, checked.
+
+    Nobody arrived or left between them and this run, so there is nothing to
+    hold back; read together with the candidate, every group of persons by
+    their class in each must meet the requirement
+    (:func:`ppdm.verify.series.check_same_rows`), else the release is refused.
+    Under the policy ``off`` the verifier records the figures instead.
+    """
+    from ppdm.release.series import load_tables
+    from ppdm.verify.series import check_same_rows
+
+    same = [
+        r
+        for r in earlier
+        if source_sha256 is not None and r.source_sha256 == source_sha256
+    ]
+    ids = {r.release_id for r in same}
+    if not same or settings.policy == "off":
+        return ids
+    if clean is None:
+        raise VerificationError(
+            "republication refused, nothing was published: release(s) "
+            + ", ".join(sorted(ids))
+            + " were made from the same source, and the check of the two read "
+            "together needs the clean table, which was not given"
+        )
+    tables = {name: read_released_table(path) for name, path in files.items()}
+    people = _people_values(settings.requirement, store.read_table(clean))
+    requirement = settings.requirement
+    for release in same:
+        leaking = [
+            r
+            for r in check_same_rows(
+                tables,
+                load_tables(release),
+                people,
+                requirement,
+                against=release.release_id,
+                covers=settings.covers(),
+            )
+            if r.leaks
+        ]
+        if leaking:
+            groups = sum(r.n_leaking_groups for r in leaking)
+            persons = sum(r.rows_exposed for r in leaking)
+            example = next((r.examples[0] for r in leaking if r.examples), None)
+            raise VerificationError(
+                "republication refused, nothing was published: release "
+                f"{release.release_id} of {settings.dataset} was made from the "
+                f"same source (sha256 {source_sha256}) with other classes; read "
+                "together, its classes and this candidate's intersect into "
+                f"{groups} group(s) of {persons} persons in all that do not meet "
+                + ", ".join(str(m) for m in requirement.models)
+                + (f" (e.g. {example})" if example else "")
+                + "; "
+                + SERIES_REMEDY
+            )
+    return ids
+
+
+def _people_values(requirement: Any, clean: pd.DataFrame) -> pd.DataFrame:
+    """The quasi-identifiers and sensitive attributes of the clean table, as text."""
+    columns = [
+        c
+        for c in (*requirement.quasi_identifiers, *requirement.sensitive_attributes)
+        if c in clean.columns
+    ]
+    return pd.DataFrame(
+        {c: clean[c].astype("string").fillna("").astype(str) for c in columns}
+    )
+
+
 def _consistent(
     settings: RepublicationSettings,
     store: ArtifactStore,
@@ -1173,7 +1319,7 @@ def _consistent(
         kept = 0
         failing = failing_classes(result, requirement)
         if len(failing):
-            result, held, kept = as_before(result, failing, earlier, qis)
+            result, held, kept = as_before(result, failing, earlier, qis, requirement)
             withheld += held
         failing = failing_classes(result, requirement)
         if len(failing):  # not in an earlier release either: withheld
@@ -1311,7 +1457,7 @@ def verify_step(
         certificate = verify_files(files, settings.requirement, **common)
     if settings.republication is not None:
         certificate = _checked_against_series(
-            certificate, settings.republication, files, store, original
+            certificate, settings.republication, files, store, original, source_sha256
         )
     return _verified(settings, store, certificate)
 
@@ -1395,34 +1541,47 @@ def _checked_against_series(
     files: Mapping[str, Path],
     store: ArtifactStore | None = None,
     original: ArtifactRef | None = None,
+    source_sha256: str | None = None,
 ) -> Any:
     """The certificate with the series checks against the earlier releases.
 
-    Differencing on the released files; composition when a record key is
+    Differencing on the released files; against a release of the same
+    source, the two read together (the persons of the clean table grouped
+    by their class in each); composition when a record key is
     configured: the verifier recomputes each person's values from the
     released files, the clean table and the record keys the republication
     step kept, and compares them with the kept state of the earlier releases.
     """
     from ppdm.release.series import load_tables
-    from ppdm.verify.series import check_against
+    from ppdm.verify.series import check_against, check_same_rows
 
-    earlier = _earlier(settings, files)
+    # Releases in parts are refused by the republication step, never read.
+    earlier = [r for r in _earlier(settings, files) if not r.partitioned]
     if not earlier:  # only a republication of these very files
         return certificate
     tables = {name: read_released_table(path) for name, path in files.items()}
     covers = settings.covers()
-    results = [
-        result
-        for release in earlier
-        for result in check_against(
-            tables,
-            load_tables(release),
-            settings.requirement,
-            against=release.release_id,
-            accepted=settings.policy == "off",
-            covers=covers,
+    accepted = settings.policy == "off"
+    people = None
+    if store is not None and original is not None and source_sha256 is not None:
+        people = _people_values(settings.requirement, store.read_table(original))
+    results = []
+    for release in earlier:
+        if people is not None and release.source_sha256 == source_sha256:
+            check = partial(check_same_rows, people=people)
+        else:
+            check = check_against
+        results.extend(
+            check(
+                tables,
+                load_tables(release),
+                requirement=settings.requirement,
+                against=release.release_id,
+                accepted=accepted,
+                covers=covers,
+            )
         )
-    ]
+    earlier = [r for r in earlier if people is None or r.source_sha256 != source_sha256]
     composition = _composition(settings, store, original, files, tables, earlier)
     return certificate.with_series(results, composition)
 
@@ -1831,17 +1990,22 @@ def _run_planned(plan: ReleasePlan, run_step: StepRunner) -> ReleaseOutcome:
         store,
         binned.refs["discretized"],
     )
-    republished = run_step(
-        "republication",
-        republication_step,
-        plan.republication,
-        store,
-        candidate_refs(candidate),
-        ingested.refs["raw"],
-        validated.refs["quarantine"],
-        clean,
-        binned.refs["discretized"],
-    )
+    try:
+        republished = run_step(
+            "republication",
+            republication_step,
+            plan.republication,
+            store,
+            candidate_refs(candidate),
+            ingested.refs["raw"],
+            validated.refs["quarantine"],
+            clean,
+            binned.refs["discretized"],
+            source_sha,
+        )
+    except VerificationError as refused:
+        record_refusal(plan.verify, "republication", refused)
+        raise
     tables = {k: v for k, v in republished.refs.items() if k.startswith("table:")}
     verified = run_step(
         "verify", verify_step, plan.verify, store, tables, clean, source_sha

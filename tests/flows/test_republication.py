@@ -120,10 +120,12 @@ def test_refuse_publishes_nothing_and_names_the_leaking_classes(tmp_path):
     _release(tmp_path, 1, months[0])
     with pytest.raises(
         VerificationError, match="republication refused.*leak by differencing"
-    ):
+    ) as refused:
         _release(tmp_path, 2, months[1], republication={"policy": "refuse"})
     entries = read_entries(tmp_path / "out" / "audit.jsonl")
-    assert [e["event"] for e in entries] == ["publish"]
+    # Nothing published; the refusal is recorded as a failed verification is.
+    assert [e["event"] for e in entries] == ["publish", "release-rejected"]
+    assert entries[-1]["reason"] == str(refused.value)
 
 
 def test_hold_back_counts_but_never_names_the_rows_held_back(series):

@@ -34,12 +34,12 @@ from ppdm.privacy import Requirement
 from ppdm.privacy.measures import ClassPartition
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
-from ppdm.values import parse_cell
 from ppdm.verify.certificate import read_released_table
 from ppdm.verify.series import (
     CHUNK,
     PersonValues,
     _first_rows,
+    cell_width,
     class_changes,
     class_matches,
     composition_exposed,
@@ -76,15 +76,27 @@ class EarlierRelease:
     release_id : str
     files : dict
         Table name -> ``(path, sha256)`` of each released data file.
+    source_sha256 : str or None
+        The fingerprint of the source it was made from (None: not recorded).
+        A release of the same fingerprint holds the same rows: between the
+        two nobody arrived or left.
+    partitioned : tuple of str
+        Released data files written in parts (``data/<table>/part-*.parquet``,
+        an out-of-core release), relative to the output directory; ``files``
+        does not hold them.
     """
 
     release_id: str
     files: dict[str, tuple[str, str]]
+    source_sha256: str | None = None
+    partitioned: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "release_id": self.release_id,
             "files": {name: list(pair) for name, pair in sorted(self.files.items())},
+            "source_sha256": self.source_sha256,
+            "partitioned": list(self.partitioned),
         }
 
     @classmethod
@@ -92,6 +104,8 @@ class EarlierRelease:
         return cls(
             d["release_id"],
             {name: (pair[0], pair[1]) for name, pair in d["files"].items()},
+            d.get("source_sha256"),
+            tuple(d.get("partitioned", ())),
         )
 
 
@@ -111,13 +125,27 @@ def earlier_releases(
         parts = Path(where).parts
         if len(parts) != 2 or parts[0] != dataset or where in seen:
             continue
+        released = [
+            r
+            for r in entry.get("files", [])
+            if isinstance(r, dict) and Path(r.get("path", "")).parts[2:3] == ("data",)
+        ]
         files = {
             Path(r["path"]).stem: (str(out_dir / r["path"]), r["sha256"])
-            for r in entry.get("files", [])
-            if isinstance(r, dict) and Path(r.get("path", "")).parent.name == "data"
+            for r in released
+            if Path(r["path"]).parent.name == "data"
         }
-        if files:
-            seen[where] = EarlierRelease(parts[1], files)
+        # An out-of-core release writes each table in parts under
+        # data/<table>/: recorded, so that the check can refuse what it
+        # cannot read rather than pass over the release.
+        pieces = tuple(
+            str(r["path"]) for r in released if Path(r["path"]).parent.name != "data"
+        )
+        if files or pieces:
+            source = entry.get("source_sha256")
+            seen[where] = EarlierRelease(
+                parts[1], files, source if isinstance(source, str) else None, pieces
+            )
     series = list(seen.values())
     return series[-1:] if against == "last" else series
 
@@ -201,7 +229,18 @@ def hold_back(
     requirement: Requirement,
     covers: Mapping[str, Mapping[str, Sequence[str]]] | None = None,
 ) -> tuple[dict[str, pd.DataFrame], HoldBack]:
-    """Release every leaking class as it was in the latest earlier release holding it.
+    """Release every leaking class as it was in the latest earlier release, or withhold it.
+
+    A class (or exact roll-up) that leaks by differencing is released with
+    the rows the latest earlier release holding it showed, when those rows
+    are rows of the candidate's class (only newcomers are held back) and the
+    requirement accepts them as a class of their own. Otherwise (a member
+    left, the earlier class is smaller than this requirement asks, the
+    earlier side of a roll-up is several classes) the class is withheld with
+    its rows: a class absent from the release has nothing to subtract. So
+    every released row is a row of the candidate, and every class hold-back
+    touched meets the requirement. A class that leaks again after being
+    released as before is withheld.
 
     Parameters
     ----------
@@ -216,15 +255,15 @@ def hold_back(
     Returns
     -------
     tables : dict
-        The candidate with leaking classes replaced (row order: unchanged rows
-        first, then the replaced classes; the caller shuffles).
+        The candidate with leaking classes replaced or withheld (row order:
+        unchanged rows first, then the replaced classes; the caller shuffles).
     HoldBack
 
     Raises
     ------
     VerificationError
-        A leak remains after every leaking class was replaced (an earlier
-        release was itself published with leaks, under the ``off`` policy).
+        A leak remains after more rounds than the tables have rows (a guard:
+        each round withholds rows or settles a class).
     """
     out: dict[str, pd.DataFrame] = {}
     held: dict[str, int] = {}
@@ -237,29 +276,46 @@ def hold_back(
         earlier = [(rid, t[m].astype(str)) for rid, t, m in matches if m is not None]
         held[name] = kept[name] = replaced[name] = 0
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
-        for _ in range(2 * len(earlier) + 2):
+        # Cells of the classes released as before: each is settled once.
+        settled: set[tuple[str, ...]] = set()
+        limit = len(table) + sum(len(t) for _, t in earlier) + 2
+        for _ in range(limit):
             keys = _all_leaks(table, earlier, requirement, qis)
             # ``len``, not ``empty``: with no quasi-identifier the one class
             # (the whole table) is a row of no column.
             if len(keys):
-                table, withheld, restored = _as_before(table, keys, earlier, qis)
+                table, withheld, restored = _as_before(
+                    table, keys, earlier, qis, requirement, settled
+                )
+                n = len(keys)
             else:
                 table, withheld, restored, n = _rolled_up_as_before(
-                    table, earlier, requirement, covers
+                    table, earlier, requirement, covers, settled
                 )
+            if not n:
+                table, withheld, n = _withhold_failing(table, requirement, settled)
+                restored = 0
                 if not n:
                     break
             held[name] += withheld
             kept[name] += restored
-            replaced[name] += len(keys) if len(keys) else n
+            replaced[name] += n
         else:
             raise VerificationError(
-                f"{name}: classes still leak by differencing after being released "
-                "as before (an earlier release was published with the "
-                "republication policy off); e.g. "
+                f"republication refused, nothing was published: {name}: "
+                f"{len(keys)} class(es) still leak by differencing after {limit} "
+                "rounds of hold-back; e.g. "
                 + ", ".join(
                     str(dict(r)) for r in keys.head(3).to_dict(orient="records")
                 )
+            )
+        if table.empty and len(tables[name]):
+            raise VerificationError(
+                f"republication refused, nothing was published: {name}: every "
+                "class leaks by differencing against earlier release(s) "
+                + ", ".join(rid for rid, _ in earlier)
+                + f", and none could be released as before; all {len(tables[name])} "
+                "rows would be withheld"
             )
         out[name] = table
     return out, HoldBack(held, kept, replaced, tuple(rid for rid, _ in series))
@@ -279,18 +335,139 @@ def _all_leaks(
     return pd.concat(found, ignore_index=True).drop_duplicates(ignore_index=True)
 
 
+def _cells(frame: pd.DataFrame, qis: list[str]) -> list[tuple[str, ...]]:
+    """Each row's quasi-identifier cells as a tuple (a class's name)."""
+    return [tuple(map(str, row)) for row in frame[qis].itertuples(index=False)]
+
+
+def _refused(rows: pd.DataFrame, requirement: Requirement | None) -> set[tuple]:
+    """Classes of ``rows`` (by their cells) the requirement refuses on their own."""
+    if requirement is None or rows.empty:
+        return set()
+    qis = [q for q in requirement.quasi_identifiers if q in rows.columns]
+    failing = failing_classes(rows, requirement)
+    if not qis:
+        return {()} if len(failing) else set()
+    return set(_cells(failing, qis))
+
+
+def _by_class(
+    frame: pd.DataFrame, qis: list[str]
+) -> list[tuple[tuple[str, ...], pd.DataFrame]]:
+    """``(cells, rows)`` of every class of ``frame``, in order of appearance."""
+    positions: dict[tuple[str, ...], list[int]] = {}
+    for i, cells in enumerate(_cells(frame, qis)):
+        positions.setdefault(cells, []).append(i)
+    return [(cells, frame.iloc[rows]) for cells, rows in positions.items()]
+
+
+def _accepts_group(rows: pd.DataFrame, requirement: Requirement | None) -> bool:
+    """The requirement accepts ``rows`` as one group (class models it can read)."""
+    if requirement is None:
+        return True
+    present = set(rows.columns)
+    models = tuple(
+        m
+        for m in requirement.class_models
+        if not m.uses_sensitive_attribute or m.sensitive_attribute in present
+    )
+    if rows.empty or not models:
+        return True
+    judge = Requirement(
+        requirement.quasi_identifiers, models, requirement.suppression_marker
+    )
+    return bool(judge.accepts(ClassPartition.of(rows, []))[0])
+
+
+def _as_it_was(
+    old: pd.DataFrame,
+    current: pd.DataFrame,
+    columns: list[str],
+    requirement: Requirement | None,
+) -> pd.DataFrame | None:
+    """The rows of an earlier class to release again for a leaking class, or None.
+
+    The earlier rows still among ``current`` (compared on ``columns``), so
+    that nothing is added to the class. When some are gone (they left, or
+    are in another class of this release), enough more are withheld, values
+    the gone rows do not show first, that the rows missing form a group the
+    requirement accepts on its own: subtracting the two releases then finds
+    that group, never the leavers alone. None (withhold the class) when what
+    remains is no class the requirement accepts.
+    """
+    old = old.reset_index(drop=True)
+    if columns:
+        mine = pd.Series(list(map(tuple, old[columns].astype(str).to_numpy())))
+        have = pd.Series(
+            list(map(tuple, current[columns].astype(str).to_numpy()))
+        ).value_counts()
+        rank = mine.groupby(mine).cumcount()
+        present = (rank < mine.map(have).fillna(0)).to_numpy()
+    else:
+        present = np.arange(len(old)) < len(current)
+    gone, stay = old[~present], old[present]
+    if requirement is None:  # nothing to judge a missing group by
+        return None if len(gone) or stay.empty else stay
+    if not gone.empty:
+        sensitive = next(
+            (a for a in getattr(requirement, "sensitive_attributes", ()) if a in old),
+            None,
+        )
+        left = list(range(len(stay)))
+        while not _accepts_group(gone, requirement) and left:
+            shown = set(gone[sensitive].astype(str)) if sensitive else set()
+            pick = next(
+                (i for i in left if str(stay[sensitive].iloc[i]) not in shown)
+                if sensitive
+                else iter(()),
+                left[0],
+            )
+            left.remove(pick)
+            gone = pd.concat([gone, stay.iloc[[pick]]])
+        if not _accepts_group(gone, requirement):
+            return None
+        stay = stay.iloc[left]
+    if stay.empty or not _accepts_group(stay, requirement):
+        return None
+    return stay
+
+
+def _withhold_failing(
+    table: pd.DataFrame, requirement: Requirement, settled: set[tuple[str, ...]]
+) -> tuple[pd.DataFrame, int, int]:
+    """Withhold the classes released as before that the requirement refuses now.
+
+    Only hold-back's own classes: the algorithm's classes are the verifier's
+    to judge. Reached when a class passed on its own but the release around
+    it changed (t-closeness reads the whole table's distribution).
+    """
+    qis = [q for q in requirement.quasi_identifiers if q in table.columns]
+    bad = _refused(table, requirement) & settled
+    if not bad:
+        return table, 0, 0
+    drop = np.fromiter((c in bad for c in _cells(table, qis)), bool, len(table))
+    return table[~drop].reset_index(drop=True), int(drop.sum()), len(bad)
+
+
 def _rolled_up_as_before(
     table: pd.DataFrame,
     earlier: Sequence[tuple[str, pd.DataFrame]],
     requirement: Requirement,
     covers: Mapping[str, Mapping[str, Sequence[str]]] | None,
+    settled: set[tuple[str, ...]],
 ) -> tuple[pd.DataFrame, int, int, int]:
-    """Replace the leaking roll-ups against the latest release that has one.
+    """Replace or withhold the leaking roll-ups against the latest release that has one.
 
-    The candidate's classes of a leaking roll-up make way for the earlier
-    release's classes of the same region, cells as released then.
+    A roll-up is one class on one side containing several on the other. Its
+    region is released as one class with that class's cells (true of every
+    row of the region) and the earlier rows still in the region (on the
+    columns that are not quasi-identifiers), as :func:`_as_it_was` keeps
+    them: nothing is added, and what is missing is a group the requirement
+    accepts. Otherwise the candidate's classes of the region are withheld.
     """
     columns = list(table.columns)
+    qis = [q for q in requirement.quasi_identifiers if q in columns]
+    others = [c for c in columns if c not in requirement.quasi_identifiers]
     for _, old in reversed(earlier):
         shared = [c for c in columns if c in old.columns]
         units = rollup_units(table, old, requirement.quasi_identifiers, covers)
@@ -298,13 +475,22 @@ def _rolled_up_as_before(
         if not found or set(columns) - set(old.columns):
             continue
         drop = np.zeros(len(table), dtype=bool)
-        take = np.zeros(len(old), dtype=bool)
+        taken = [old.iloc[:0][columns]]
         for (rows_c, rows_e), _ in found:
             drop[rows_c] = True
-            take[rows_e] = True
+            after = old.iloc[rows_e][columns]
+            # The cells of the one class on either side: true of every row
+            # of the region (it contains the other side's classes).
+            cells = set(_cells(after, qis))
+            if len(cells) != 1:
+                cells = set(_cells(table.iloc[rows_c], qis))
+            if len(cells) == 1 and not cells & settled:
+                rows = _as_it_was(after, table.iloc[rows_c], others, requirement)
+                if rows is not None:
+                    taken.append(rows.assign(**dict(zip(qis, next(iter(cells))))))
+                    settled |= cells
         before = table[drop]
-        after = old[take][columns]
-        others = [c for c in columns if c not in requirement.quasi_identifiers]
+        after = pd.concat(taken, ignore_index=True)
         delta = (
             before[others]
             .value_counts(sort=False)
@@ -327,10 +513,22 @@ def _as_before(
     keys: pd.DataFrame,
     earlier: Sequence[tuple[str, pd.DataFrame]],
     qis: list[str],
+    requirement: Requirement | None = None,
+    settled: set[tuple[str, ...]] | None = None,
 ) -> tuple[pd.DataFrame, int, int]:
-    """Replace the classes ``keys`` by their rows in the latest release holding them."""
+    """Release the classes ``keys`` as in the latest release holding them, or withhold them.
+
+    Each class as :func:`_as_it_was` keeps the earlier rows (compared on every
+    column), and not a second time (``settled``, updated); otherwise the
+    class is withheld.
+    """
+    settled = set() if settled is None else settled
     if not qis:  # one class: the whole table
         rows = earlier[-1][1][table.columns].reset_index(drop=True)
+        columns = list(table.columns)
+        kept = None if () in settled else _as_it_was(rows, table, columns, requirement)
+        rows = table.iloc[:0] if kept is None else kept
+        settled.add(())
         delta = table.value_counts(sort=False).sub(
             rows.value_counts(sort=False), fill_value=0
         )
@@ -338,7 +536,9 @@ def _as_before(
     marked = keys.assign(_leak=True)
     in_leak = table[qis].merge(marked, on=qis, how="left")["_leak"].notna().to_numpy()
     pieces = [table[~in_leak]]
-    todo = keys
+    current = table[in_leak]
+    columns = list(table.columns)
+    todo = keys[[c not in settled for c in _cells(keys, qis)]]
     for _, old in reversed(earlier):
         if todo.empty:
             break
@@ -346,16 +546,23 @@ def _as_before(
         chosen = hit["_leak"].notna().to_numpy()
         if not chosen.any():
             continue
-        rows = old[chosen][table.columns]
-        pieces.append(rows)
+        rows = old[chosen][columns]
         done = rows[qis].drop_duplicates()
+        # Decided here: as before, or withheld (never an older release's
+        # rows instead: that class would differ from this one's).
+        now = dict(_by_class(current, qis))
+        for cells, group in _by_class(rows, qis):
+            kept = _as_it_was(group, now[cells], columns, requirement)
+            if kept is not None:
+                pieces.append(kept)
+                settled.add(cells)
         todo = (
             todo.merge(done, on=qis, how="left", indicator=True)
             .query("_merge == 'left_only'")
             .drop(columns="_merge")
         )
     result = pd.concat(pieces, ignore_index=True)
-    before = table[in_leak].value_counts(sort=False)
+    before = current.value_counts(sort=False)
     # No earlier release holding any of the classes: they are withheld.
     after = pd.concat(pieces[1:] or [table.iloc[:0]], ignore_index=True).value_counts(
         sort=False
@@ -519,7 +726,9 @@ def _compose_as_before(
             held[name] = int(chosen.sum())
         else:
             keys = table[chosen][qis].drop_duplicates().reset_index(drop=True)
-            out[name], held[name], kept[name] = _as_before(table, keys, earlier, qis)
+            out[name], held[name], kept[name] = _as_before(
+                table, keys, earlier, qis, requirement
+            )
         replaced[name] = len(hit)
     return out, HoldBack(held, kept, replaced, _ids(series))
 
@@ -583,21 +792,6 @@ def consistent_recoding(
     for q in qis:
         recoded[q] = cells[q].to_numpy()[chosen[matched]]
     return recoded[list(rows.columns)], np.flatnonzero(~matched)
-
-
-def cell_width(text: str, covers: Mapping[str, Sequence[str]]) -> float:
-    """log of how many values a released cell stands for (a suppressed cell: most)."""
-    cell = parse_cell(text)
-    if cell.kind == "suppressed":
-        return 64.0
-    if cell.kind == "interval":
-        span = cell.high - cell.low
-        return float(np.log1p(span)) if np.isfinite(span) else 48.0
-    if cell.kind == "set":
-        return float(np.log(sum(len(covers.get(m, (m,))) for m in cell.members) or 1))
-    if cell.kind == "value":
-        return float(np.log(len(covers.get(cell.text, (cell.text,)))))
-    return 0.0
 
 
 def failing_classes(table: pd.DataFrame, requirement: Requirement) -> pd.DataFrame:

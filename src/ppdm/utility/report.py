@@ -1149,43 +1149,83 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
             "nothing to compare with.</p>"
         )
         return parts
-    parts.append(
-        "<p>Checked by differencing against the earlier releases "
-        + ", ".join(html.escape(r) for r in series["checked_against"])
-        + ": for every class present in both (or rolling up exactly), the rows "
-        "only added and only removed must be none, or a group the requirement "
-        "accepts on its own. Rows held back are counted in the run's log, never "
-        "named.</p>"
-    )
-    parts.append(
-        _table(
-            [
-                "table",
-                "against",
-                "classes in both",
-                "rows added",
-                "rows removed",
-                "roll-ups",
-                "leaking",
-                "verdict",
-            ],
-            [
-                [
-                    r["table"],
-                    r["against"],
-                    r["n_common_classes"],
-                    r["rows_added"],
-                    r["rows_removed"],
-                    r.get("n_rollups", 0),
-                    r["n_leaking_classes"] + r.get("n_leaking_rollups", 0),
-                    "accepted risk (policy off)"
-                    if r["accepted_risk"]
-                    else ("passed" if r["passed"] else "failed"),
-                ]
-                for r in series["results"]
-            ],
+    differencing = [r for r in series["results"] if r.get("check") != "same-source"]
+    same = [r for r in series["results"] if r.get("check") == "same-source"]
+
+    def verdict(r: dict[str, Any]) -> str:
+        if r["accepted_risk"]:
+            return "accepted risk (policy off)"
+        return "passed" if r["passed"] else "failed"
+
+    if differencing:
+        parts.append(
+            "<p>Checked by differencing against the earlier releases "
+            + ", ".join(
+                html.escape(r) for r in sorted({r["against"] for r in differencing})
+            )
+            + ": for every class present in both (or rolling up exactly), the rows "
+            "only added and only removed must be none, or a group the requirement "
+            "accepts on its own. Rows held back are counted in the run's log, never "
+            "named.</p>"
         )
-    )
+        parts.append(
+            _table(
+                [
+                    "table",
+                    "against",
+                    "classes in both",
+                    "rows added",
+                    "rows removed",
+                    "roll-ups",
+                    "leaking",
+                    "verdict",
+                ],
+                [
+                    [
+                        r["table"],
+                        r["against"],
+                        r["n_common_classes"],
+                        r["rows_added"],
+                        r["rows_removed"],
+                        r.get("n_rollups", 0),
+                        r["n_leaking_classes"] + r.get("n_leaking_rollups", 0),
+                        verdict(r),
+                    ]
+                    for r in differencing
+                ],
+            )
+        )
+    if same:
+        parts.append(
+            "<p>Read together with the earlier releases of the same source "
+            + ", ".join(html.escape(r) for r in sorted({r["against"] for r in same}))
+            + " (the same rows: nobody arrived or left): the persons grouped by "
+            "their class in each release must each form a group the requirement "
+            "accepts.</p>"
+        )
+        parts.append(
+            _table(
+                [
+                    "table",
+                    "against",
+                    "groups",
+                    "below the requirement",
+                    "persons",
+                    "verdict",
+                ],  # fmt: skip
+                [
+                    [
+                        r["table"],
+                        r["against"],
+                        r["n_groups"],
+                        r["n_leaking_groups"],
+                        r["rows_exposed"],
+                        verdict(r),
+                    ]
+                    for r in same
+                ],
+            )
+        )
     parts.extend(_composition_section(series.get("composition")))
     return parts
 

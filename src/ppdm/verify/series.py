@@ -54,8 +54,11 @@ __all__ = [
     "CompositionCheck",
     "CompositionReport",
     "PersonValues",
+    "SameRowsCheck",
     "SeriesCheck",
+    "cell_width",
     "check_against",
+    "check_same_rows",
     "check_composition",
     "class_changes",
     "class_matches",
@@ -63,6 +66,7 @@ __all__ = [
     "counterpart",
     "person_values",
     "leaking_rollups",
+    "most_specific_class",
     "rollup_units",
 ]
 
@@ -261,6 +265,13 @@ def rollup_units(
         within_ce &= c_in_e[np.ix_(kc, ke)]
         within_ec &= e_in_c[np.ix_(ke, kc)]
         overlaps &= overlap[np.ix_(kc, ke)]
+    # A class of suppressed outliers (every cell suppressed) contains every
+    # region without being made of the classes inside it: its rows are not
+    # the other classes' rows. Beside other classes it is no roll-up of them.
+    if n_c > 1:
+        overlaps[_all_suppressed(current, qis, first_c), :] = False
+    if n_e > 1:
+        overlaps[:, _all_suppressed(earlier, qis, first_e)] = False
     equal = within_ce & within_ec.T
     units = []
     # One earlier class covering several (or one unequal) current classes.
@@ -286,6 +297,17 @@ def rollup_units(
                 (np.flatnonzero(ids_c == c), np.flatnonzero(np.isin(ids_e, touching)))
             )
     return units
+
+
+def _all_suppressed(
+    table: pd.DataFrame, qis: list[str], first: np.ndarray
+) -> np.ndarray:
+    """Per class (its first row): every quasi-identifier cell is suppressed."""
+    out = np.ones(len(first), dtype=bool)
+    for q in qis:
+        cells = table[q].astype(str).to_numpy()[first]
+        out &= np.array([parse_cell(c).kind == "suppressed" for c in cells], dtype=bool)
+    return out
 
 
 def _class_ids(table: pd.DataFrame, qis: list[str]) -> tuple[np.ndarray, int]:
@@ -939,3 +961,221 @@ class CompositionReport:
             "results": [r.to_dict() for r in self.results],
             "not_compared": dict(sorted(self.missing.items())),
         }
+
+
+# -- the same rows released twice ----------------------------------------------
+def cell_width(text: str, covers: Mapping[str, Sequence[str]]) -> float:
+    """log of how many values a released cell stands for (a suppressed cell: most)."""
+    cell = parse_cell(text)
+    if cell.kind == "suppressed":
+        return 64.0
+    if cell.kind == "interval":
+        span = cell.high - cell.low
+        return float(np.log1p(span)) if np.isfinite(span) else 48.0
+    if cell.kind == "set":
+        return float(np.log(sum(len(covers.get(m, (m,))) for m in cell.members) or 1))
+    if cell.kind == "value":
+        return float(np.log(len(covers.get(cell.text, (cell.text,)))))
+    return 0.0
+
+
+def most_specific_class(
+    people: pd.DataFrame,
+    table: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    covers: Covers | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The class of ``table`` each person lies in.
+
+    The class whose cells contain the person's values; of several, the most
+    specific (the smallest region: a class of suppressed outliers contains
+    everyone), ties by class number.
+
+    Returns
+    -------
+    class_of_person : numpy.ndarray
+        Class number per person, -1 where no class contains the person.
+    class_of_row : numpy.ndarray
+        Class number of every row of ``table``.
+    """
+    qis = [q for q in quasi_identifiers if q in table.columns and q in people.columns]
+    ids, n, matches = class_matches(people, table, qis, covers)
+    chosen = np.full(len(people), -1, dtype=np.int64)
+    if not n:
+        return chosen, ids
+    first = _first_rows(ids, n)
+    width = np.zeros(n)
+    for q in qis:
+        cells = table[q].astype(str).to_numpy()[first]
+        width += [cell_width(c, (covers or {}).get(q, {})) for c in cells]
+    order = np.lexsort([np.arange(n), width])
+    rank = np.empty(n, dtype=np.int64)
+    rank[order] = np.arange(n)
+    for start in range(0, len(people), CHUNK):
+        block = np.arange(start, min(start + CHUNK, len(people)))
+        ranked = np.where(matches(block), rank[None, :], n)
+        best = ranked.min(axis=1)
+        chosen[block] = np.where(best < n, order[np.minimum(best, n - 1)], -1)
+    return chosen, ids
+
+
+@dataclass(frozen=True)
+class SameRowsCheck:
+    """One released table read together with an earlier release of the same rows.
+
+    Two releases made from the same source (the same fingerprint) hold the
+    same persons: nobody arrived or left, so there is nothing to difference.
+    At different granularity (another algorithm, another k) each person lies
+    in one class of each, and an attacker holding both narrows the person to
+    the persons of both classes. The persons are grouped by their class in
+    each release (:func:`most_specific_class`, from the owner's table); every
+    group must be one the requirement accepts on its own.
+
+    Attributes
+    ----------
+    table : str
+    against : str
+        The earlier release's id.
+    n_groups : int
+        Groups of persons by their class in each release.
+    n_leaking_groups : int
+    rows_exposed : int
+        Persons in the groups the requirement refuses.
+    examples : tuple of dict
+        Leaking groups: the cells of the class in this release and in the
+        earlier one, and the persons in both.
+    accepted : bool
+        Released with ``republication: {policy: off}``: a recorded risk.
+    """
+
+    table: str
+    against: str
+    n_groups: int
+    n_leaking_groups: int
+    rows_exposed: int
+    examples: tuple[dict[str, Any], ...] = field(default_factory=tuple)
+    accepted: bool = False
+
+    @property
+    def leaks(self) -> bool:
+        return self.n_leaking_groups > 0
+
+    @property
+    def passed(self) -> bool:
+        return not self.leaks or self.accepted
+
+    def describe(self) -> str:
+        text = (
+            f"{self.table} read together with release {self.against} of the same "
+            f"source rows: {self.n_groups} groups of persons by their class in each"
+        )
+        if self.leaks:
+            text += (
+                f"; {self.n_leaking_groups} group(s) of {self.rows_exposed} persons "
+                "in all are below the requirement"
+            )
+            if self.accepted:
+                text += " - accepted by the data owner (republication policy off)"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "check": "same-source",
+            "table": self.table,
+            "against": self.against,
+            "passed": bool(self.passed),
+            "accepted_risk": bool(self.accepted and self.leaks),
+            "n_groups": int(self.n_groups),
+            "n_leaking_groups": int(self.n_leaking_groups),
+            "rows_exposed": int(self.rows_exposed),
+            "examples": [dict(e) for e in self.examples],
+        }
+
+
+def check_same_rows(
+    tables: Mapping[str, pd.DataFrame],
+    earlier: Mapping[str, pd.DataFrame],
+    people: pd.DataFrame,
+    requirement: Requirement,
+    *,
+    against: str,
+    accepted: bool = False,
+    covers: Covers | None = None,
+) -> list[SameRowsCheck]:
+    """Check every table against the same table of an earlier release of the same rows.
+
+    Parameters
+    ----------
+    tables, earlier : mapping of str to pandas.DataFrame
+        Released tables (text cells) by name, paired by :func:`counterpart`.
+    people : pandas.DataFrame
+        The owner's table the releases were made from (both of them): the
+        quasi-identifiers and the sensitive attributes, as text.
+    requirement : Requirement
+    against : str
+        The earlier release's id, for the result.
+    accepted : bool, default=False
+        A leak is an accepted risk (``republication: {policy: off}``).
+    covers : mapping, optional
+        Hierarchy labels -> raw values, per attribute.
+    """
+    results = []
+    for name in sorted(tables):
+        table = tables[name]
+        match = counterpart(name, table, earlier)
+        if match is None:
+            continue
+        old = earlier[match]
+        qis = [q for q in requirement.quasi_identifiers if q in table.columns]
+        present = set(table.columns) & set(people.columns)
+        models = tuple(
+            m
+            for m in requirement.class_models
+            if not m.uses_sensitive_attribute or m.sensitive_attribute in present
+        )
+        now, _ = most_specific_class(people, table, qis, covers)
+        then, _ = most_specific_class(people, old, qis, covers)
+        both = (now >= 0) & (then >= 0)
+        groups = (
+            people[both].reset_index(drop=True).assign(_now=now[both], _then=then[both])
+        )
+        partition = ClassPartition.of(groups, ["_now", "_then"])
+        if models and len(groups):
+            judge = Requirement(
+                requirement.quasi_identifiers, models, requirement.suppression_marker
+            )
+            ok = judge.accepts(partition)
+        else:
+            ok = np.ones(partition.n_classes, dtype=bool)
+        bad = np.flatnonzero(~ok)
+        keys = partition.keys(bad)
+        pair = groups.groupby(["_now", "_then"]).size()
+        sizes = [int(pair.loc[(a, b)]) for a, b in keys.itertuples(index=False)]
+        order = np.argsort(sizes, kind="stable")[:MAX_EXAMPLES]
+        first_now = _first_rows(*_class_ids(table, qis)) if qis else np.zeros(1, int)
+        first_then = _first_rows(*_class_ids(old, qis)) if qis else np.zeros(1, int)
+        examples = tuple(
+            {
+                "this release": {
+                    q: json_value(table[q].iloc[first_now[a]]) for q in qis
+                },
+                "earlier release": {
+                    q: json_value(old[q].iloc[first_then[b]]) for q in qis
+                },
+                "persons": sizes[i],
+            }
+            for i in order
+            for a, b in [tuple(keys.iloc[i])]
+        )
+        results.append(
+            SameRowsCheck(
+                table=name if match == name else f"{name} (as {match})",
+                against=against,
+                n_groups=int(partition.n_classes),
+                n_leaking_groups=len(bad),
+                rows_exposed=int(sum(sizes)),
+                examples=examples,
+                accepted=accepted,
+            )
+        )
+    return results

@@ -1,0 +1,151 @@
+"""Hold-back on small tables: what a leaking class becomes, and what never leaves.
+
+A leaking class is released as it was in the latest earlier release only when
+those rows are rows of the candidate's class and the requirement accepts
+them; otherwise it is withheld. And a series check that cannot read an
+earlier release (one published out of core, in parts) refuses by name rather
+than pass over it (the run records the refusal in the audit log:
+``tests/flows/test_republication*.py``).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+import pytest
+
+from ppdm.exceptions import VerificationError
+from ppdm.pipeline import RepublicationSettings, republication_step
+from ppdm.privacy import Requirement
+from ppdm.release import audit
+from ppdm.release.artifacts import ArtifactStore
+from ppdm.release.series import earlier_releases, hold_back
+from ppdm.verify.series import check_against
+
+QIS = ("age", "sex")
+DX = ["flu", "cold", "hiv", "ulcer"]
+
+
+def _class(age: str, sex: str, dx: list[str]) -> pd.DataFrame:
+    return pd.DataFrame({"age": age, "sex": sex, "dx": dx})
+
+
+def _rows(table: pd.DataFrame) -> Counter:
+    return Counter(map(tuple, table.astype(str).to_numpy().tolist()))
+
+
+def _sizes(table: pd.DataFrame) -> list[int]:
+    return sorted(table.groupby(list(QIS)).size().tolist())
+
+
+def test_an_earlier_class_smaller_than_this_k_is_withheld_not_copied():
+    # Released at k = 5: 5 rows of [20, 30) F. Now at k = 10 the same class
+    # holds them and 5 more; the 5 added rows leak. Copying the earlier class
+    # "as it was" would release a class of 5 in a 10-anonymous release.
+    earlier = pd.concat([_class("[20, 30)", "F", (DX * 2)[:5])])
+    candidate = pd.concat(
+        [
+            _class("[20, 30)", "F", (DX * 3)[:10]),
+            _class("[30, 40)", "M", (DX * 3)[:12]),
+        ],
+        ignore_index=True,
+    )
+    requirement = Requirement.of(QIS, "dx", k=10)
+    (out,), held = _held(candidate, earlier, requirement)
+    assert _sizes(out) == [12]  # the leaking class withheld, the other kept
+    assert held.held_back["release"] == 10 and held.kept["release"] == 0
+    assert all(r.passed for r in requirement.check(out))
+
+
+def test_departed_rows_are_never_published_again():
+    # 12 rows were released; 2 of them left. Releasing the class as before
+    # would publish the 2 rows that are no longer in the table.
+    earlier = _class("[20, 30)", "F", (DX * 3)[:12])
+    candidate = pd.concat(
+        [earlier.iloc[2:], _class("[30, 40)", "M", (DX * 3)[:12])], ignore_index=True
+    )
+    requirement = Requirement.of(QIS, "dx", k=10)
+    (out,), held = _held(candidate, earlier, requirement)
+    assert not _rows(out) - _rows(candidate)
+    assert _sizes(out) == [12] and held.kept["release"] == 0
+    (result,) = check_against({"release": out}, {"release": earlier}, requirement,
+                              against="m1")  # fmt: skip
+    assert not result.leaks
+
+
+def test_a_class_that_lost_a_member_withholds_enough_more_to_hide_who_left():
+    # 8 rows released; one (flu) left. Subtracting would show one leaver with
+    # flu: 2 more rows are withheld (a value other than flu first), so the
+    # rows missing are 3 with 2 values, and the 5 released are still a class.
+    dx = ["flu", "cold", "hiv", "flu", "cold", "hiv", "ulcer", "flu"]
+    earlier = _class("[20, 30)", "F", dx)
+    candidate = pd.concat(
+        [earlier.iloc[1:], _class("[30, 40)", "M", DX)], ignore_index=True
+    )
+    requirement = Requirement.of(QIS, "dx", k=3, l=2)
+    (out,), held = _held(candidate, earlier, requirement)
+    assert not _rows(out) - _rows(candidate)
+    assert _sizes(out) == [4, 5] and held.held_back["release"] == 2
+    (result,) = check_against({"release": out}, {"release": earlier}, requirement,
+                              against="m1")  # fmt: skip
+    assert not result.leaks
+    assert all(r.passed for r in requirement.check(out))
+
+
+def test_newcomers_wait_when_the_earlier_class_is_still_whole():
+    # 5 released rows are all still there and 2 joined (fewer than k = 3):
+    # the class is released as before and the 2 wait.
+    earlier = _class("[20, 30)", "F", ["flu", "cold", "hiv", "flu", "cold"])
+    candidate = pd.concat(
+        [earlier, _class("[20, 30)", "F", ["hiv", "ulcer"])], ignore_index=True
+    )
+    requirement = Requirement.of(QIS, "dx", k=3, l=2)
+    (out,), held = _held(candidate, earlier, requirement)
+    assert _rows(out) == _rows(earlier)
+    assert held.held_back["release"] == 2 and held.classes["release"] == 1
+
+
+def _held(candidate, earlier, requirement):
+    tables, held = hold_back(
+        {"release": candidate}, [("m1", {"release": earlier})], requirement
+    )
+    return tuple(tables.values()), held
+
+
+def test_an_earlier_release_in_parts_refuses_by_name(tmp_path):
+    out = tmp_path / "out"
+    part = "clinic/0a1b2c3d4e5f6789/data/release/part-00000.parquet"
+    audit.append_entry(
+        out / audit.AUDIT_LOG_NAME,
+        {
+            "event": "publish",
+            "dataset": "clinic",
+            "release_dir": "clinic/0a1b2c3d4e5f6789",
+            "release_id": "0a1b2c3d4e5f6789",
+            "source_sha256": "ab" * 32,
+            "files": [
+                {"path": "clinic/0a1b2c3d4e5f6789/manifest.json", "sha256": "0" * 64},
+                {"path": part, "sha256": "1" * 64},
+            ],
+        },
+    )
+    (found,) = earlier_releases(out, "clinic")
+    assert found.files == {} and found.partitioned == (part,)
+    store = ArtifactStore(tmp_path / "work")
+    candidate = {
+        "table:release": store.put_csv(
+            _class("[20, 30)", "F", DX * 3), kind="release-candidate"
+        )
+    }
+    settings = RepublicationSettings(
+        dataset="clinic",
+        requirement=Requirement.of(QIS, "dx", k=3),
+        series=[found.to_dict()],
+    )
+    with pytest.raises(VerificationError) as refused:
+        republication_step(settings, store, candidate)
+    message = str(refused.value)
+    assert "0a1b2c3d4e5f6789" in message and "part-00000.parquet" in message
+    assert "out of core" in message and "another output directory" in message
+    assert "\n" not in message
