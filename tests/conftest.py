@@ -58,11 +58,13 @@ API_START_DEADLINE_S = float(os.environ.get("PPDM_TEST_API_START_DEADLINE_S", "6
 
 @pytest.fixture(scope="session")
 def prefect_backend(tmp_path_factory):
-    """One throwaway Prefect API (its own SQLite database) for the whole session.
+    """One throwaway Prefect API (its own SQLite database) for the test process.
 
     Shared by every test that runs a flow in this process (``tests/flows``,
     ``tests/e2e``) and, through :func:`prefect_api_url`, by ``ppdm`` commands
-    the tests run as processes: each start of an API costs seconds. It is the
+    the tests run as processes: each start of an API costs seconds. Under
+    pytest-xdist each worker process starts its own, when its first test asks
+    for one (two in all with the suite's ``-n 2``). It is the
     server ``ppdm run`` starts for itself (``ppdm.flows.api_server``), so it
     dies with the test session however the session ends (the kernel's
     parent-death signal), where Prefect's own test harness would leave it
