@@ -29,8 +29,13 @@ For every other column, the first rule that applies decides:
 
 1. no value in any row: ``drop``;
 2. named like an identifier (name, first/last name, e-mail, SSN, phone,
-   address, passport, IBAN, ``id`` / ``*_id`` / ``*ID``, ...) with more than a
-   few distinct values: ``identifying``;
+   address, passport, IBAN, URL, IP, record number, ``id`` / ``*_id`` /
+   ``*ID``, ...), or values that look like one (e-mail addresses, phone,
+   social security numbers, IP addresses, URLs, persons' names, free text:
+   :func:`ppdm.identifiers.identifier_pattern`, on the whole column):
+   ``identifying``, whatever the share of distinct values (HIPAA Safe
+   Harbor's identifiers); a column named so with at most 10 values (a yes/no
+   "telephone") is left to the rules below;
 3. named like a survey weight (weight, wgt, fnlwgt, sample weight, ...) and
    numeric: ``weight``;
 4. dates and times: ``drop`` (ppdm generalizes numbers and categories, not
@@ -110,6 +115,7 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
+from ppdm.identifiers import identifier_pattern
 from ppdm.values import SUPPRESSED, format_number, format_range, format_set
 
 __all__ = [
@@ -139,7 +145,6 @@ ROLES = (
 _UNIQUE_SHARE = 0.95  # distinct values per non-missing row: "unique for ~every row"
 _MOSTLY_DISTINCT_SHARE = 0.5  # free text
 _FEW_VALUES = 10  # at most this many distinct values never identify by themselves
-_NAME_MATCH_SHARE = 0.05  # an identifier-like name also needs this distinct share
 _NUMERIC_QI_MAX = 50  # near-unique numbers with at most this many values: a QI
 _TARGET_MAX_CLASSES = 20
 _MAX_DOMAIN = 100  # schema `isin` for text columns with at most this many values
@@ -156,7 +161,8 @@ _NOT_NULL_MARGIN = 0.05  # suite: `mostly` this far below the observed share
 _IDENTIFIER_WORDS = frozenset(
     "name names firstname lastname surname forename fullname givenname middlename "
     "familyname maidenname nickname username login email mail ssn phone telephone "
-    "mobile cellphone fax address street passport iban uuid guid mrn ip id".split()
+    "mobile cellphone fax address street passport iban uuid guid mrn ip id "
+    "url website homepage ipaddress ssn npi vin".split()
 )
 _IDENTIFIER_STEMS = (
     "firstname",
@@ -173,6 +179,13 @@ _IDENTIFIER_STEMS = (
     "cardnumber",
     "licenseplate",
     "driverslicense",
+    "recordnumber",
+    "medicalrecord",
+    "accountnumber",
+    "insuranceid",
+    "memberid",
+    "ipaddress",
+    "serialnumber",
 )
 _ROW_NUMBER_WORDS = frozenset("index unnamed rownum rownumber rowid".split())
 _WEIGHT_WORDS = frozenset(
@@ -343,11 +356,13 @@ def profile_table(
     profiles = []
     for name in columns:
         stats = _statistics(name, frame[name])
+        pattern = stats.pop("pattern")
         if name in given:
             role, reason = given[name]
         else:
             role, reason = _guess(
                 stats,
+                pattern=pattern,
                 owner_target=target is not None,
                 owner_sensitive=sensitive_list is not None,
                 owner_qis=quasi_identifiers is not None,
@@ -416,6 +431,7 @@ def _statistics(name: str, column: pd.Series) -> dict[str, Any]:
     else:
         kind, declared = "text", "str"
     return {
+        "pattern": identifier_pattern(column),
         "name": name,
         "kind": kind,
         "dtype": declared,
@@ -449,6 +465,7 @@ def _matched(tokens: tuple[str, ...], words: frozenset[str], stems=()) -> str | 
 def _guess(
     stats: dict[str, Any],
     *,
+    pattern: str | None = None,
     owner_target: bool,
     owner_sensitive: bool,
     owner_qis: bool,
@@ -468,12 +485,20 @@ def _guess(
     demographic = _matched(tokens, _DEMOGRAPHIC_WORDS)
     identifier = _matched(tokens, _IDENTIFIER_WORDS, _IDENTIFIER_STEMS)
     if identifier is not None and not (identifier == "name" and demographic):
-        if distinct > _FEW_VALUES and share >= _NAME_MATCH_SHARE:
+        # A direct identifier is one whatever its share of distinct values
+        # (560 names on 50,000 rows single people out too); only a column of
+        # a few values (German credit's "telephone": yes/none) is not one.
+        if distinct > _FEW_VALUES:
             return "identifying", (
                 f'named like an identifier ("{identifier}"), {values} in '
                 f"{present:,} rows"
             )
         note = f' (named like an identifier, "{identifier}", but only {values})'
+    if pattern is not None:
+        return "identifying", (
+            f"its values look like a {pattern} (HIPAA Safe Harbor identifier), "
+            f"{values} in {present:,} rows"
+        )
 
     weight = _matched(tokens, _WEIGHT_WORDS)
     if weight is not None and numeric and not _matched(tokens, _BODY_WORDS):
