@@ -115,7 +115,7 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
-from ppdm.identifiers import identifier_pattern
+from ppdm.identifiers import IDENTIFIER_STEMS, IDENTIFIER_WORDS, identifier_pattern
 from ppdm.values import SUPPRESSED, format_number, format_range, format_set
 
 __all__ = [
@@ -158,35 +158,8 @@ _ROW_COUNT_FACTOR = 10  # suite: row count within [rows / 10, rows * 10]
 _NOT_NULL_MARGIN = 0.05  # suite: `mostly` this far below the observed share
 
 # -- vocabularies of column names (compared with the name's lower-case tokens) --
-_IDENTIFIER_WORDS = frozenset(
-    "name names firstname lastname surname forename fullname givenname middlename "
-    "familyname maidenname nickname username login email mail ssn phone telephone "
-    "mobile cellphone fax address street passport iban uuid guid mrn ip id "
-    "url website homepage ipaddress ssn npi vin".split()
-)
-_IDENTIFIER_STEMS = (
-    "firstname",
-    "lastname",
-    "surname",
-    "fullname",
-    "email",
-    "phonenumber",
-    "passport",
-    "socialsecurity",
-    "streetaddress",
-    "username",
-    "creditcard",
-    "cardnumber",
-    "licenseplate",
-    "driverslicense",
-    "recordnumber",
-    "medicalrecord",
-    "accountnumber",
-    "insuranceid",
-    "memberid",
-    "ipaddress",
-    "serialnumber",
-)
+_IDENTIFIER_WORDS = IDENTIFIER_WORDS
+_IDENTIFIER_STEMS = IDENTIFIER_STEMS
 _ROW_NUMBER_WORDS = frozenset("index unnamed rownum rownumber rowid".split())
 _WEIGHT_WORDS = frozenset(
     "weight weights wgt wt fnlwgt pweight perwt hhwt sampwt finalweight "
