@@ -36,7 +36,7 @@ def messy_hospital(rows: int = 3000, seed: int = 7) -> pd.DataFrame:
                 f"{a.lower()}.{b.lower()}{n}@mail.example"
                 for a, b, n in zip(first, last, rng.integers(1, 999, rows))
             ],
-            "zip": [f"{z:05d}" for z in rng.choice(np.arange(1001, 1041) * 10, rows)],
+            "zip": [f"{z:05d}" for z in rng.choice(np.arange(1001, 1041), rows)],
             "birth_date": birth.strftime("%Y-%m-%d"),
             "admission_date": admission.strftime("%d.%m.%Y"),
             "sex": rng.choice(["F", "M"], rows),

@@ -38,8 +38,10 @@ For every other column, the first rule that applies decides:
    "telephone") is left to the rules below;
 3. named like a survey weight (weight, wgt, fnlwgt, sample weight, ...) and
    numeric: ``weight``;
-4. dates and times: ``drop`` (ppdm generalizes numbers and categories, not
-   timestamps; derive a year or an age in the source);
+4. dates kept as text (ISO ``YYYY-MM-DD``, ``DD.MM.YYYY``, ``DD/MM/YYYY``,
+   ``MM/DD/YYYY``: :func:`ppdm.generalization.ordered_text.date_format` on
+   the whole column): ``quasi_identifier``, generalized by calendar; other
+   dates and times: ``drop`` (derive a year or an age in the source);
 5. one value in every row: ``insensitive`` (it cannot single anybody out);
 6. a row number (the consecutive integers ``a .. a + n - 1``, or named
    ``index`` / ``Unnamed: 0``): ``drop``;
@@ -115,6 +117,7 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
+from ppdm.generalization.ordered_text import date_format, text_kind
 from ppdm.identifiers import IDENTIFIER_STEMS, IDENTIFIER_WORDS, identifier_pattern
 from ppdm.values import SUPPRESSED, format_number, format_range, format_set
 
@@ -330,12 +333,14 @@ def profile_table(
     for name in columns:
         stats = _statistics(name, frame[name])
         pattern = stats.pop("pattern")
+        dates = date_format(frame[name]) if stats["kind"] == "text" else None
         if name in given:
             role, reason = given[name]
         else:
             role, reason = _guess(
                 stats,
                 pattern=pattern,
+                dates=dates,
                 owner_target=target is not None,
                 owner_sensitive=sensitive_list is not None,
                 owner_qis=quasi_identifiers is not None,
@@ -439,6 +444,7 @@ def _guess(
     stats: dict[str, Any],
     *,
     pattern: str | None = None,
+    dates: str | None = None,
     owner_target: bool,
     owner_sensitive: bool,
     owner_qis: bool,
@@ -478,6 +484,18 @@ def _guess(
         return "weight", (
             f'named like a survey weight ("{weight}"): dropped unless listed in '
             "keep_weights (if it is a body weight, make it a quasi_identifier)"
+        )
+    if dates is not None and distinct > 1:
+        # A date of a person (birth, admission, death) is a HIPAA identifier
+        # when exact: generalized by calendar, never released as is.
+        if not owner_qis:
+            return "quasi_identifier", (
+                f"dates ({dates}), {values}: generalized by calendar (month, "
+                "quarter, year, decade)" + note
+            )
+        return "drop", (
+            f"dates ({dates}), but not among the given quasi-identifiers: dropped, "
+            "never released as is by accident"
         )
     if kind == "datetime":
         return "drop", (
@@ -925,7 +943,70 @@ def propose_hierarchy(
         return _numeric_hierarchy(attribute, present.to_numpy(dtype=float))
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return _no_hierarchy(attribute, "dates and times have no generated hierarchy")
+    as_text = text_kind(present)
+    if as_text is not None and as_text.kind == "date":
+        return _date_hierarchy(attribute, present, as_text.format)
+    if as_text is not None:
+        return _code_hierarchy(attribute, present)
     return _category_hierarchy(attribute, present)
+
+
+def _date_hierarchy(attribute: str, present: pd.Series, fmt: str) -> HierarchyPlan:
+    """Day -> month -> quarter -> year -> decade -> ``*``, by calendar.
+
+    A value that is no date in ``fmt`` (a malformed cell) keeps its own text
+    up to the root: it says nothing of a date.
+    """
+    values = pd.unique(present.astype(str))
+    when = pd.to_datetime(pd.Series(values), format=fmt, errors="coerce")
+    rows = []
+    for value, day in zip(values, when):
+        if pd.isna(day):
+            rows.append((value, value, value, value, value, SUPPRESSED))
+            continue
+        decade = day.year // 10 * 10
+        rows.append(
+            (
+                value,
+                f"{day:%Y-%m}",
+                f"{day.year}-Q{day.quarter}",
+                f"{day.year}",
+                f"{decade}-{decade + 9}",
+                SUPPRESSED,
+            )
+        )
+    rows.sort(key=lambda row: row[0])
+    return HierarchyPlan(
+        attribute,
+        "levels",
+        None,
+        tuple(rows),
+        f"dates ({fmt}) by calendar: day, month, quarter, year, decade, * over "
+        f"{len(rows):,} values",
+    )
+
+
+def _code_hierarchy(attribute: str, present: pd.Series) -> HierarchyPlan:
+    """Codes masked from the right, one character a level: ``01001 -> 0100* -> *``."""
+    values = sorted(pd.unique(present.astype(str)))
+    if "" in values:
+        return _no_hierarchy(attribute, "it holds empty text, reserved for missing")
+    width = max(len(v) for v in values)
+    rows = []
+    for value in values:
+        masks = [
+            value[: max(len(value) - i, 0)] + "*" * min(i, len(value))
+            for i in range(width)
+        ]
+        rows.append((*masks, SUPPRESSED))
+    return HierarchyPlan(
+        attribute,
+        "levels",
+        None,
+        tuple(rows),
+        f"codes masked one character a level from the right ({width} levels) over "
+        f"{len(rows):,} values",
+    )
 
 
 def _no_hierarchy(attribute: str, why: str) -> HierarchyPlan:
