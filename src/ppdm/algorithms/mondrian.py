@@ -85,8 +85,12 @@ Released cells (grammar of :mod:`ppdm.values`)
     numeric: ``format_range(min, max)``; ordinal whose categories are all
     intervals (e.g. the output of discretization): the one interval from the
     lowest category's lower end to the highest category's upper end, or the
-    category itself when only one is present; other ordinal and nominal
-    attributes: ``format_set`` of the values present. A partition that holds
+    category itself when only one is present; dates and codes kept as text
+    (:mod:`ppdm.generalization.ordered_text`), ordered by calendar or by
+    text: the ISO range of the dates (a single day widened to its month) or
+    the codes masked after their common prefix, never a member's exact date
+    nor a set of full codes; other ordinal and nominal attributes:
+    ``format_set`` of the values present. A partition that holds
     NA as well as present values releases the set ``{|<summary>}`` (the empty
     member is the missing value); a partition with only NA releases ``""``.
 Rows
