@@ -71,14 +71,16 @@ def date_format(column: pd.Series) -> str | None:
         column.dtype
     ):
         return None
-    present = _present_text(column)
-    if len(present) == 0:
+    counts = _present_text(column).value_counts(sort=False)
+    if len(counts) == 0:
         return None
+    # Each distinct value is parsed once, weighted by its rows: every row counts.
+    values = pd.Series(counts.index, dtype=object)
+    weights = counts.to_numpy()
     best, best_share = None, 0.0
     for fmt in DATE_FORMATS:
-        share = float(
-            pd.to_datetime(present, format=fmt, errors="coerce").notna().mean()
-        )
+        parsed = pd.to_datetime(values, format=fmt, errors="coerce").notna()
+        share = float(weights[parsed.to_numpy()].sum() / weights.sum())
         if share > best_share:
             best, best_share = fmt, share
     return best if best_share >= _PARSED_SHARE else None
