@@ -76,6 +76,9 @@ def test_a_messy_hospital_export_is_released_safely_on_the_first_run(
         assert not members & source_dates, column  # no exact date, in any form
         ranges = [m for m in members if m.startswith("[")]
         assert ranges, column
+        for cell in ranges:  # whole months: no member's day, even as an end
+            low, high = (pd.Timestamp(t) for t in cell[1:-1].split(", "))
+            assert low.day == 1 and high == high + pd.offsets.MonthEnd(0), cell
     zips = set(table["zip"])
     for cell in released["zip"]:
         full = [m for m in _members(cell) if m in zips and m.isdigit()]

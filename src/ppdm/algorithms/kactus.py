@@ -839,7 +839,7 @@ def _suppress(
         labels: list[Any] = [*np.asarray(uniques, dtype=object), marker]
         out = np.full(len(rows), n_values, dtype=np.int64)  # the marker
         # Dates and codes kept as text: a group's values leave as their range
-        # or masked code, never as a set of exact values (nor as one day).
+        # of whole months or masked code, never as a set of exact values.
         as_text = (
             text_kind(column)
             if attribute_kind(column) is not AttributeKind.NUMERIC

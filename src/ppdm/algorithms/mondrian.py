@@ -87,7 +87,7 @@ Released cells (grammar of :mod:`ppdm.values`)
     lowest category's lower end to the highest category's upper end, or the
     category itself when only one is present; dates and codes kept as text
     (:mod:`ppdm.generalization.ordered_text`), ordered by calendar or by
-    text: the ISO range of the dates (a single day widened to its month) or
+    text: the ISO range of the whole months of the dates, or
     the codes masked after their common prefix, never a member's exact date
     nor a set of full codes; other ordinal and nominal attributes:
     ``format_set`` of the values present. A partition that holds

@@ -9,8 +9,9 @@ gives such columns an order and a coarse, truthful released form:
 - a **date** column (every present value but a few malformed ones parses in
   one format, tried on the whole column with :func:`pandas.to_datetime`) is
   ordered by calendar, and a group of its values is released as the closed
-  range of its dates in ISO form, ``[1945-06-13, 1960-06-21]``; a group of
-  one day is widened to its month, so no released cell is a day;
+  range of the whole months its dates fall in, in ISO form,
+  ``[1945-06-01, 1960-06-30]``: no released cell is a day, and no member's
+  day shows even as the end of a range;
 - a **code** column (digit strings, as zip or record codes) is ordered as
   text (equal-length digit strings sort as numbers) and a group of codes is
   released with the digits after their common prefix masked: ``010**``.
@@ -24,7 +25,7 @@ released beside the range, ``{[1945-06-13, 1960-06-21]|not a date}``.
 >>> kind.kind, kind.format
 ('date', '%d.%m.%Y')
 >>> kind.summary(["04.03.1961", "31.12.1970"])
-'[1961-03-04, 1970-12-31]'
+'[1961-03-01, 1970-12-31]'
 >>> kind.summary(["04.03.1961", "04.03.1961"])
 '[1961-03-01, 1961-03-31]'
 >>> codes = text_kind(pd.Series(["01001", "01002", "01017", "02134"] * 5))
@@ -119,10 +120,9 @@ class TextKind:
             others = [t for t, w in zip(text, when) if pd.isna(w)]
             if len(dates) == 0:
                 return format_set(others)
-            low, high = dates.min(), dates.max()
-            if low == high:  # one day: released as its month
-                low = low.replace(day=1)
-                high = low + pd.offsets.MonthEnd(0)
+            # Whole months: no member's day shows, not even as a range's end.
+            low = dates.min().replace(day=1)
+            high = dates.max() + pd.offsets.MonthEnd(0)
             cell = f"[{low:%Y-%m-%d}, {high:%Y-%m-%d}]"
             return format_set([cell, *others]) if others else cell
         if len(text) == 1:

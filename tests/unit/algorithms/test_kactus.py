@@ -869,9 +869,9 @@ def test_adult_entropy_release_publishes_through_the_core_pipeline(tmp_path):
 @pytest.mark.parametrize(
     ("values", "expected"),
     [
-        # dates kept as text: the group's range, and a one-day group its month
+        # dates kept as text: the whole months of the group's dates
         (["1961-03-04", "1961-03-09", "1970-12-31", "1988-01-01", "2001-07-15"],
-         {"node9": "[1961-03-04, 2001-07-15]", "node11": "[1961-03-01, 1961-03-31]"}),
+         {"node9": "[1961-03-01, 2001-07-31]", "node11": "[1961-03-01, 1961-03-31]"}),
         # zips: the digits after the common prefix masked
         (["01001", "01002", "01017", "01044", "01099"],
          {"node9": "010**", "node11": "01001"}),
