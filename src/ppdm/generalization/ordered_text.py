@@ -35,6 +35,7 @@ released beside the range, ``{[1945-06-13, 1960-06-21]|not a date}``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,7 +44,7 @@ import pandas as pd
 
 from ppdm.values import format_set
 
-__all__ = ["DATE_FORMATS", "TextKind", "date_format", "text_kind"]
+__all__ = ["DATE_FORMATS", "TextKind", "date_format", "date_pattern", "text_kind"]
 
 #: Date formats recognised, in order of preference: ISO, then the common
 #: national forms (day first before month first when both read every value).
@@ -56,6 +57,25 @@ _DIGITS = r"\d+"
 def _present_text(column: pd.Series) -> pd.Series:
     present = column.dropna().astype(str).str.strip()
     return present[present != ""]
+
+
+_FIELDS = {
+    "%Y": r"\d{4}",
+    "%m": r"(0?[1-9]|1[0-2])",
+    "%d": r"(0?[1-9]|[12]\d|3[01])",
+}
+
+
+def date_pattern(fmt: str) -> str:
+    r"""A regular expression of the texts of ``fmt`` (the schema's check).
+
+    >>> print(date_pattern("%d.%m.%Y"))
+    ^(0?[1-9]|[12]\d|3[01])\.(0?[1-9]|1[0-2])\.\d{4}$
+    """
+    out = re.escape(fmt)
+    for field, pattern in _FIELDS.items():
+        out = out.replace(re.escape(field), pattern)
+    return f"^{out}$"
 
 
 def date_format(column: pd.Series) -> str | None:

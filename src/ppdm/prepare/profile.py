@@ -117,7 +117,7 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
-from ppdm.generalization.ordered_text import date_format, text_kind
+from ppdm.generalization.ordered_text import date_format, date_pattern, text_kind
 from ppdm.identifiers import IDENTIFIER_STEMS, IDENTIFIER_WORDS, identifier_pattern
 from ppdm.values import SUPPRESSED, format_number, format_range, format_set
 
@@ -209,6 +209,9 @@ class ColumnProfile:
         One of :data:`ROLES`.
     reason : str
         One line: why this role.
+    date_format : str or None
+        The format (``strftime`` codes) of a text column of dates; the
+        schema checks every value against it.
     """
 
     name: str
@@ -221,6 +224,7 @@ class ColumnProfile:
     maximum: int | float | None
     role: str
     reason: str
+    date_format: str | None = None
 
     @property
     def present(self) -> int:
@@ -346,7 +350,9 @@ def profile_table(
                 owner_qis=quasi_identifiers is not None,
                 state=state,
             )
-        profiles.append(ColumnProfile(**stats, role=role, reason=reason))
+        profiles.append(
+            ColumnProfile(**stats, role=role, reason=reason, date_format=dates)
+        )
     return TableProfile(dataset=dataset, rows=len(frame), columns=tuple(profiles))
 
 
@@ -611,6 +617,8 @@ def _declares_domain(profile: ColumnProfile) -> bool:
     """
     if profile.kind != "text" or profile.role not in _CHECKED_ROLES:
         return False
+    if profile.date_format is not None:  # checked by format: next month's dates too
+        return False
     if profile.distinct <= _MAX_DOMAIN:
         return True
     return profile.role == "quasi_identifier" and profile.distinct <= _MAX_LEVEL_LEAVES
@@ -691,6 +699,8 @@ def build_schema(
             )
         if _declares_domain(column):
             checks.append(pa.Check.isin(_text_domain(frame[column.name])))
+        if column.date_format is not None and column.role in _CHECKED_ROLES:
+            checks.append(pa.Check.str_matches(date_pattern(column.date_format)))
         columns[column.name] = pa.Column(
             _PANDERA_DTYPES[column.dtype],
             checks=checks or None,

@@ -551,3 +551,31 @@ def test_dates_codes_and_categories_are_no_direct_identifiers(values):
     from ppdm.identifiers import identifier_pattern
 
     assert identifier_pattern(pd.Series(values * 20, dtype="string")) is None
+
+
+def test_a_date_column_is_checked_by_its_format_not_by_its_observed_days():
+    n = 300
+    days = pd.Timestamp("2022-01-01") + pd.to_timedelta(np.arange(n) % 90, unit="D")
+    frame = pd.DataFrame(
+        {
+            "admitted": pd.array(days.strftime("%d.%m.%Y"), dtype="string"),
+            "age": np.arange(n) % 60 + 20,
+        }
+    )
+    profile = profile_table(frame, dataset="t")
+    column = profile["admitted"]
+    assert column.role == "quasi_identifier" and column.date_format == "%d.%m.%Y"
+    assert "dates (%d.%m.%Y)" in column.reason
+    schema = build_schema(frame, profile)
+    later = pd.DataFrame(
+        {
+            "admitted": pd.array(["15.06.2023", "31.13.2022", "n/a"], dtype="string"),
+            "age": [30, 40, 50],
+        }
+    )
+    with pytest.raises(pa.errors.SchemaErrors) as err:
+        schema.validate(later, lazy=True)
+    failed = err.value.failure_cases
+    # a day not seen at init is valid; a month 13 and a non-date are not
+    assert sorted(failed["index"].tolist()) == [1, 2]
+    assert "admitted" in schema.to_yaml() and "str_matches" in schema.to_yaml()
