@@ -435,6 +435,8 @@ def _show(args: argparse.Namespace) -> int:
     quasi = ", ".join(summary["requirement"].get("quasi_identifiers", []))
     print(f"  requirement  {_models_in_words(summary['requirement'])} over {quasi}")
     print(f"  verdict      {verdict}")
+    for line in passthrough_warnings(args.release_dir):
+        print(f"  warning      {line}")
     for name, measures in summary["achieved"].items():
         print(f"  achieved     {name}: {measures}")
     for path, rows in summary["rows"].items():
