@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 
-import pandas as pd
+from ppdm._lazy import pandas as pd
 
 __all__ = [
     "IDENTIFIER_STEMS",
