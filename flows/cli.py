@@ -242,11 +242,34 @@ def _release(args: argparse.Namespace) -> int:
             os.environ["PREFECT_LOGGING_LEVEL"] = level
         if api is not None:
             api.stop()
+    for line in passthrough_warnings(Path(release_dir)):
+        print(f"ppdm run: warning: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(release_summary(Path(release_dir)), sort_keys=True))
     else:
         print(release_dir)
     return 0
+
+
+def passthrough_warnings(release_dir: Path) -> list[str]:
+    """One line per column released as is only because the data owner accepted it."""
+    certificate = json.loads(
+        (release_dir / "verification.json").read_text(encoding="utf-8")
+    )
+    lines = []
+    for r in certificate.get("passthrough") or ():
+        if r.get("acknowledged"):
+            lines.append(
+                f"column {r['column']!r} is released as is although "
+                f"{r.get('identifier')} (acknowledge_identifier_passthrough)"
+            )
+        elif r.get("accepted") and r.get("exceeds"):
+            lines.append(
+                f"column {r['column']!r} is released as is although it exceeds "
+                f"the pass-through limits ({', '.join(r['exceeds'])}; "
+                "accept_passthrough)"
+            )
+    return lines
 
 
 def _api_configured() -> bool:
@@ -412,6 +435,8 @@ def _show(args: argparse.Namespace) -> int:
     quasi = ", ".join(summary["requirement"].get("quasi_identifiers", []))
     print(f"  requirement  {_models_in_words(summary['requirement'])} over {quasi}")
     print(f"  verdict      {verdict}")
+    for line in passthrough_warnings(args.release_dir):
+        print(f"  warning      {line}")
     for name, measures in summary["achieved"].items():
         print(f"  achieved     {name}: {measures}")
     for path, rows in summary["rows"].items():

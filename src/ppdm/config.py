@@ -26,6 +26,7 @@ from pydantic import (
 from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
 from ppdm.exceptions import InvalidParameterError, UnknownDatasetError
+from ppdm.identifiers import identifier_name
 from ppdm.privacy import Requirement, model_from_description
 
 __all__ = [
@@ -311,6 +312,13 @@ class ReleaseConfig(_Strict):
         description="columns released as is although the pass-through check "
         "flags them (the report says so)",
     )
+    acknowledge_identifier_passthrough: dict[str, str] = Field(
+        default_factory=dict,
+        description="columns of accept_passthrough that look like a direct "
+        "identifier (named or valued like one, or more than 50% distinct), each "
+        "with the data owner's own words on why releasing it as is is safe; "
+        "without it such a column is refused",
+    )
     passthrough: PassthroughLimits = PassthroughLimits()
     k: int = Field(10, ge=1, le=1_000_000, strict=True)
     l: int = Field(1, ge=1, le=1000, strict=True)  # noqa: E741 - the literature's name
@@ -438,6 +446,25 @@ class ReleaseConfig(_Strict):
                         f"{key} names {name!r}, which is not {want} under 'columns'"
                         + (f" (its role is {have!r})" if have else "")
                     )
+        for name in self.accept_passthrough:
+            word = identifier_name(name)
+            if word is not None and name not in self.acknowledge_identifier_passthrough:
+                raise ValueError(
+                    f"accept_passthrough names {name!r}, which is named like a direct "
+                    f'identifier ("{word}"): it is not released as is; give it the '
+                    "role identifying or drop"
+                )
+        for name, why in self.acknowledge_identifier_passthrough.items():
+            if name not in self.accept_passthrough:
+                raise ValueError(
+                    f"acknowledge_identifier_passthrough names {name!r}, which is "
+                    "not listed in accept_passthrough"
+                )
+            if len(why.split()) < 3:
+                raise ValueError(
+                    f"acknowledge_identifier_passthrough[{name!r}] must say in the "
+                    f"data owner's words why releasing it as is is safe; got {why!r}"
+                )
         if self.pseudonymize and "identifying" not in self.columns.values():
             raise ValueError(
                 "pseudonymize: true, but no column has the role 'identifying'"

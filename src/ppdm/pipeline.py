@@ -422,6 +422,11 @@ def passthrough_policy(config: ReleaseConfig) -> dict[str, Any]:
     return {
         "columns": list(config.released_as_is),
         "accepted": list(config.accept_passthrough),
+        **(
+            {"acknowledged": list(config.acknowledge_identifier_passthrough)}
+            if config.acknowledge_identifier_passthrough
+            else {}
+        ),
         **config.passthrough.model_dump(),
     }
 

@@ -116,3 +116,60 @@ def test_accepting_a_column_by_name_publishes_and_says_so(survey, tmp_path):
     assert "age_code" in html and "accepted by the data owner" in html.lower()
     manifest = json.loads((outcome.release_dir / "manifest.json").read_text())
     assert manifest["passthrough"]["accepted"] == ["age_code"]
+
+
+@pytest.fixture(scope="module")
+def with_names(tmp_path_factory, survey):
+    """The survey plus the name of each person's nurse: a person's name per row."""
+    folder = tmp_path_factory.mktemp("names")
+    table = pd.read_csv(survey[1])
+    first, last = ["Ana", "Ben", "Jo", "Eva"], ["Smith", "Khan", "Rossi"]
+    names = [f"{a} {b}" for a in first for b in last]
+    table["nurse"] = [names[i % len(names)] for i in range(len(table))]
+    source = folder / "survey.csv"
+    table.to_csv(source, index=False)
+    from ppdm.prepare.profile import build_schema, build_suite
+
+    schema = build_schema(table, dataset="survey")
+    (folder / "schema.yaml").write_text(schema.to_yaml(), encoding="utf-8")
+    suite = build_suite(table, dataset="survey", target="outcome")
+    (folder / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+    return folder, source
+
+
+def test_accepting_a_column_of_names_is_refused_unless_acknowledged(
+    with_names, tmp_path, capsys
+):
+    from ppdm.flows.cli import main, passthrough_warnings
+
+    columns = {"education_code": "drop", "nurse": "insensitive"}
+    config = _config(
+        *with_names, tmp_path, columns=columns, accept_passthrough=["nurse"]
+    )
+    with pytest.raises(VerificationError, match="'nurse'") as err:
+        pipeline.run_release(config)
+    message = str(err.value)
+    assert "its values look like a person's name" in message
+    assert "declare it identifying, or drop it (role drop)" in message
+    assert "accept it by name" not in message  # the advice never leads to a leak
+    assert not (tmp_path / "out" / "survey").exists()
+
+    config = _config(
+        *with_names,
+        tmp_path,
+        columns=columns,
+        accept_passthrough=["nurse"],
+        acknowledge_identifier_passthrough={
+            "nurse": "the nurse on duty is not the patient"
+        },
+    )
+    outcome = pipeline.run_release(config)
+    (result,) = outcome.certificate["passthrough"]
+    assert result["acknowledged"] is True and result["passed"] is True
+    html = (outcome.release_dir / "report.html").read_text(encoding="utf-8")
+    assert "Warning: released as is although it looks like a direct identifier" in html
+    (line,) = passthrough_warnings(outcome.release_dir)
+    assert line.startswith("column 'nurse' is released as is although its values")
+    assert main(["show", str(outcome.release_dir)]) == 0
+    shown = capsys.readouterr().out
+    assert "  warning      column 'nurse' is released as is although" in shown

@@ -148,3 +148,26 @@ def test_dataset_folder_paths_are_read_from_the_config_file(tmp_path, monkeypatc
     with pytest.raises(ConfigError, match="sensitive"):
         config.with_overrides(l=2)
     assert config.with_overrides(sensitive_attribute="purpose", l=2).requirement.l == 2
+
+
+def test_a_column_named_like_an_identifier_is_not_accepted_as_is_without_a_reason():
+    columns = {**_config().columns, "name": "insensitive"}
+    refused = (
+        r"accept_passthrough names 'name', which is named like a direct identifier"
+    )
+    with pytest.raises(ConfigError, match=refused + r".*role identifying or drop"):
+        _config(columns=columns, accept_passthrough=["name"])
+    with pytest.raises(ConfigError, match="must say in the data owner's words"):
+        _config(
+            columns=columns,
+            accept_passthrough=["name"],
+            acknowledge_identifier_passthrough={"name": "yes"},
+        )
+    with pytest.raises(ConfigError, match="'visits', which is not listed in accept"):
+        _config(acknowledge_identifier_passthrough={"visits": "a count of visits"})
+    config = _config(
+        columns=columns,
+        accept_passthrough=["name"],
+        acknowledge_identifier_passthrough={"name": "these are ward names, not people"},
+    )
+    assert config.released_as_is == ["name", "visits"]

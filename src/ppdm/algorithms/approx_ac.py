@@ -94,6 +94,7 @@ import numpy as np
 from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
+from ppdm.generalization.ordered_text import text_kind
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import Interval, Options
 from ppdm.progress import report
@@ -1125,6 +1126,14 @@ class ApproxAC(Anonymizer):
         star = part.suppressed[part.labels]
         for j, q in enumerate(qis):
             text = cell_text(table[q])
+            as_text = text_kind(table[q])
+            if as_text is not None and as_text.kind == "date":
+                # A kept date is a day shared by k people: it leaves as its month.
+                text = np.asarray(text, dtype=object)
+                kept = pd.notna(table[q]).to_numpy()
+                days = pd.unique(text[kept])
+                month = {d: as_text.summary([d]) for d in days}
+                text[kept] = [month[d] for d in text[kept]]
             text = np.where(star[:, j], spec.suppression_marker, text)
             released[q] = pd.array(list(text), dtype="string")
         sizes = np.bincount(part.labels)

@@ -35,6 +35,7 @@ import numpy as np
 from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
+from ppdm.generalization.ordered_text import text_kind
 from ppdm.model import (
     SUPPRESSED,
     AnonymizationSpec,
@@ -837,11 +838,20 @@ def _suppress(
         n_values = len(uniques)
         labels: list[Any] = [*np.asarray(uniques, dtype=object), marker]
         out = np.full(len(rows), n_values, dtype=np.int64)  # the marker
+        # Dates and codes kept as text: a group's values leave as their range
+        # of whole months or masked code, never as a set of exact values.
+        as_text = (
+            text_kind(column)
+            if attribute_kind(column) is not AttributeKind.NUMERIC
+            else None
+        )
         if n_groups:
             kind = np.array([kinds_of[node].get(name, "") for node in group_nodes])
             c = codes.astype(np.int64, copy=False)[rows]
             single = np.minimum.reduceat(c, starts) == np.maximum.reduceat(c, starts)
             keep = (kind == "equals") & single
+            if as_text is not None and as_text.kind == "date" and generalize:
+                keep[:] = False
             mask = keep[group]
             out[mask] = c[mask]
             per_group: dict[int, Any] = {}
@@ -880,7 +890,11 @@ def _suppress(
                         values = [uniques[m] for m in codes_in]
                         # a set cannot say "missing": such groups stay suppressed
                         if not any(pd.isna(v) for v in values):
-                            per_group[int(owner[0])] = format_set(values)
+                            per_group[int(owner[0])] = (
+                                format_set(values)
+                                if as_text is None
+                                else as_text.summary(values)
+                            )
             if per_group:
                 label_of = np.full(n_groups, n_values, dtype=np.int64)
                 for g, label in per_group.items():

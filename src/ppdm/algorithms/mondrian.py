@@ -85,8 +85,12 @@ Released cells (grammar of :mod:`ppdm.values`)
     numeric: ``format_range(min, max)``; ordinal whose categories are all
     intervals (e.g. the output of discretization): the one interval from the
     lowest category's lower end to the highest category's upper end, or the
-    category itself when only one is present; other ordinal and nominal
-    attributes: ``format_set`` of the values present. A partition that holds
+    category itself when only one is present; dates and codes kept as text
+    (:mod:`ppdm.generalization.ordered_text`), ordered by calendar or by
+    text: the ISO range of the whole months of the dates, or
+    the codes masked after their common prefix, never a member's exact date
+    nor a set of full codes; other ordinal and nominal attributes:
+    ``format_set`` of the values present. A partition that holds
     NA as well as present values releases the set ``{|<summary>}`` (the empty
     member is the missing value); a partition with only NA releases ``""``.
 Rows
@@ -105,6 +109,7 @@ import numpy as np
 from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
+from ppdm.generalization.ordered_text import TextKind, text_kind
 from ppdm.model import AnonymizationSpec, AttributeKind, Release, attribute_kind
 from ppdm.params import Options
 from ppdm.privacy import CLASS_MODELS, Requirement
@@ -138,6 +143,7 @@ class _Dimension:
     numbers: np.ndarray  # float64 value per code (numeric); extra slot for NA
     numeric_range: float  # global max - min of present values (numeric)
     intervals: tuple[Cell, ...] | None  # parsed categories (interval ordinal)
+    text_kind: TextKind | None = None  # dates or codes kept as text
 
     @property
     def n_codes(self) -> int:
@@ -172,6 +178,7 @@ def _encode(column: pd.Series, name: str) -> _Dimension:
     intervals: tuple[Cell, ...] | None = None
     numbers = np.zeros(1)
     numeric_range = 0.0
+    as_text: TextKind | None = None
     if isinstance(column.dtype, pd.CategoricalDtype):
         # Categoricals keep their category order, unused categories included,
         # so the width of an ordinal is measured against its whole domain.
@@ -200,6 +207,19 @@ def _encode(column: pd.Series, name: str) -> _Dimension:
             codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
             labels = np.asarray(uniques, dtype=object)[order]
         codes = np.asarray(codes, dtype=np.int64)
+        if kind is AttributeKind.NOMINAL and not pd.api.types.is_bool_dtype(
+            column.dtype
+        ):
+            # Dates and codes kept as text are ordered (by calendar, by text)
+            # and released as ranges and masks, never as sets of their values.
+            as_text = text_kind(column)
+            if as_text is not None:
+                order = as_text.sort_keys(labels)
+                rank = np.empty(len(order), dtype=np.int64)
+                rank[order] = np.arange(len(order))
+                codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1)
+                labels = labels[order]
+                kind = AttributeKind.ORDINAL
         if kind is AttributeKind.NUMERIC:
             present = np.asarray(labels, dtype=np.float64)
             numbers = np.append(present, 0.0)  # the NA slot is never read
@@ -220,6 +240,7 @@ def _encode(column: pd.Series, name: str) -> _Dimension:
         numbers=numbers,
         numeric_range=numeric_range,
         intervals=intervals,
+        text_kind=as_text if kind is AttributeKind.ORDINAL else None,
     )
 
 
@@ -649,6 +670,13 @@ def _summaries(
     texts = []
     for codes in members:
         values = ["" if c == dim.n_values else str(dim.labels[c]) for c in codes]
+        if dim.text_kind is not None and len(values):
+            present = [v for c, v in zip(codes, values) if c != dim.n_values]
+            summary = dim.text_kind.summary(present) if present else ""
+            texts.append(
+                _with_missing(summary, len(present) < len(values), bool(present))
+            )
+            continue
         texts.append(format_set(values) if len(values) else "")
     return texts, np.asarray(inverse).ravel()
 

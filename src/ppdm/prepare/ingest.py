@@ -440,7 +440,38 @@ def _read_csv(path: Path) -> pd.DataFrame:
         frame = pd.read_csv(path, **_CSV_OPTIONS)
     if _surplus_field(caught):
         raise _surplus_field_error(path, frame.shape[1])
+    codes = _leading_zero_columns(path, frame)
+    if codes:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            frame = pd.read_csv(path, **_CSV_OPTIONS, dtype=dict.fromkeys(codes, str))
     return frame
+
+
+def _leading_zero_columns(path: Path, frame: pd.DataFrame) -> list[str]:
+    """Columns read as numbers whose text has leading zeros (zip ``01001``).
+
+    Such a column is a code, not a number: read as a number ``01001`` would
+    become ``1001``, a different zip. Only the columns pandas read as numbers
+    are read again as text (the whole column, every row).
+    """
+    numeric = [
+        c
+        for c in frame.columns
+        if pd.api.types.is_numeric_dtype(frame[c].dtype)
+        and not pd.api.types.is_bool_dtype(frame[c].dtype)
+    ]
+    if not numeric:
+        return []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pd.errors.ParserWarning)
+        text = pd.read_csv(path, **_CSV_OPTIONS, dtype=str, usecols=numeric)
+    return [
+        c
+        for c in numeric
+        if text[c].dropna().str.fullmatch(r"\d+").all()
+        and text[c].dropna().str.match(r"0\d").any()
+    ]
 
 
 def _surplus_field(caught: list[warnings.WarningMessage]) -> bool:

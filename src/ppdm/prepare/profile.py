@@ -29,12 +29,19 @@ For every other column, the first rule that applies decides:
 
 1. no value in any row: ``drop``;
 2. named like an identifier (name, first/last name, e-mail, SSN, phone,
-   address, passport, IBAN, ``id`` / ``*_id`` / ``*ID``, ...) with more than a
-   few distinct values: ``identifying``;
+   address, passport, IBAN, URL, IP, record number, ``id`` / ``*_id`` /
+   ``*ID``, ...), or values that look like one (e-mail addresses, phone,
+   social security numbers, IP addresses, URLs, persons' names, free text:
+   :func:`ppdm.identifiers.identifier_pattern`, on the whole column):
+   ``identifying``, whatever the share of distinct values (HIPAA Safe
+   Harbor's identifiers); a column named so with at most 10 values (a yes/no
+   "telephone") is left to the rules below;
 3. named like a survey weight (weight, wgt, fnlwgt, sample weight, ...) and
    numeric: ``weight``;
-4. dates and times: ``drop`` (ppdm generalizes numbers and categories, not
-   timestamps; derive a year or an age in the source);
+4. dates kept as text (ISO ``YYYY-MM-DD``, ``DD.MM.YYYY``, ``DD/MM/YYYY``,
+   ``MM/DD/YYYY``: :func:`ppdm.generalization.ordered_text.date_format` on
+   the whole column): ``quasi_identifier``, generalized by calendar; other
+   dates and times: ``drop`` (derive a year or an age in the source);
 5. one value in every row: ``insensitive`` (it cannot single anybody out);
 6. a row number (the consecutive integers ``a .. a + n - 1``, or named
    ``index`` / ``Unnamed: 0``): ``drop``;
@@ -110,6 +117,8 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
+from ppdm.generalization.ordered_text import date_format, date_pattern, text_kind
+from ppdm.identifiers import IDENTIFIER_STEMS, IDENTIFIER_WORDS, identifier_pattern
 from ppdm.values import SUPPRESSED, format_number, format_range, format_set
 
 __all__ = [
@@ -139,7 +148,6 @@ ROLES = (
 _UNIQUE_SHARE = 0.95  # distinct values per non-missing row: "unique for ~every row"
 _MOSTLY_DISTINCT_SHARE = 0.5  # free text
 _FEW_VALUES = 10  # at most this many distinct values never identify by themselves
-_NAME_MATCH_SHARE = 0.05  # an identifier-like name also needs this distinct share
 _NUMERIC_QI_MAX = 50  # near-unique numbers with at most this many values: a QI
 _TARGET_MAX_CLASSES = 20
 _MAX_DOMAIN = 100  # schema `isin` for text columns with at most this many values
@@ -153,27 +161,8 @@ _ROW_COUNT_FACTOR = 10  # suite: row count within [rows / 10, rows * 10]
 _NOT_NULL_MARGIN = 0.05  # suite: `mostly` this far below the observed share
 
 # -- vocabularies of column names (compared with the name's lower-case tokens) --
-_IDENTIFIER_WORDS = frozenset(
-    "name names firstname lastname surname forename fullname givenname middlename "
-    "familyname maidenname nickname username login email mail ssn phone telephone "
-    "mobile cellphone fax address street passport iban uuid guid mrn ip id".split()
-)
-_IDENTIFIER_STEMS = (
-    "firstname",
-    "lastname",
-    "surname",
-    "fullname",
-    "email",
-    "phonenumber",
-    "passport",
-    "socialsecurity",
-    "streetaddress",
-    "username",
-    "creditcard",
-    "cardnumber",
-    "licenseplate",
-    "driverslicense",
-)
+_IDENTIFIER_WORDS = IDENTIFIER_WORDS
+_IDENTIFIER_STEMS = IDENTIFIER_STEMS
 _ROW_NUMBER_WORDS = frozenset("index unnamed rownum rownumber rowid".split())
 _WEIGHT_WORDS = frozenset(
     "weight weights wgt wt fnlwgt pweight perwt hhwt sampwt finalweight "
@@ -220,6 +209,9 @@ class ColumnProfile:
         One of :data:`ROLES`.
     reason : str
         One line: why this role.
+    date_format : str or None
+        The format (``strftime`` codes) of a text column of dates; the
+        schema checks every value against it.
     """
 
     name: str
@@ -232,6 +224,7 @@ class ColumnProfile:
     maximum: int | float | None
     role: str
     reason: str
+    date_format: str | None = None
 
     @property
     def present(self) -> int:
@@ -343,17 +336,23 @@ def profile_table(
     profiles = []
     for name in columns:
         stats = _statistics(name, frame[name])
+        pattern = stats.pop("pattern")
+        dates = date_format(frame[name]) if stats["kind"] == "text" else None
         if name in given:
             role, reason = given[name]
         else:
             role, reason = _guess(
                 stats,
+                pattern=pattern,
+                dates=dates,
                 owner_target=target is not None,
                 owner_sensitive=sensitive_list is not None,
                 owner_qis=quasi_identifiers is not None,
                 state=state,
             )
-        profiles.append(ColumnProfile(**stats, role=role, reason=reason))
+        profiles.append(
+            ColumnProfile(**stats, role=role, reason=reason, date_format=dates)
+        )
     return TableProfile(dataset=dataset, rows=len(frame), columns=tuple(profiles))
 
 
@@ -416,6 +415,7 @@ def _statistics(name: str, column: pd.Series) -> dict[str, Any]:
     else:
         kind, declared = "text", "str"
     return {
+        "pattern": identifier_pattern(column),
         "name": name,
         "kind": kind,
         "dtype": declared,
@@ -449,6 +449,8 @@ def _matched(tokens: tuple[str, ...], words: frozenset[str], stems=()) -> str | 
 def _guess(
     stats: dict[str, Any],
     *,
+    pattern: str | None = None,
+    dates: str | None = None,
     owner_target: bool,
     owner_sensitive: bool,
     owner_qis: bool,
@@ -468,18 +470,38 @@ def _guess(
     demographic = _matched(tokens, _DEMOGRAPHIC_WORDS)
     identifier = _matched(tokens, _IDENTIFIER_WORDS, _IDENTIFIER_STEMS)
     if identifier is not None and not (identifier == "name" and demographic):
-        if distinct > _FEW_VALUES and share >= _NAME_MATCH_SHARE:
+        # A direct identifier is one whatever its share of distinct values
+        # (560 names on 50,000 rows single people out too); only a column of
+        # a few values (German credit's "telephone": yes/none) is not one.
+        if distinct > _FEW_VALUES:
             return "identifying", (
                 f'named like an identifier ("{identifier}"), {values} in '
                 f"{present:,} rows"
             )
         note = f' (named like an identifier, "{identifier}", but only {values})'
+    if pattern is not None:
+        return "identifying", (
+            f"its values look like a {pattern} (HIPAA Safe Harbor identifier), "
+            f"{values} in {present:,} rows"
+        )
 
     weight = _matched(tokens, _WEIGHT_WORDS)
     if weight is not None and numeric and not _matched(tokens, _BODY_WORDS):
         return "weight", (
             f'named like a survey weight ("{weight}"): dropped unless listed in '
             "keep_weights (if it is a body weight, make it a quasi_identifier)"
+        )
+    if dates is not None and distinct > 1:
+        # A date of a person (birth, admission, death) is a HIPAA identifier
+        # when exact: generalized by calendar, never released as is.
+        if not owner_qis:
+            return "quasi_identifier", (
+                f"dates ({dates}), {values}: generalized by calendar (month, "
+                "quarter, year, decade)" + note
+            )
+        return "drop", (
+            f"dates ({dates}), but not among the given quasi-identifiers: dropped, "
+            "never released as is by accident"
         )
     if kind == "datetime":
         return "drop", (
@@ -595,6 +617,8 @@ def _declares_domain(profile: ColumnProfile) -> bool:
     """
     if profile.kind != "text" or profile.role not in _CHECKED_ROLES:
         return False
+    if profile.date_format is not None:  # checked by format: next month's dates too
+        return False
     if profile.distinct <= _MAX_DOMAIN:
         return True
     return profile.role == "quasi_identifier" and profile.distinct <= _MAX_LEVEL_LEAVES
@@ -675,6 +699,8 @@ def build_schema(
             )
         if _declares_domain(column):
             checks.append(pa.Check.isin(_text_domain(frame[column.name])))
+        if column.date_format is not None and column.role in _CHECKED_ROLES:
+            checks.append(pa.Check.str_matches(date_pattern(column.date_format)))
         columns[column.name] = pa.Column(
             _PANDERA_DTYPES[column.dtype],
             checks=checks or None,
@@ -927,7 +953,70 @@ def propose_hierarchy(
         return _numeric_hierarchy(attribute, present.to_numpy(dtype=float))
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return _no_hierarchy(attribute, "dates and times have no generated hierarchy")
+    as_text = text_kind(present)
+    if as_text is not None and as_text.kind == "date":
+        return _date_hierarchy(attribute, present, as_text.format)
+    if as_text is not None:
+        return _code_hierarchy(attribute, present)
     return _category_hierarchy(attribute, present)
+
+
+def _date_hierarchy(attribute: str, present: pd.Series, fmt: str) -> HierarchyPlan:
+    """Day -> month -> quarter -> year -> decade -> ``*``, by calendar.
+
+    A value that is no date in ``fmt`` (a malformed cell) keeps its own text
+    up to the root: it says nothing of a date.
+    """
+    values = pd.unique(present.astype(str))
+    when = pd.to_datetime(pd.Series(values), format=fmt, errors="coerce")
+    rows = []
+    for value, day in zip(values, when):
+        if pd.isna(day):
+            rows.append((value, value, value, value, value, SUPPRESSED))
+            continue
+        decade = day.year // 10 * 10
+        rows.append(
+            (
+                value,
+                f"{day:%Y-%m}",
+                f"{day.year}-Q{day.quarter}",
+                f"{day.year}",
+                f"{decade}-{decade + 9}",
+                SUPPRESSED,
+            )
+        )
+    rows.sort(key=lambda row: row[0])
+    return HierarchyPlan(
+        attribute,
+        "levels",
+        None,
+        tuple(rows),
+        f"dates ({fmt}) by calendar: day, month, quarter, year, decade, * over "
+        f"{len(rows):,} values",
+    )
+
+
+def _code_hierarchy(attribute: str, present: pd.Series) -> HierarchyPlan:
+    """Codes masked from the right, one character a level: ``01001 -> 0100* -> *``."""
+    values = sorted(pd.unique(present.astype(str)))
+    if "" in values:
+        return _no_hierarchy(attribute, "it holds empty text, reserved for missing")
+    width = max(len(v) for v in values)
+    rows = []
+    for value in values:
+        masks = [
+            value[: max(len(value) - i, 0)] + "*" * min(i, len(value))
+            for i in range(width)
+        ]
+        rows.append((*masks, SUPPRESSED))
+    return HierarchyPlan(
+        attribute,
+        "levels",
+        None,
+        tuple(rows),
+        f"codes masked one character a level from the right ({width} levels) over "
+        f"{len(rows):,} values",
+    )
 
 
 def _no_hierarchy(attribute: str, why: str) -> HierarchyPlan:

@@ -585,9 +585,22 @@ def _columns_html(
             )
         )
         parts.append(
-            "<p><strong>Accepted by the data owner</strong> although above a "
-            f"limit: {html.escape(names)} (configuration key "
+            "<p><strong>Warning: Accepted by the data owner</strong> although above "
+            f"a limit: {html.escape(names)} (configuration key "
             "<code>accept_passthrough</code>).</p>"
+        )
+    acknowledged = [r for r in passthrough if r.get("acknowledged")]
+    if acknowledged:
+        parts.append(
+            "<p><strong>Warning: released as is although it looks like a direct "
+            "identifier</strong>, on the data owner's acknowledgement: "
+            + html.escape(
+                "; ".join(
+                    f"{r.get('column')} ({r.get('identifier')})" for r in acknowledged
+                )
+            )
+            + " (configuration key <code>acknowledge_identifier_passthrough</code>)."
+            "</p>"
         )
     elif accepted:
         parts.append(

@@ -36,7 +36,6 @@ from ppdm.privacy.measures import ClassPartition
 from ppdm.privacy.risk import RiskReport, reidentification_risk
 from ppdm.release.read import ReleasedFiles, read_released_table, released_sha256
 from ppdm.verify.passthrough import (
-    FIX,
     PassthroughPolicy,
     PassthroughResult,
     check_passthrough,
@@ -309,7 +308,14 @@ class Certificate:
             if self.passthrough:
                 text += "; released as is: " + ", ".join(
                     f"{r.column} in {r.table}"
-                    + (" (accepted by the data owner)" if r.flagged else "")
+                    + (
+                        " (acknowledged by the data owner although it looks like "
+                        "an identifier)"
+                        if r.identifier
+                        else " (accepted by the data owner)"
+                        if r.flagged
+                        else ""
+                    )
                     for r in self.passthrough
                 )
             return text
@@ -350,7 +356,7 @@ class Certificate:
                 lines.append(f"FAILED: {self.composition.describe()[-1]}")
         for r in self.passthrough or ():
             if not r.passed:
-                lines.append(f"FAILED: {r.describe()}; {FIX}")
+                lines.append(f"FAILED: {r.describe()}; {r.fix}")
         return "\n".join(lines)
 
     def raise_for_failure(self) -> None:

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError, SourceError
+from ppdm.identifiers import looks_identifying
 from ppdm.privacy import Requirement
 from ppdm.privacy._containment import quasi_identifier_columns
 from ppdm.privacy.measures import (
@@ -419,6 +420,14 @@ def _dask_passthrough(
                 figures=figures,
                 shares=shares,
                 note=not_measured_note(original, column),
+                # the values released as is are the original's; without the
+                # original (re-verification), the name alone is judged
+                identifier=looks_identifying(
+                    column,
+                    original[column]
+                    if original is not None and column in original.columns
+                    else pd.Series([], dtype=object),
+                ),
             )
         )
     return results

@@ -65,6 +65,7 @@ import numpy as np
 import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
+from ppdm.identifiers import looks_identifying
 from ppdm.privacy import Requirement
 from ppdm.privacy.base import json_value
 from ppdm.values import SUPPRESSED, format_number, parse_cell
@@ -83,6 +84,7 @@ __all__ = [
     "checked_columns",
     "not_measured_note",
     "FIX",
+    "FIX_IDENTIFIER",
 ]
 
 #: What the data owner can do about a column that fails the check.
@@ -90,6 +92,8 @@ FIX = (
     "declare it a quasi-identifier, drop it (role drop), or accept it by name "
     "in accept_passthrough"
 )
+#: ... about a column that looks like a direct identifier: never accept it.
+FIX_IDENTIFIER = "declare it identifying, or drop it (role drop)"
 
 #: Released cell of a quasi-identifier a table does not carry: nothing shown.
 _NOT_RELEASED = SUPPRESSED
@@ -108,7 +112,13 @@ class PassthroughPolicy:
         weights); each is checked in every released table that carries it.
     accepted : tuple of str, default=()
         Columns the data owner accepts although they exceed a limit (config
-        ``accept_passthrough``): they pass, flagged as accepted.
+        ``accept_passthrough``): they pass, flagged as accepted, unless they
+        look like a direct identifier (:func:`ppdm.identifiers.looks_identifying`:
+        named or valued like one, or more than 50 % distinct).
+    acknowledged : tuple of str, default=()
+        Columns of ``accepted`` the data owner releases although they look
+        like a direct identifier (config ``acknowledge_identifier_passthrough``,
+        where the owner writes why): they pass, flagged.
     max_below_k_share : float, default=0.0
         Largest share of rows in classes below k once the column is added to
         the quasi-identifiers.
@@ -125,11 +135,12 @@ class PassthroughPolicy:
 
     columns: tuple[str, ...] = ()
     accepted: tuple[str, ...] = ()
+    acknowledged: tuple[str, ...] = ()
     max_below_k_share: float = 0.0
     max_proxy_share: float = 0.01
 
     def __post_init__(self) -> None:
-        for name in ("columns", "accepted"):
+        for name in ("columns", "accepted", "acknowledged"):
             value = getattr(self, name)
             if isinstance(value, str) or not all(isinstance(c, str) for c in value):
                 raise InvalidParameterError(
@@ -154,12 +165,15 @@ class PassthroughPolicy:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (the manifest's ``passthrough`` entry)."""
-        return {
+        out: dict[str, Any] = {
             "columns": list(self.columns),
             "accepted": list(self.accepted),
             "max_below_k_share": self.max_below_k_share,
             "max_proxy_share": self.max_proxy_share,
         }
+        if self.acknowledged:  # absent when empty: earlier manifests read alike
+            out["acknowledged"] = list(self.acknowledged)
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PassthroughPolicy:
@@ -174,7 +188,13 @@ class PassthroughPolicy:
             raise InvalidParameterError(
                 f"a pass-through policy must be a mapping; got {data!r}"
             )
-        known = ("columns", "accepted", "max_below_k_share", "max_proxy_share")
+        known = (
+            "columns",
+            "accepted",
+            "acknowledged",
+            "max_below_k_share",
+            "max_proxy_share",
+        )
         unknown = sorted(set(data) - set(known))
         if unknown:
             raise InvalidParameterError(
@@ -215,6 +235,10 @@ class PassthroughResult:
         The data owner accepted the column by name.
     note : str
         Why the proxy part was not measured, when it was not.
+    identifier : str
+        Why the column looks like a direct identifier ("" when it does not).
+    acknowledged : bool
+        The data owner acknowledged releasing it although it looks like one.
     """
 
     column: str
@@ -231,6 +255,8 @@ class PassthroughResult:
     max_proxy_share: float
     accepted: bool = False
     note: str = ""
+    identifier: str = ""
+    acknowledged: bool = False
 
     @property
     def proxy_measured(self) -> bool:
@@ -270,12 +296,31 @@ class PassthroughResult:
         return bool(self.exceeds)
 
     @property
+    def refused(self) -> bool:
+        """Looks like a direct identifier and not acknowledged: never passes.
+
+        A column named or valued like an identifier fails even within the
+        limits; a column only more than 50 % distinct (which a limit flags
+        anyway) cannot be accepted without the acknowledgement.
+        """
+        if not self.identifier or self.acknowledged:
+            return False
+        return self.flagged or not self.identifier.endswith("distinct")
+
+    @property
     def passed(self) -> bool:
-        """Within the limits, or accepted by the data owner."""
-        return not self.flagged or self.accepted
+        """Within the limits, or accepted by the data owner; never refused."""
+        return not self.refused and (not self.flagged or self.accepted)
+
+    @property
+    def fix(self) -> str:
+        """What the data owner can do about the column when it fails."""
+        return FIX_IDENTIFIER if self.identifier else FIX
 
     @property
     def status(self) -> str:
+        if self.refused:
+            return "looks like an identifier"
         if not self.flagged:
             return "within limits"
         return "accepted by the data owner" if self.accepted else "exceeds limits"
@@ -292,15 +337,23 @@ class PassthroughResult:
         if "below_k_share" in self.exceeds:
             text += f" (limit {_pct(self.max_below_k_share)})"
         if self.proxy_shares is None:
-            return text + f"; proxy not measured ({self.note})"
-        q = self.proxy_attribute
-        if q is None:
-            return text + "; it reveals no quasi-identifier the release generalized"
-        return (
-            text + f"; it reveals the original {q} of {_pct(self.proxy_shares[q])} "
-            f"of rows whose released {q} is generalized or suppressed "
-            f"(limit {_pct(self.max_proxy_share)})"
-        )
+            text += f"; proxy not measured ({self.note})"
+        elif self.proxy_attribute is None:
+            text += "; it reveals no quasi-identifier the release generalized"
+        else:
+            q = self.proxy_attribute
+            text += (
+                f"; it reveals the original {q} of {_pct(self.proxy_shares[q])} "
+                f"of rows whose released {q} is generalized or suppressed "
+                f"(limit {_pct(self.max_proxy_share)})"
+            )
+        if self.identifier:
+            text += f"; it looks like a direct identifier: {self.identifier}"
+            if self.acknowledged:
+                text += " (released as is, acknowledged by the data owner)"
+            elif self.accepted:
+                text += " (accept_passthrough does not release an identifier)"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -330,6 +383,9 @@ class PassthroughResult:
             "passed": self.passed,
             "status": self.status,
             "note": self.note,
+            # absent when empty: certificates of other columns read alike
+            **({"identifier": self.identifier} if self.identifier else {}),
+            **({"acknowledged": True} if self.acknowledged else {}),
         }
 
 
@@ -608,8 +664,13 @@ def passthrough_result(
     figures: Mapping[str, Any],
     shares: Mapping[str, float] | None,
     note: str = "",
+    identifier: str = "",
 ) -> PassthroughResult:
-    """Assemble one column's result from :func:`below_k_figures` and shares."""
+    """Assemble one column's result from :func:`below_k_figures` and shares.
+
+    ``identifier`` says why the column looks like a direct identifier
+    (:func:`ppdm.identifiers.looks_identifying`; "" when it does not).
+    """
     return PassthroughResult(
         column=column,
         table=table,
@@ -625,6 +686,8 @@ def passthrough_result(
         max_proxy_share=policy.max_proxy_share,
         accepted=column in policy.accepted,
         note="" if shares is not None else note,
+        identifier=identifier,
+        acknowledged=column in policy.acknowledged,
     )
 
 
@@ -731,6 +794,7 @@ def check_passthrough(
                 figures=figures,
                 shares=shares,
                 note=not_measured_note(original, column),
+                identifier=looks_identifying(column, released[column]),
             )
         )
     return results

@@ -379,3 +379,34 @@ def test_missing_values_are_a_value_of_their_own() -> None:
     spec = AnonymizationSpec.of(("a",), None, "y", k=3)
     out = ApproxAC().anonymize(table, spec, np.random.default_rng(0)).tables["release"]
     pd.testing.assert_series_equal(out["a"], table["a"])
+
+
+def test_a_kept_date_leaves_as_its_month():
+    rng = np.random.default_rng(4)
+    n = 120
+    days = pd.Timestamp("2022-01-01") + pd.to_timedelta(
+        rng.choice([0, 3, 40, 41, 200], n), unit="D"
+    )
+    table = pd.DataFrame(
+        {
+            "admitted": pd.array(days.strftime("%d.%m.%Y"), dtype="string"),
+            "sex": pd.array(rng.choice(["F", "M"], n), dtype="string"),
+            "y": rng.choice(["a", "b"], n),
+        }
+    )
+    spec = AnonymizationSpec.of(
+        quasi_identifiers=["admitted", "sex"],
+        sensitive_attribute=None,
+        target="y",
+        k=4,
+    )
+    out = get_algorithm("approx-ac").anonymize(table, spec, np.random.default_rng(0))
+    cells = out.table["admitted"].astype(str)
+    assert not cells.isin(set(table["admitted"])).any()  # no day leaves
+    kept = cells[cells != "*"]
+    assert len(kept) > 0
+    month = days.to_series(index=table.index).dt.to_period("M")
+    for i, cell in kept.items():
+        first = month[i].start_time.strftime("%Y-%m-%d")
+        last = month[i].end_time.strftime("%Y-%m-%d")
+        assert cell == f"[{first}, {last}]"

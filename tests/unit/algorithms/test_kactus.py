@@ -864,3 +864,29 @@ def test_adult_entropy_release_publishes_through_the_core_pipeline(tmp_path):
     evidence = json.loads((release_dir / "evidence.json").read_text())["evidence"]
     assert evidence["lost_records"] == 0
     assert evidence["models"] == ["k-anonymity", "entropy-l-diversity"]
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        # dates kept as text: the whole months of the group's dates
+        (["1961-03-04", "1961-03-09", "1970-12-31", "1988-01-01", "2001-07-15"],
+         {"node9": "[1961-03-01, 2001-07-31]", "node11": "[1961-03-01, 1961-03-31]"}),
+        # zips: the digits after the common prefix masked
+        (["01001", "01002", "01017", "01044", "01099"],
+         {"node9": "010**", "node11": "01001"}),
+    ],
+)  # fmt: skip
+def test_groups_of_dates_and_codes_leave_as_ranges_and_masks(values, expected):
+    table, tree, node = _worked_example()
+    races = ["White", "Black", "Asian-Pac-Islander", "Other", "Amer-Indian-Eskimo"]
+    table["race"] = pd.array(table["race"].map(dict(zip(races, values))), "string")
+    result = anonymize_tree(
+        table, tree, QI, 100, np.random.default_rng(0), generalize_small_siblings=True
+    )
+    at_9 = result.table[result.group == result.group_nodes.index(node[9].id)]
+    at_11 = result.table[result.group == result.group_nodes.index(node[11].id)]
+    assert at_9["race"].unique().tolist() == [expected["node9"]]
+    assert at_11["race"].unique().tolist() == [expected["node11"]]
+    assert not result.table["race"].str.startswith("{").any()
+    assert k_anonymity(result.table, QI) >= 100

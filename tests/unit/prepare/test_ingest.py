@@ -237,3 +237,17 @@ def test_file_sha256_matches_hashlib_on_a_multichunk_file(tmp_path):
     assert file_sha256(path) == hashlib.sha256(payload).hexdigest()
     with pytest.raises(SourceError, match="cannot be read"):
         file_sha256(tmp_path / "absent.bin")
+
+
+def test_codes_with_leading_zeros_stay_text(tmp_path):
+    path = tmp_path / "codes.csv"
+    path.write_text(
+        "zip,count,mrn,y\n01001,3,0000123,a\n02134,12,0000777,b\n10115,7,,a\n",
+        encoding="utf-8",
+    )
+    frame = load_source("csv", path)
+    assert frame["zip"].tolist() == ["01001", "02134", "10115"]
+    assert frame["mrn"].tolist()[:2] == ["0000123", "0000777"]
+    assert frame["mrn"].isna().tolist() == [False, False, True]
+    assert isinstance(frame["zip"].dtype, pd.StringDtype)
+    assert frame["count"].dtype == np.int64  # a number without leading zeros

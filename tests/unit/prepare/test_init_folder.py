@@ -67,7 +67,7 @@ def test_the_folder_holds_schema_suite_hierarchies_and_config(folder):
         "clinic.yaml",
         "hierarchies/age.json",
         "hierarchies/sex.csv",
-        "hierarchies/zip.json",  # the CSV reader reads 01200 as the number 1200
+        "hierarchies/zip.csv",  # 01200 is a code kept as text: masked, 0120*, ...
         "schema.yaml",
         "suite.json",
     ]
@@ -193,7 +193,7 @@ def test_the_owners_roles_reach_the_config(tmp_path, clinic_csv):
     ]
     assert sorted(p.name for p in (path.parent / "hierarchies").iterdir()) == [
         "age.json",
-        "zip.json",
+        "zip.csv",
     ]
     loaded = load_config(path)
     assert loaded.quasi_identifiers == ["age", "zip"]

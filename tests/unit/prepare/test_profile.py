@@ -483,3 +483,99 @@ def test_generated_category_hierarchies_nest_and_cover_every_value(counts):
     if len(counts) <= 5:
         assert hierarchy.height == 1
     assert hierarchy.height <= 5  # at most four levels between value and *
+
+
+def test_identifiers_are_found_whatever_their_share_of_distinct_values():
+    # 560 names on 50,000 rows: 1 % distinct, still a person's name.
+    n = 50_000
+    rng = np.random.default_rng(11)
+    names = np.array([f"First{i % 40} Last{i // 40}" for i in range(560)])
+    frame = pd.DataFrame(
+        {
+            "name": pd.array(rng.choice(names, n), dtype="string"),
+            "age": rng.integers(18, 90, n),
+        }
+    )
+    column = profile_table(frame, dataset="t")["name"]
+    assert column.role == "identifying" and "560 distinct values" in column.reason
+
+
+@pytest.mark.parametrize(
+    ("values", "kind"),
+    [
+        ([f"p{i}@mail.example" for i in range(30)], "e-mail address"),
+        ([f"+1 (555) 201-{i:04d}" for i in range(30)], "phone number"),
+        ([f"{100 + i}-45-{6000 + i}" for i in range(30)], "social security number"),
+        ([f"10.0.{i}.7" for i in range(30)], "IP address"),
+        ([f"https://example.org/p/{i}" for i in range(30)], "URL"),
+        (
+            [
+                f"{f} {s}"
+                for f in ("Ana", "Ben", "Jo")
+                for s in ("Smith", "O'Neil", "Khan", "Meyer-Lang")
+            ],
+            "person's name",
+        ),  # fmt: skip
+        (
+            [f"patient says the pain began on day {i} of the stay" for i in range(30)],
+            "free text",
+        ),  # fmt: skip
+    ],
+)
+def test_identifiers_are_found_by_their_values_under_any_name(values, kind):
+    n = 600
+    frame = pd.DataFrame(
+        {
+            # a name that says nothing, and few values per row
+            "field_7": pd.array([values[i % len(values)] for i in range(n)], "string"),
+            "age": np.arange(n) % 70 + 18,
+        }
+    )
+    column = profile_table(frame, dataset="t")["field_7"]
+    assert column.role == "identifying", column.reason
+    assert kind in column.reason
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["1961-03-04", "1970-12-31", "1988-01-01", "2001-07-15"],  # dates
+        ["04.03.1961", "31.12.1970", "01.01.1988", "15.07.2001"],
+        ["01001", "02134", "10115", "80331"],  # zip codes
+        ["E11.9", "I10", "J45.909", "K21.9", "N39.0"],  # ICD codes
+        ["Medicare", "Medicaid", "Private", "Self Pay"],  # a category
+        ["12", "7", "30", "1", "4"],  # counts as text
+    ],
+)
+def test_dates_codes_and_categories_are_no_direct_identifiers(values):
+    from ppdm.identifiers import identifier_pattern
+
+    assert identifier_pattern(pd.Series(values * 20, dtype="string")) is None
+
+
+def test_a_date_column_is_checked_by_its_format_not_by_its_observed_days():
+    n = 300
+    days = pd.Timestamp("2022-01-01") + pd.to_timedelta(np.arange(n) % 90, unit="D")
+    frame = pd.DataFrame(
+        {
+            "admitted": pd.array(days.strftime("%d.%m.%Y"), dtype="string"),
+            "age": np.arange(n) % 60 + 20,
+        }
+    )
+    profile = profile_table(frame, dataset="t")
+    column = profile["admitted"]
+    assert column.role == "quasi_identifier" and column.date_format == "%d.%m.%Y"
+    assert "dates (%d.%m.%Y)" in column.reason
+    schema = build_schema(frame, profile)
+    later = pd.DataFrame(
+        {
+            "admitted": pd.array(["15.06.2023", "31.13.2022", "n/a"], dtype="string"),
+            "age": [30, 40, 50],
+        }
+    )
+    with pytest.raises(pa.errors.SchemaErrors) as err:
+        schema.validate(later, lazy=True)
+    failed = err.value.failure_cases
+    # a day not seen at init is valid; a month 13 and a non-date are not
+    assert sorted(failed["index"].tolist()) == [1, 2]
+    assert "admitted" in schema.to_yaml() and "str_matches" in schema.to_yaml()

@@ -159,8 +159,9 @@ def test_the_report_lists_every_column_with_its_role_and_as_is_figures(original)
     spec = AnonymizationSpec.of(
         quasi_identifiers=QI, sensitive_attribute=None, target="income", k=2
     )
+    # wt is distinct for every row: accepted only with an acknowledgement
     policy = PassthroughPolicy(
-        columns=("visits", "wt", "<b>code</b>"), accepted=("wt",)
+        columns=("visits", "wt", "<b>code</b>"), accepted=("wt",), acknowledged=("wt",)
     )
     results = check_passthrough(
         released, spec.requirement, policy, source, table="release"
@@ -198,6 +199,7 @@ def test_the_report_lists_every_column_with_its_role_and_as_is_figures(original)
         "<td>0%</td><td>0%</td><td>0% / 1%</td><td>within limits</td></tr>"
     ) in page
     assert "Accepted by the data owner</strong> although above a limit: wt" in page
+    assert "Warning: released as is although it looks like a direct identifier" in page
     # column names are escaped, never markup
     assert "&lt;b&gt;code&lt;/b&gt;" in page and "<b>code</b>" not in page
 

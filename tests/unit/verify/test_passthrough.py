@@ -24,6 +24,7 @@ from ppdm.verify import verify_files, verify_tables
 from ppdm.verify.out_of_core import verify_csv_files, verify_parquet
 from ppdm.verify.passthrough import (
     FIX,
+    FIX_IDENTIFIER,
     PassthroughPolicy,
     canonical_text,
     check_passthrough,
@@ -159,8 +160,11 @@ def test_accepted_columns_pass_flagged():
     rng = np.random.default_rng(9)
     original = adult_like(rng)
     released = release_of(original, np.zeros(len(original), bool))
+    # weight is distinct for every row: accepted only with an acknowledgement
     policy = PassthroughPolicy(
-        columns=("weight", "education-num", "flag"), accepted=("weight", "flag")
+        columns=("weight", "education-num", "flag"),
+        accepted=("weight", "flag"),
+        acknowledged=("weight",),
     )
     cert = verify_tables({"t": released}, REQ, original=original, passthrough=policy)
     results = by_column(cert.passthrough)
@@ -169,15 +173,57 @@ def test_accepted_columns_pass_flagged():
     assert results["weight"].status == "accepted by the data owner"
     assert not results["education-num"].passed  # not accepted
     assert not cert.passed
-    only_accepted = PassthroughPolicy(columns=("weight",), accepted=("weight",))
+    only_accepted = PassthroughPolicy(
+        columns=("weight",), accepted=("weight",), acknowledged=("weight",)
+    )
     cert = verify_tables(
         {"t": released}, REQ, original=original, passthrough=only_accepted
     )
     assert cert.passed
-    assert "weight in t (accepted by the data owner)" in cert.summary()
+    assert "weight in t (acknowledged by the data owner" in cert.summary()
     entry = cert.to_dict()["passthrough"][0]
     assert entry["accepted"] is True and entry["exceeds"] == ["below_k_share"]
     assert entry["status"] == "accepted by the data owner"
+    assert entry["acknowledged"] is True
+    assert entry["identifier"] == "100% of its values are distinct"
+
+
+def test_accepting_a_column_that_looks_like_an_identifier_is_refused():
+    rng = np.random.default_rng(9)
+    original = adult_like(rng)
+    n = len(original)
+    last = ("Smith", "Khan", "Rossi", "Meyer")
+    names = np.array([f"{a} {b}" for a in ("Ana", "Ben", "Jo") for b in last])
+    original = original.assign(patient=names[np.arange(n) % len(names)])  # 12 names
+    released = release_of(original, np.zeros(n, bool)).assign(
+        patient=original["patient"].to_numpy()
+    )
+    for column, why in (
+        ("weight", "100% of its values are distinct"),
+        ("patient", "its values look like a person's name"),
+    ):
+        policy = PassthroughPolicy(columns=(column,), accepted=(column,))
+        cert = verify_tables(
+            {"t": released}, REQ, original=original, passthrough=policy
+        )
+        [result] = cert.passthrough
+        assert result.accepted and not result.passed and not cert.passed
+        assert result.identifier == why and result.status == "looks like an identifier"
+        summary = cert.summary()
+        # the advice never leads to releasing it
+        assert why in summary and "accept_passthrough does not release" in summary
+        assert summary.endswith("declare it identifying, or drop it (role drop)")
+        acknowledged = PassthroughPolicy(
+            columns=(column,), accepted=(column,), acknowledged=(column,)
+        )
+        cert = verify_tables(
+            {"t": released}, REQ, original=original, passthrough=acknowledged
+        )
+        assert cert.passed and cert.passthrough[0].acknowledged
+    # a name within the limits is no better than one above them
+    policy = PassthroughPolicy(columns=("patient",))
+    cert = verify_tables({"t": released}, REQ, original=original, passthrough=policy)
+    assert not cert.passed and cert.passthrough[0].refused
 
 
 def test_without_the_original_the_proxy_is_not_measured():
@@ -454,11 +500,21 @@ def test_release_check_re_measures_below_k_from_the_manifest(tmp_path):
     assert not outcome.passed and outcome.lines[-1] == "FAIL"
     text = "\n".join(outcome.lines)
     assert "column 'weight' released as is in release" in text
-    assert "proxy not measured" in text and FIX in text
+    # weight is distinct for every row: the advice never offers accepting it
+    assert "proxy not measured" in text and FIX_IDENTIFIER in text
+    assert FIX not in text
+    refused = publish(
+        tmp_path / "refused",
+        released,
+        PassthroughPolicy(columns=("weight",), accepted=("weight",)),
+    )
+    assert not check_release(refused).passed
     accepted = publish(
         tmp_path / "accepted",
         released,
-        PassthroughPolicy(columns=("weight",), accepted=("weight",)),
+        PassthroughPolicy(
+            columns=("weight",), accepted=("weight",), acknowledged=("weight",)
+        ),
     )
     outcome = check_release(accepted)
     assert outcome.passed
