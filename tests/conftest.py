@@ -75,6 +75,8 @@ def prefect_backend(tmp_path_factory):
     import httpx
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
+    from ppdm.flows.api_server import _flush_to_api
+
     place = tmp_path_factory.mktemp("prefect-api")
     database = place / "prefect.db"
     log_path = place / "server.log"
@@ -119,7 +121,12 @@ def prefect_backend(tmp_path_factory):
                 )
             time.sleep(0.2)
         with temporary_settings(updates={PREFECT_API_URL: url}):
-            yield url
+            try:
+                yield url
+            finally:
+                # Logs and events still queued reach the API before it stops
+                # (else their workers report failed connections at exit).
+                _flush_to_api()
     finally:
         server.terminate()
         try:

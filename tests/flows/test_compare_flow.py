@@ -35,6 +35,7 @@ class ThreadRecorder(Mondrian):
         return super()._anonymize(table, spec, rng)
 
 
+@pytest.mark.slow  # the whole German sweep twice, once on a Dask cluster: .ci/run's 2nd stage
 def test_dask_local_cluster_with_two_threads(
     prefect_backend, toy_algorithms, monkeypatch, tmp_path
 ):
