@@ -22,6 +22,10 @@ from ppdm.prepare.datasets import load
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.read import read_released_table, released_tables
 
+# Long end-to-end checks (a local Dask cluster, German released by three algorithms
+# with both engines): .ci/run runs them after the README's command.
+pytestmark = pytest.mark.slow
+
 ALGORITHMS = ("mondrian", "lattice-optimal", "pbg-ea")
 
 

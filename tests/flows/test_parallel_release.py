@@ -12,11 +12,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 import yaml
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 
 from ppdm.flows.cli import EXIT_OK, main
+
+# Long end-to-end checks (a DMPD release twice, once on a local Dask cluster): .ci/run
+# runs them after the README's command.
+pytestmark = pytest.mark.slow
 
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
