@@ -84,6 +84,7 @@ def test_dask_local_cluster_with_two_threads(
     assert {"comparison-german", "comparison-german-report"} <= keys
 
 
+@pytest.mark.slow  # the whole German sweep through `ppdm compare`: .ci/run's 2nd stage
 def test_ppdm_compare_command(prefect_backend, tmp_path, capsys):
     out = tmp_path / "german"
     code = cli.main(

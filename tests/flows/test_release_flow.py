@@ -346,6 +346,7 @@ def test_out_of_core_verification_gives_the_same_certificate(tmp_path):
     assert certificates["dask"]["passed"] is True
 
 
+@pytest.mark.slow  # a whole Adult release by pbg-ea: .ci/run's second stage
 def test_readme_notebook_example_releases_pbg_ea(tmp_path, monkeypatch):
     """The README's three lines for pbg-ea: the config finds the hierarchies."""
     from ppdm import config, resources

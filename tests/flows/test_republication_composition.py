@@ -27,6 +27,10 @@ from ppdm.release.series_state import load_state
 from ppdm.verify.certificate import read_released_table
 from ppdm.verify.series import check_composition, person_values
 
+# Long end-to-end checks (keyed series of three monthly releases, a crashed and resumed
+# series): .ci/run runs them after the README's command.
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).resolve().parent.parent / "data" / "german-keyed"
 KEY = "applicant-id"
 SENSITIVE = "other-debtors"
