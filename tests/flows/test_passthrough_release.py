@@ -39,10 +39,15 @@ def survey(tmp_path_factory):
         }
     )
     table["age_code"] = table["age"] + 1000  # a recoding: knowing it is knowing age
-    source = folder / "survey.csv"
-    table.to_csv(source, index=False)
+    return _dataset_folder(folder, table)
+
+
+def _dataset_folder(folder, table):
+    """The survey's CSV source, schema and suite in ``folder``, as init writes them."""
     from ppdm.prepare.profile import build_schema, build_suite
 
+    source = folder / "survey.csv"
+    table.to_csv(source, index=False)
     schema = build_schema(table, dataset="survey")
     (folder / "schema.yaml").write_text(schema.to_yaml(), encoding="utf-8")
     suite = build_suite(table, dataset="survey", target="outcome")
@@ -126,15 +131,7 @@ def with_names(tmp_path_factory, survey):
     first, last = ["Ana", "Ben", "Jo", "Eva"], ["Smith", "Khan", "Rossi"]
     names = [f"{a} {b}" for a in first for b in last]
     table["nurse"] = [names[i % len(names)] for i in range(len(table))]
-    source = folder / "survey.csv"
-    table.to_csv(source, index=False)
-    from ppdm.prepare.profile import build_schema, build_suite
-
-    schema = build_schema(table, dataset="survey")
-    (folder / "schema.yaml").write_text(schema.to_yaml(), encoding="utf-8")
-    suite = build_suite(table, dataset="survey", target="outcome")
-    (folder / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
-    return folder, source
+    return _dataset_folder(folder, table)
 
 
 def test_accepting_a_column_of_names_is_refused_unless_acknowledged(
