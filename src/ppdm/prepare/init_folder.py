@@ -49,9 +49,12 @@ from ppdm.prepare.profile import (
     TableProfile,
     build_schema,
     build_suite,
+    columns_analysis,
     profile_table,
     propose_hierarchy,
+    typed_frame,
 )
+from ppdm.prepare.trial import TrialOutcome, passthrough_trial
 
 __all__ = [
     "CONFIG_DEFAULTS",
@@ -102,6 +105,9 @@ class DatasetPlan:
     private : frozenset of str
         Files written readable by their owner only (a configuration holding a
         database password).
+    trial : TrialOutcome or None
+        What the trial release found (:mod:`ppdm.prepare.trial`): the columns
+        it moved from ``insensitive``, and why.
     """
 
     folder: Path
@@ -110,6 +116,7 @@ class DatasetPlan:
     hierarchies: dict[str, HierarchyPlan]
     files: dict[str, str]
     private: frozenset[str] = frozenset()
+    trial: TrialOutcome | None = None
 
 
 def init_dataset(
@@ -198,17 +205,44 @@ def plan_dataset(
     entry = source_entry(source, query=query)
     location = entry.get("path", entry.get("url"))
     frame = load_source(entry["kind"], location, query=entry.get("query"))
-    profile = profile_table(
+
+    analysis = columns_analysis(frame)
+
+    def profile_of(overrides: dict[str, tuple[str, str]]) -> TableProfile:
+        return profile_table(
+            frame,
+            dataset=dataset,
+            target=target,
+            sensitive=sensitive,
+            quasi_identifiers=quasi_identifiers,
+            overrides=overrides,
+            analysis=analysis,
+        )
+
+    def hierarchies_of(profile: TableProfile) -> dict[str, HierarchyPlan]:
+        typed = typed_frame(frame, profile, analysis)
+        return {
+            name: propose_hierarchy(typed[name], bounds=profile[name].bounds)
+            for name in profile.quasi_identifiers
+        }
+
+    # The guessed roles, then a trial release: a column guessed `insensitive`
+    # that would fail the verifier's pass-through check is moved before the
+    # owner's first run meets the failure.
+    trial = passthrough_trial(
         frame,
-        dataset=dataset,
-        target=target,
-        sensitive=sensitive,
-        quasi_identifiers=quasi_identifiers,
+        profile_of,
+        hierarchies_of,
+        k=CONFIG_DEFAULTS["k"],
+        l=_DEFAULT_L,
+        algorithm=CONFIG_DEFAULTS["algorithm"],
+        seed=CONFIG_DEFAULTS["seed"],
+        owner_named_quasi_identifiers=quasi_identifiers is not None,
     )
+    profile = profile_of(trial.roles)
     folder = Path(directory).expanduser().resolve() / dataset
-    hierarchies = {
-        name: propose_hierarchy(frame[name]) for name in profile.quasi_identifiers
-    }
+    typed = typed_frame(frame, profile, analysis)
+    hierarchies = hierarchies_of(profile)
     files = {
         _SCHEMA_FILE: build_schema(frame, profile).to_yaml(),
         _SUITE_FILE: json.dumps(build_suite(frame, profile), indent=1) + "\n",
@@ -217,7 +251,7 @@ def plan_dataset(
         if plan.file_name is not None:
             files[f"{_HIERARCHY_DIR}/{plan.file_name}"] = plan.text()
     config_name = f"{dataset}.yaml"
-    files[config_name] = config_text(profile, entry, hierarchies, frame)
+    files[config_name] = config_text(profile, entry, hierarchies, typed)
     private = frozenset({config_name}) if _has_password(entry) else frozenset()
     return DatasetPlan(
         folder=folder,
@@ -226,6 +260,7 @@ def plan_dataset(
         hierarchies=hierarchies,
         files=files,
         private=private,
+        trial=trial,
     )
 
 

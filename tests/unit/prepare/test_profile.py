@@ -16,6 +16,7 @@ from ppdm.generalization.hierarchies import MISSING_LABEL, Hierarchy
 from ppdm.prepare.profile import (
     ROLES,
     build_schema,
+    declared_bounds,
     build_suite,
     interval_widths,
     profile_table,
@@ -240,10 +241,14 @@ def test_schema_round_trips_through_yaml(table, profile):
     (domain,) = again.columns["sex"].checks
     assert domain.statistics["allowed_values"] == ["F", "M"]
     (bounds,) = again.columns["age"].checks
+    # the observed range with headroom: from 0 (no age is negative), and next
+    # month's oldest is not rejected
+    low, high = int(table["age"].min()), int(table["age"].max())
     assert (bounds.statistics["min_value"], bounds.statistics["max_value"]) == (
-        int(table["age"].min()),
-        int(table["age"].max()),
+        declared_bounds(low, high)
     )
+    assert bounds.statistics["min_value"] == 0 < low
+    assert bounds.statistics["max_value"] >= high + (high - low) / 2
 
 
 def test_schema_and_suite_profile_the_table_themselves_when_given_no_profile(table):
@@ -274,7 +279,7 @@ def test_the_profiled_table_passes_its_own_schema_and_suite(table, profile):
 def test_bad_rows_are_named_by_both_validators(table, profile):
     schema, suite = build_schema(table, profile), build_suite(table, profile)
     bad = table.copy()
-    bad.loc[3, "age"] = 130
+    bad.loc[3, "age"] = 500
     bad.loc[5, "sex"] = "X"
     outcome = validate_table(bad, schema, suite, source="clinic")
     quarantine = outcome.quarantine.set_index("_source_row")["_reasons"]
