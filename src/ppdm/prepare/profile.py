@@ -410,9 +410,7 @@ def profile_table(
             # their presence only: their cells are neither typed nor judged.
             raw_stats = stats if typed.column is raw else _statistics(name, raw)
             profiles.append(
-                ColumnProfile(
-                    **raw_stats, role=role, reason=reason, date_format=dates
-                )
+                ColumnProfile(**raw_stats, role=role, reason=reason, date_format=dates)
             )
             continue
         if typed.set_aside is not None:
@@ -642,11 +640,6 @@ def _guess(
                 f'named like a class label ("{label}"), {distinct} classes: the '
                 "class an analyst predicts, released as is"
             )
-    elif _matched(tokens, _TARGET_WORDS) is not None:
-        return "drop", (
-            "named like a class label, but another column is the target: dropped, "
-            "never released as is by accident"
-        )
 
     special = _matched(tokens, _SENSITIVE_WORDS)
     if special is not None:
@@ -783,7 +776,10 @@ def type_column(column: pd.Series) -> TypedColumn:
         bad = tuple(sorted(values[~is_number]))
         parsed = pd.to_numeric(text.where(~text.isin(bad)), errors="coerce")
         present_numbers = parsed.dropna()
-        if len(present_numbers) and (present_numbers == np.round(present_numbers)).all():
+        if (
+            len(present_numbers)
+            and (present_numbers == np.round(present_numbers)).all()
+        ):
             parsed = parsed.astype("Int64")
         why = [f"{bad_rows:,} not a number ({_shown(bad)})"]
         return _without_negatives(parsed, bad, bad_rows, why)
@@ -832,8 +828,10 @@ def _without_negatives(
     negative = (numbers < 0).fillna(False).to_numpy(dtype=bool)
     present = int(numbers.notna().sum())
     below = None
-    if negative.any() and negative.sum() <= max(_RARE_NEGATIVE * present, 0) and (
-        negative.sum() < present
+    if (
+        negative.any()
+        and negative.sum() <= max(_RARE_NEGATIVE * present, 0)
+        and (negative.sum() < present)
     ):
         below = 0
         numbers = numbers.mask(negative)
@@ -862,7 +860,9 @@ def _shown(values: tuple[str, ...]) -> str:
 def _shape_pattern(shape: str) -> str:
     """``99999`` -> ``^\\d{5}$``; ``A99.9`` -> ``^[A-Za-z]\\d{2}\\.\\d$``."""
     parts = []
-    for char, run in ((m.group(0)[0], len(m.group(0))) for m in re.finditer(r"(.)\1*", shape)):
+    for char, run in (
+        (m.group(0)[0], len(m.group(0))) for m in re.finditer(r"(.)\1*", shape)
+    ):
         atom = {"9": r"\d", "A": "[A-Za-z]"}.get(char, re.escape(char))
         parts.append(atom if run == 1 else f"{atom}{{{run}}}")
     return "^" + "".join(parts) + "$"
@@ -888,8 +888,10 @@ def declared_bounds(
     """
     span = maximum - minimum
     step = 10.0 ** math.floor(math.log10(span)) if span > 0 else 1.0
-    low = 0 if minimum >= 0 or (set_aside and set_aside.below == 0) else (
-        math.floor((minimum - span / 2) / step) * step
+    low = (
+        0
+        if minimum >= 0 or (set_aside and set_aside.below == 0)
+        else (math.floor((minimum - span / 2) / step) * step)
     )
     high = math.ceil((maximum + span / 2) / step) * step
     if isinstance(minimum, float) or isinstance(maximum, float) or step < 1:

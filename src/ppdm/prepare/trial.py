@@ -22,12 +22,14 @@ the product failing its user, so init measures before it writes:
    limits.
 
 A column that fails is proposed as a ``quasi_identifier`` (generalized,
-still useful to an analyst) when it has a hierarchy and few values, else
-``drop``; with the quasi-identifiers the owner named (which are complete) it
-is dropped. The trial runs again with the new roles (adding a
-quasi-identifier changes the classes), up to three times; a column still
-failing then is dropped. Nothing of the trial is written anywhere but a
-temporary directory, removed at the end.
+still useful to an analyst) when it has few values and there is room (at
+most eight quasi-identifiers, the columns that tell most of the target
+first), else ``drop``; a copy of the target is dropped; with the
+quasi-identifiers the owner named (which are complete) it is dropped.
+The trial runs again with the new roles (adding a quasi-identifier changes
+the classes), up to three times; a column still failing then is dropped.
+Nothing of the trial is written anywhere but a temporary directory, removed
+at the end.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ __all__ = ["TrialOutcome", "passthrough_trial"]
 ROUNDS = 3
 #: A failing column with at most this many values becomes a quasi-identifier.
 _QI_MAX_VALUES = 50
+#: The most quasi-identifiers the trial leaves (see :func:`_new_roles`).
+MAX_QUASI_IDENTIFIERS = 8
 
 
 @dataclass(frozen=True)
@@ -126,18 +130,22 @@ def passthrough_trial(
             return TrialOutcome(moved, (), round_ - 1)
         plans = hierarchies_of(profile)
         try:
-            results = _one_trial(frame, profile, plans, k, l, algorithm, seed)
+            results, clean = _one_trial(frame, profile, plans, k, l, algorithm, seed)
         except (AnonymizationError, ValueError, KeyError) as err:
             note = f"the trial release could not run ({_first_line(err)})"
             return TrialOutcome(moved, (), round_ - 1, note)
         failing = [r for r in results if not r.passed]
         if not failing:
             return TrialOutcome(moved, results, round_)
-        last = round_ == ROUNDS
-        for result in failing:
-            moved[result.column] = _new_role(
-                result, profile, algorithm, drop=last or owner_named_quasi_identifiers
+        moved.update(
+            _new_roles(
+                failing,
+                profile,
+                clean,
+                algorithm,
+                drop=round_ == ROUNDS or owner_named_quasi_identifiers,
             )
+        )
     return TrialOutcome(moved, results, ROUNDS)
 
 
@@ -149,8 +157,9 @@ def _one_trial(
     l: int | None,  # noqa: E741
     algorithm: str,
     seed: int,
-) -> tuple[PassthroughResult, ...]:
-    """One trial release; the pass-through figures of its columns released as is."""
+) -> tuple[tuple[PassthroughResult, ...], pd.DataFrame]:
+    """One trial release: the pass-through figures of its columns released as is,
+    and the validated table it released."""
     # The schema's row checks (types, ranges, value sets, formats) decide
     # which rows a release keeps; the suite's row checks repeat them, and its
     # table checks judge the table, not a row: pandera alone is the trial's
@@ -205,30 +214,91 @@ def _one_trial(
                 covers,
                 table=name,
             )
-    return tuple(results)
+    return tuple(results), clean
 
 
-def _new_role(
-    result: PassthroughResult,
+def _new_roles(
+    failing: list[PassthroughResult],
     profile: TableProfile,
+    clean: pd.DataFrame,
     algorithm: str,
     *,
     drop: bool,
-) -> tuple[str, str]:
-    column = profile[result.column]
-    failed = (
-        f"released as is it failed the pass-through check of a trial release "
-        f"({algorithm}, k={result.k}): {result.below_k_share:.0%} of rows in classes "
-        "below k with it"
+) -> dict[str, tuple[str, str]]:
+    """A role for every failing column: generalized where it is worth it, else dropped.
+
+    Every quasi-identifier multiplies the combinations a class must share, so
+    each costs rows and detail of all the others; past
+    :data:`MAX_QUASI_IDENTIFIERS` the lattice algorithms have too many
+    generalizations to search. The failing columns of few values are ranked
+    by what they tell of the target (mutual information, the analyst's
+    reason to keep a column) and become quasi-identifiers while there is
+    room; a copy of the target (each determines the other) is dropped, since
+    it would only repeat the label.
+    """
+    target = profile.target
+    room = MAX_QUASI_IDENTIFIERS - len(profile.quasi_identifiers)
+    ranked: list[tuple[float, str]] = []
+    roles: dict[str, tuple[str, str]] = {}
+    for result in failing:
+        column = profile[result.column]
+        failed = (
+            f"{column.distinct:,} distinct values; released as is it failed the "
+            f"pass-through check of a trial release ({algorithm}, k={result.k}): "
+            + _figures(result)
+        )
+        if target is not None and _copies(clean, column.name, target):
+            roles[column.name] = ("drop", f"{failed}; a copy of the target: dropped")
+        elif drop or column.distinct > _QI_MAX_VALUES:
+            roles[column.name] = (
+                "drop",
+                f"{failed}: dropped (make it a quasi_identifier to release it "
+                "generalized)",
+            )
+        else:
+            score = _information(clean, column.name, target)
+            ranked.append((-score, column.name))
+            roles[column.name] = ("quasi_identifier", f"{failed}: generalized instead")
+    for position, (_, name) in enumerate(sorted(ranked)):
+        if position >= room:
+            reason = roles[name][1].replace(": generalized instead", "")
+            roles[name] = (
+                "drop",
+                f"{reason}: dropped, as {MAX_QUASI_IDENTIFIERS} quasi-identifiers are "
+                "the most a release keeps useful (it tells less of the target than "
+                "those kept; make it a quasi_identifier in place of another)",
+            )
+    return roles
+
+
+def _figures(result: PassthroughResult) -> str:
+    """The verifier's sentence of a failing column, without its name or a clause that passed."""
+    parts = result.describe().split(": ", 1)[-1].split("; ")
+    return "; ".join(
+        [parts[0], *(p for p in parts[1:] if p.startswith("it reveals the original"))]
     )
-    if result.proxy_share is not None and result.proxy_share > result.max_proxy_share:
-        failed += f", and it reveals {result.proxy_attribute} of {result.proxy_share:.0%}"
-    values = f"{column.distinct:,} distinct values; {failed}"
-    if not drop and column.distinct <= _QI_MAX_VALUES:
-        return "quasi_identifier", f"{values}: generalized instead"
-    return "drop", (
-        f"{values}: dropped (make it a quasi_identifier to release it generalized)"
+
+
+def _copies(clean: pd.DataFrame, column: str, target: str) -> bool:
+    """Whether ``column`` and ``target`` determine each other (one is a relabelling)."""
+    pair = clean[[column, target]].astype("string").fillna("\0")
+    return bool(
+        (pair.groupby(column)[target].nunique() == 1).all()
+        and (pair.groupby(target)[column].nunique() == 1).all()
     )
+
+
+def _information(clean: pd.DataFrame, column: str, target: str | None) -> float:
+    """Mutual information of ``column`` with the target (0 without one)."""
+    if target is None:
+        return 0.0
+    from sklearn.metrics import mutual_info_score
+
+    codes = [
+        pd.factorize(clean[c].astype("string").fillna("\0"))[0]
+        for c in (column, target)
+    ]
+    return float(mutual_info_score(*codes))
 
 
 def _first_line(err: BaseException) -> str:

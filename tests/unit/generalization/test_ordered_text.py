@@ -138,7 +138,9 @@ def test_a_code_columns_hierarchy_masks_one_digit_a_level():
 )
 def test_the_summary_of_a_groups_ends_is_the_summary_of_its_members(days, fmt, cuts):
     """Mondrian formats a run of ordered dates from its ends: the same cell."""
-    labels = (pd.Timestamp("1900-01-01") + pd.to_timedelta(days, unit="D")).strftime(fmt)
+    labels = (pd.Timestamp("1900-01-01") + pd.to_timedelta(days, unit="D")).strftime(
+        fmt
+    )
     kind = text_kind(pd.Series(list(labels) * 3))
     order = kind.sort_keys(list(labels))
     ordered = [labels[i] for i in order]

@@ -318,9 +318,10 @@ def test_ppdm_init_prints_the_roles_then_the_config_path(tmp_path, clinic_csv, c
     for line, (column, role) in zip(out, roles.items()):
         assert line.split()[:2] == [role, column]
     assert "given as target" in out[list(roles).index("outcome")]
-    assert "failed the pass-through check of a trial release" in out[
-        list(roles).index("visits")
-    ]
+    assert (
+        "failed the pass-through check of a trial release"
+        in out[list(roles).index("visits")]
+    )
 
 
 def test_ppdm_init_says_when_no_column_is_the_target(tmp_path, table, capsys):

@@ -16,8 +16,8 @@ from ppdm.generalization.hierarchies import MISSING_LABEL, Hierarchy
 from ppdm.prepare.profile import (
     ROLES,
     build_schema,
-    declared_bounds,
     build_suite,
+    declared_bounds,
     interval_widths,
     profile_table,
     propose_hierarchy,
