@@ -195,9 +195,26 @@ def test_the_hierarchy_fingerprint_follows_names_and_bytes(tmp_path):
         ({"discretize": {"method": "kmeans"}}, "'mdl', 'equal-frequency', 'none'"),
         (
             {"discretize": {"bins": 4}},
-            "unknown key 'discretize.bins'; allowed keys: method, n_bins, columns",
+            "unknown key 'discretize.bins' (did you mean 'n_bins'?); allowed keys: "
+            "method, n_bins, columns",
         ),
         ({"algorithm": "nope"}, "algorithm 'nope' is not registered; allowed:"),
+        (
+            {"algorithm": "mondrain"},
+            "algorithm 'mondrain' is not registered (did you mean 'mondrian'?); "
+            "allowed:",
+        ),
+        ({"sed": 1}, "unknown key 'sed' (did you mean 'seed'?); allowed keys:"),
+        (
+            {"engine": "dsak"},
+            "engine = 'dsak' is not allowed (Input should be 'auto', 'pandas' or "
+            "'dask'; did you mean 'dask'?)",
+        ),
+        (
+            {"params": {"splitt": "median"}},
+            "mondrian: unknown parameter(s) ['splitt'] ('splitt': did you mean "
+            "'split'?)",
+        ),
         ({"source": {"kind": "csv"}}, "needs key(s) ['path']"),
         (
             {"target": "age"},
