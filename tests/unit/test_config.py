@@ -434,3 +434,15 @@ def test_yaml_errors_and_non_mappings_are_one_line(tmp_path):
         assert (
             str(err.value) == f"config {broken}: expected a mapping of keys, got {got}"
         )
+
+
+def test_a_source_delimiter_is_for_csv_and_one_of_four():
+    data = _with(source={"kind": "csv", "path": "t.csv", "delimiter": ";"})
+    assert parse_config(data).source.delimiter == ";"
+    with pytest.raises(ConfigError, match="source.delimiter is for CSV files"):
+        parse_config(
+            _with(source={"kind": "parquet", "path": "t.pq", "delimiter": ";"})
+        )
+    with pytest.raises(ConfigError) as err:
+        parse_config(_with(source={"kind": "csv", "path": "t.csv", "delimiter": ":"}))
+    assert "source.delimiter = ':' is not allowed" in str(err.value)
