@@ -233,10 +233,13 @@ def test_init_names_the_closest_column(owner):
     )
 
 
-@pytest.mark.parametrize(("sep", "written"), [(";", '";"'), ("\t", '"\\t"')])
-def test_init_writes_the_delimiter_and_run_reads_with_it(tmp_path, sep, written):
-    _table(300).to_csv(tmp_path / "semi.csv", index=False, sep=sep)
-    done, _, _ = _ppdm("init", "semi.csv", "--dataset", "semi", cwd=tmp_path)
+@pytest.mark.parametrize(
+    ("name", "sep", "written"),
+    [("semi.csv", ";", '";"'), ("tabs.tsv", "\t", '"\\t"'), ("bars.csv", "|", '"|"')],
+)
+def test_init_writes_the_delimiter_and_run_reads_with_it(tmp_path, name, sep, written):
+    _table(300).to_csv(tmp_path / name, index=False, sep=sep)
+    done, _, _ = _ppdm("init", name, "--dataset", "semi", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     path = tmp_path / "semi" / "semi.yaml"
     assert f"  delimiter: {written}\n" in path.read_text()
@@ -258,7 +261,7 @@ def test_spreadsheets_and_other_formats_are_refused_in_one_line(tmp_path, config
     line = _refused(done, INIT_USAGE, "init")
     assert line.startswith(
         "ppdm init: source 'book.xlsx': an Excel workbook: export it as CSV (UTF-8); "
-        "a file must end in .csv, .parquet, .pq"
+        "a file must end in .csv, .tsv, .parquet, .pq"
     )
     (tmp_path / "rows.json").write_text("[]")
     done, _, _ = _ppdm("init", "rows.json", "--dataset", "rows", cwd=tmp_path)

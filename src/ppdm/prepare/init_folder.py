@@ -79,7 +79,7 @@ _DEFAULT_L = 2
 _INIT_BINS = 10
 _SCHEMA_FILE, _SUITE_FILE, _HIERARCHY_DIR = "schema.yaml", "suite.json", "hierarchies"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-_FILE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_FILE_KINDS = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 # A YAML plain scalar that stays a string: no indicator first, no ": " or " #".
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 _YAML_WORDS = frozenset(
