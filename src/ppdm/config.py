@@ -799,7 +799,15 @@ def _format_errors(err: ValidationError, origin: str) -> str:
                 + f"; allowed keys: {allowed}"
             )
         elif error["type"] == "missing":
-            lines.append(f"required key {key!r} is missing")
+            role = _ROLE_OF_KEY.get(key)
+            lines.append(
+                f"required key {key!r} is missing"
+                + (
+                    f" (or give a column the role {role!r} under 'columns')"
+                    if role
+                    else ""
+                )
+            )
         elif error["type"] == "value_error":
             message = str(error.get("ctx", {}).get("error", error["msg"]))
             lines.append(message if not loc else f"{key}: {message}")
@@ -818,6 +826,9 @@ def _format_errors(err: ValidationError, origin: str) -> str:
             )
     return f"config {origin}: " + "; ".join(lines)
 
+
+#: Required keys that ``columns`` can stand for, and the role that does.
+_ROLE_OF_KEY = {"quasi_identifiers": "quasi_identifier", "target": "target"}
 
 #: pydantic's error types for a value of the wrong type, and what was wanted.
 _WANTED = {

@@ -446,3 +446,18 @@ def test_a_source_delimiter_is_for_csv_and_one_of_four():
     with pytest.raises(ConfigError) as err:
         parse_config(_with(source={"kind": "csv", "path": "t.csv", "delimiter": ":"}))
     assert "source.delimiter = ':' is not allowed" in str(err.value)
+
+
+def test_a_missing_role_key_says_columns_can_give_it():
+    data = {
+        "dataset": "t",
+        "source": {"kind": "csv", "path": "t.csv"},
+        "columns": {"age": "insensitive", "outcome": "insensitive"},
+    }
+    with pytest.raises(ConfigError) as err:
+        parse_config(data, origin="t.yaml")
+    assert str(err.value) == (
+        "config t.yaml: required key 'quasi_identifiers' is missing (or give a column "
+        "the role 'quasi_identifier' under 'columns'); required key 'target' is "
+        "missing (or give a column the role 'target' under 'columns')"
+    )
