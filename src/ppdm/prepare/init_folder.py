@@ -38,7 +38,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -55,7 +55,9 @@ from ppdm.prepare.profile import (
     propose_hierarchy,
     typed_frame,
 )
-from ppdm.prepare.trial import TrialOutcome, passthrough_trial
+
+if TYPE_CHECKING:
+    from ppdm.prepare.trial import TrialOutcome
 
 __all__ = [
     "CONFIG_DEFAULTS",
@@ -241,6 +243,10 @@ def plan_dataset(
 
     # Refused before the trial release: what no release can be made from.
     notes = _refuse_unreleasable_roles(frame, profile_of({}), described, entry["kind"])
+    # Imported here: the trial's validation and algorithms take a second to
+    # import, which a refusal above need not wait for.
+    from ppdm.prepare.trial import passthrough_trial
+
     # The guessed roles, then a trial release: a column guessed `insensitive`
     # that would fail the verifier's pass-through check is moved before the
     # owner's first run meets the failure.
