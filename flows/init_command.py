@@ -12,8 +12,11 @@ column, reason) and, last, the configuration's path, so that
 
 releases with the guesses as they are. Read them first.
 
-Exit codes: 0 written (or already up to date); 2 a bad argument, or files that
-differ would be overwritten without ``--force``; 1 the source cannot be read.
+Exit codes: 0 written (or already up to date); 2 a bad argument, files that
+differ would be overwritten without ``--force``, or a table no release can be
+made from as it stands (fewer rows than k, no quasi-identifier found, a
+target that looks continuous, has a class too small for the utility report's
+split or too many rows without a value); 1 the source cannot be read.
 Prefect is not involved.
 """
 
@@ -147,8 +150,10 @@ def run(args: argparse.Namespace) -> int:
         if hierarchy is not None:
             line += f"; {hierarchy.summary}"
         print(line)
+    sys.stdout.flush()  # the roles first, then the warnings, then the path
+    for note in plan.notes:
+        print(f"ppdm init: {note}", file=sys.stderr)
     if plan.profile.target is None:
-        sys.stdout.flush()  # the roles first, then the warning, then the path
         print(
             "ppdm init: no column looks like a class label; give the column an "
             f"analyst predicts the role `target` in {path} (or run again with "

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -27,6 +28,8 @@ from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
 from ppdm.exceptions import InvalidParameterError, UnknownDatasetError
 from ppdm.identifiers import identifier_name
+from ppdm.params import did_you_mean
+from ppdm.prepare.target_check import DEFAULT_MAX_REJECTED_FRACTION, DEFAULT_TEST_SIZE
 from ppdm.privacy import Requirement, model_from_description
 
 __all__ = [
@@ -102,6 +105,11 @@ class SourceConfig(_Strict):
     path: str | None = Field(None, description="CSV or Parquet file")
     url: str | None = Field(None, description="SQLAlchemy database URL")
     query: str | None = Field(None, description="SQL query returning the table")
+    delimiter: Literal[",", ";", "\t", "|"] | None = Field(
+        None,
+        description="field separator of a CSV file (default: a comma); ppdm init "
+        "writes the one it finds",
+    )
 
     @model_validator(mode="after")
     def _needs(self) -> SourceConfig:
@@ -115,6 +123,11 @@ class SourceConfig(_Strict):
         if missing:
             raise ValueError(
                 f"source kind {self.kind!r} needs key(s) {missing} under 'source'"
+            )
+        if self.delimiter is not None and self.kind != "csv":
+            raise ValueError(
+                f"source.delimiter is for CSV files; the source is of kind "
+                f"{self.kind!r}"
             )
         return self
 
@@ -132,7 +145,9 @@ class DiscretizeConfig(_Strict):
 class ValidationLimits(_Strict):
     """Limits of the schema-validation step."""
 
-    max_rejected_fraction: float = Field(0.05, ge=0.0, le=1.0, **_NUMBER)
+    max_rejected_fraction: float = Field(
+        DEFAULT_MAX_REJECTED_FRACTION, ge=0.0, le=1.0, **_NUMBER
+    )
 
 
 class VerificationConfig(_Strict):
@@ -263,7 +278,7 @@ class RepublicationConfig(_Strict):
 class UtilityConfig(_Strict):
     """The utility report's hold-out protocol."""
 
-    test_size: float = Field(0.3, gt=0.0, lt=1.0, **_NUMBER)
+    test_size: float = Field(DEFAULT_TEST_SIZE, gt=0.0, lt=1.0, **_NUMBER)
 
 
 class ReleaseConfig(_Strict):
@@ -395,9 +410,11 @@ class ReleaseConfig(_Strict):
     def _consistent(self) -> ReleaseConfig:
         self._check_roles()
         if self.algorithm not in ALGORITHMS:
+            hint = did_you_mean(self.algorithm, ALGORITHMS)
             raise ValueError(
-                f"algorithm {self.algorithm!r} is not registered; "
-                f"allowed: {', '.join(sorted(ALGORITHMS))}"
+                f"algorithm {self.algorithm!r} is not registered"
+                + (f" ({hint})" if hint else "")
+                + f"; allowed: {', '.join(sorted(ALGORITHMS))}"
             )
         if self.target in self.quasi_identifiers:
             raise ValueError(f"target {self.target!r} is also a quasi-identifier")
@@ -775,9 +792,22 @@ def _format_errors(err: ValidationError, origin: str) -> str:
                 )
             )
             allowed = allowed.split("keys: ", 1)[-1]
-            lines.append(f"unknown key {key!r}; allowed keys: {allowed}")
+            hint = did_you_mean(loc[-1], allowed.split(", "))
+            lines.append(
+                f"unknown key {key!r}"
+                + (f" ({hint})" if hint else "")
+                + f"; allowed keys: {allowed}"
+            )
         elif error["type"] == "missing":
-            lines.append(f"required key {key!r} is missing")
+            role = _ROLE_OF_KEY.get(key)
+            lines.append(
+                f"required key {key!r} is missing"
+                + (
+                    f" (or give a column the role {role!r} under 'columns')"
+                    if role
+                    else ""
+                )
+            )
         elif error["type"] == "value_error":
             message = str(error.get("ctx", {}).get("error", error["msg"]))
             lines.append(message if not loc else f"{key}: {message}")
@@ -785,12 +815,20 @@ def _format_errors(err: ValidationError, origin: str) -> str:
             allowed = _allowed(ReleaseConfig, loc)
             got = error.get("input")
             why = _wrong_type(error["type"], got, key) or error["msg"]
+            hint = ""
+            if error["type"] in ("literal_error", "enum"):
+                expected = str(error.get("ctx", {}).get("expected", ""))
+                hint = did_you_mean(got, re.findall(r"'([^']*)'", expected))
             lines.append(
-                f"{key} = {got!r} is not allowed ({why})"
+                f"{key} = {got!r} is not allowed ({why}"
+                + (f"; {hint})" if hint else ")")
                 + (f"; allowed: {allowed}" if allowed else "")
             )
     return f"config {origin}: " + "; ".join(lines)
 
+
+#: Required keys that ``columns`` can stand for, and the role that does.
+_ROLE_OF_KEY = {"quasi_identifiers": "quasi_identifier", "target": "target"}
 
 #: pydantic's error types for a value of the wrong type, and what was wanted.
 _WANTED = {
@@ -873,7 +911,11 @@ def check_source_columns(config: ReleaseConfig) -> list[str] | None:
 
     source = config.source
     columns = ingest.source_columns(
-        source.kind, source.path or source.url, query=source.query, embedded=source.name
+        source.kind,
+        source.path or source.url,
+        query=source.query,
+        embedded=source.name,
+        delimiter=source.delimiter,
     )
     if columns is None:
         return None

@@ -599,7 +599,11 @@ def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
     if settings.partitions is not None:
         return _ingest_parts(settings, store)
     table = ingest.load_source(
-        source.kind, source.path or source.url, query=source.query, embedded=source.name
+        source.kind,
+        source.path or source.url,
+        query=source.query,
+        embedded=source.name,
+        delimiter=source.delimiter,
     )
     snapshot = store.put_table(table, kind="raw-snapshot")
     if source.kind in ("csv", "parquet"):
@@ -631,6 +635,7 @@ def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
         embedded=source.name,
         out_dir=staging,
         partition_rows=settings.partitions.partition_rows,
+        delimiter=source.delimiter,
     )
     snapshot = put_parts(store, staging, kind="raw-snapshot")
     return StepOutput(

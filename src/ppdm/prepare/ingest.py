@@ -4,6 +4,8 @@ A source is one of four kinds:
 
 - ``"embedded"``: a data set shipped with the package (:func:`ppdm.prepare.datasets.load`);
 - ``"csv"``: a file with a header row; ``?`` and empty cells are missing values;
+  fields separated by commas, or by the ``delimiter`` given (``;``, a tab,
+  ``|``; :func:`sniff_delimiter` finds it for ``ppdm init``);
 - ``"parquet"``: a Parquet file (read with pyarrow);
 - ``"sql"``: a query against a database URL (SQLAlchemy; SQLite is the embedded
   default, ``sqlite:///path/to/file.db``; PostgreSQL and others need their driver).
@@ -47,11 +49,14 @@ from ppdm.prepare import datasets
 from ppdm.release.artifacts import sha256_file
 
 __all__ = [
+    "CSV_DELIMITERS",
     "SOURCE_KINDS",
     "file_sha256",
     "fingerprint",
     "load_source",
+    "sniff_delimiter",
     "source_bounds",
+    "source_column",
     "source_columns",
     "source_name",
     "write_sqlite",
@@ -59,6 +64,8 @@ __all__ = [
 
 #: The kinds of source :func:`load_source` reads.
 SOURCE_KINDS = ("embedded", "csv", "parquet", "sql")
+#: The field separators of a CSV file that :func:`load_source` reads.
+CSV_DELIMITERS = (",", ";", "\t", "|")
 
 _CSV_MISSING = ["?", ""]
 # Used only when a URL is too malformed for SQLAlchemy to parse (and mask) it.
@@ -73,6 +80,7 @@ def load_source(
     *,
     query: str | None = None,
     embedded: str | None = None,
+    delimiter: str | None = None,
 ) -> pd.DataFrame:
     """Read one source table.
 
@@ -88,6 +96,9 @@ def load_source(
     embedded : str, optional
         The embedded data set's name, e.g. ``"adult"`` (required for
         ``"embedded"``).
+    delimiter : str, optional
+        The field separator of a CSV file, one of :data:`CSV_DELIMITERS`
+        (default: a comma).
 
     Returns
     -------
@@ -104,12 +115,13 @@ def load_source(
         names the file or the URL, never the URL's password.
     """
     _check_arguments(kind, location, query, embedded)
+    _check_delimiter(kind, delimiter)
     if kind == "embedded":
         frame, name = _read_embedded(str(embedded))
     elif kind == "sql":
         frame, name = _read_sql(str(location), str(query))
     else:
-        frame, name = _read_file(kind, Path(str(location)))
+        frame, name = _read_file(kind, Path(str(location)), delimiter)
     _check_header([str(c) for c in frame.columns], name)
     if len(frame) == 0:
         raise SourceError(f"source {name} holds no rows")
@@ -136,6 +148,110 @@ def _check_arguments(
         raise InvalidParameterError("kind='sql' needs query=<SQL text>; got none")
 
 
+def _check_delimiter(kind: str, delimiter: str | None) -> None:
+    if delimiter is None:
+        return
+    if kind != "csv":
+        raise InvalidParameterError(
+            f"delimiter is for CSV files; the source is of kind {kind!r}"
+        )
+    if delimiter not in CSV_DELIMITERS:
+        raise InvalidParameterError(
+            f"delimiter must be one of {', '.join(map(repr, CSV_DELIMITERS))}; "
+            f"got {delimiter!r}"
+        )
+
+
+def _csv_options(delimiter: str | None) -> dict[str, Any]:
+    """How a CSV file is read: :data:`_CSV_OPTIONS` with its field separator."""
+    return {**_CSV_OPTIONS, "sep": delimiter or ","}
+
+
+def sniff_delimiter(path: str | Path) -> str:
+    """The field separator of a CSV file, from its first lines.
+
+    One of :data:`CSV_DELIMITERS`: the one that splits the header and the
+    next lines into the same number of fields, more than one (Python's
+    :class:`csv.Sniffer`, restricted to those four), else a comma, the
+    default. ``ppdm init`` writes it into the configuration, so that every
+    later run reads the file the same way rather than guessing again.
+
+    Raises
+    ------
+    ppdm.exceptions.SourceError
+        The file is missing or unreadable.
+    """
+    import csv
+
+    path = Path(path)
+    _check_file(path)
+    try:
+        with path.open("r", encoding="utf-8", newline="") as handle:
+            sample = handle.read(64 * 1024)
+    except UnicodeDecodeError as exc:
+        raise SourceError(_not_utf8(path)) from exc
+    except OSError as exc:
+        raise SourceError(f"source {path}: cannot be read: {_first_line(exc)}") from exc
+    lines = sample.splitlines()
+    if len(sample) == 64 * 1024 and len(lines) > 1:
+        sample = "\n".join(lines[:-1])  # the last line may be cut
+    try:
+        found = csv.Sniffer().sniff(sample, delimiters="".join(CSV_DELIMITERS))
+        if found.delimiter in CSV_DELIMITERS:
+            return found.delimiter
+    except csv.Error:
+        pass
+    # The sniffer gives up on a single line or uneven quoting: the header
+    # decides, by the separator it holds most often.
+    header = lines[0] if lines else ""
+    counts = {d: header.count(d) for d in CSV_DELIMITERS}
+    best = max(CSV_DELIMITERS, key=lambda d: counts[d])
+    return best if counts[best] > 0 else ","
+
+
+#: Files that are not CSV text, by name, with what to do instead.
+_OTHER_FORMATS = {
+    ".xlsx": "an Excel workbook",
+    ".xlsm": "an Excel workbook",
+    ".xls": "an Excel workbook",
+    ".ods": "an OpenDocument spreadsheet",
+    ".numbers": "a Numbers spreadsheet",
+    ".json": "a JSON file",
+    ".jsonl": "a JSON lines file",
+    ".ndjson": "a JSON lines file",
+    ".xml": "an XML file",
+    ".sav": "an SPSS file",
+    ".dta": "a Stata file",
+    ".sas7bdat": "a SAS file",
+    ".feather": "a Feather file",
+    ".gz": "a compressed file",
+    ".zip": "a compressed file",
+}
+#: The first bytes of a spreadsheet (a zip archive: .xlsx, .ods; an OLE
+#: compound file: .xls) named like a CSV file.
+_SPREADSHEET_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")
+
+
+def other_format(path: str | Path) -> str | None:
+    """What a file that is not CSV text or Parquet is (by its name), else None."""
+    return _OTHER_FORMATS.get(Path(path).suffix.lower())
+
+
+def _check_csv_text(path: Path) -> None:
+    """Refuse a spreadsheet or another format given as a CSV file, in one line."""
+    what = other_format(path)
+    if what is None:
+        with path.open("rb") as handle:
+            if handle.read(4) in _SPREADSHEET_MAGIC:
+                what = "a spreadsheet (a zip or an OLE file), not text"
+    if what is not None:
+        raise SourceError(
+            f"source {path}: {what}; ppdm reads CSV text (.csv), Parquet files "
+            "(.parquet, .pq) and database queries: export the table as CSV "
+            "(UTF-8) and name that file"
+        )
+
+
 def _read_embedded(embedded: str) -> tuple[pd.DataFrame, str]:
     try:
         frame = datasets.load(embedded)
@@ -150,6 +266,7 @@ def source_columns(
     *,
     query: str | None = None,
     embedded: str | None = None,
+    delimiter: str | None = None,
 ) -> list[str] | None:
     """The column names of a source, read from its header alone (no rows).
 
@@ -181,10 +298,16 @@ def source_columns(
         raise SourceError(f"source {path}: file not found")
     try:
         if kind == "csv":
+            _check_csv_text(path)
             # header=None: the names as written (pandas would rename a second
             # "age" to "age.1"), so a repeated name is reported as such.
             header = pd.read_csv(
-                path, nrows=1, header=None, dtype=str, skipinitialspace=True
+                path,
+                nrows=1,
+                header=None,
+                dtype=str,
+                skipinitialspace=True,
+                sep=delimiter or ",",
             )
             names = [
                 f"Unnamed: {i}" if pd.isna(c) else str(c)  # pandas' name for ""
@@ -195,7 +318,7 @@ def source_columns(
                     f"source {path}: the header holds NUL bytes; the file looks "
                     "like UTF-16 text: save it as UTF-8"
                 )
-            _check_header(names, str(path))
+            _check_header(names, str(path), delimiter)
             return names
         import pyarrow.parquet as pq
 
@@ -221,6 +344,7 @@ def source_bounds(
     query: str | None = None,
     embedded: str | None = None,
     distinct_of: str | None = None,
+    delimiter: str | None = None,
 ) -> tuple[int | None, int | None]:
     """Cheap upper bounds on a source's row count and one column's distinct values.
 
@@ -237,7 +361,9 @@ def source_bounds(
         Parquet file or a query with zero rows), naming the source.
     """
     try:
-        rows, distinct = _bounds(kind, location, query, embedded, distinct_of)
+        rows, distinct = _bounds(
+            kind, location, query, embedded, distinct_of, delimiter
+        )
     except Exception:  # noqa: BLE001 - a bound is optional; ingest reports problems
         return None, None
     if rows is not None and rows <= 0:
@@ -245,6 +371,62 @@ def source_bounds(
             f"source {source_name(kind, location, query, embedded)} holds no rows"
         )
     return rows, distinct
+
+
+def source_column(
+    kind: str,
+    location: str | Path | None,
+    column: str,
+    *,
+    query: str | None = None,
+    embedded: str | None = None,
+    delimiter: str | None = None,
+) -> pd.Series | None:
+    """One column of a source, read as :func:`load_source` reads it, for a cheap check.
+
+    Only that column is read (``usecols`` of a CSV file, one Parquet column,
+    ``SELECT column FROM (query)``), with the readers' options, so its
+    missing values and distinct values are those of the ingested table.
+    Returns None when that is not cheap (a file above 256 MiB) or not
+    possible (a query the database will not wrap, a column it lacks): the
+    steps report any problem then.
+    """
+    try:
+        if kind == "embedded":
+            table = datasets.load(embedded) if embedded else None
+            return table[column] if table is not None and column in table else None
+        if kind == "sql":
+            return _sql_column(str(location), query, column)
+        path = Path(str(location))
+        if path.stat().st_size > _CHEAP_BYTES:
+            return None
+        if kind == "parquet":
+            return pd.read_parquet(path, columns=[column])[column]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            return pd.read_csv(path, **_csv_options(delimiter), usecols=[column])[
+                column
+            ]
+    except Exception:  # noqa: BLE001 - a cheap check is optional; ingest reports
+        return None
+
+
+def _sql_column(url: str, query: str | None, column: str) -> pd.Series | None:
+    import sqlalchemy as sa
+
+    if not query:
+        return None
+    _check_sqlite_file(sa.make_url(url))
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            quoted = engine.dialect.identifier_preparer.quote(column)
+            frame = pd.read_sql(
+                sa.text(f"SELECT {quoted} FROM ({query}) AS ppdm_column"), connection
+            )
+    finally:
+        engine.dispose()
+    return frame.iloc[:, 0].rename(column)
 
 
 def source_name(
@@ -280,6 +462,7 @@ def _bounds(
     query: str | None,
     embedded: str | None,
     distinct_of: str | None,
+    delimiter: str | None = None,
 ) -> tuple[int | None, int | None]:
     if kind == "embedded":
         table = datasets.load(embedded) if embedded else None
@@ -316,6 +499,7 @@ def _bounds(
             dtype=str,
             skipinitialspace=True,
             chunksize=1_000_000,
+            sep=delimiter or ",",
         ):
             seen.update(block[distinct_of].str.strip().dropna().unique())
         distinct = len(seen)
@@ -371,12 +555,16 @@ def _sql_columns(url: str, query: str) -> list[str] | None:
         return None
 
 
-def _read_file(kind: str, path: Path) -> tuple[pd.DataFrame, str]:
+def _read_file(
+    kind: str, path: Path, delimiter: str | None = None
+) -> tuple[pd.DataFrame, str]:
     name = str(path)
     _check_file(path)
+    if kind == "csv":
+        _check_csv_text(path)
     with _file_errors(kind, path):
         if kind == "csv":
-            frame = _read_csv(path)
+            frame = _read_csv(path, delimiter)
         else:
             import pyarrow.parquet as pq
 
@@ -386,7 +574,7 @@ def _read_file(kind: str, path: Path) -> tuple[pd.DataFrame, str]:
     if kind == "csv":
         # pandas renamed a repeated header name ("age", "age.1"): check the
         # names as written.
-        source_columns("csv", path)
+        source_columns("csv", path, delimiter=delimiter)
     return frame, name
 
 
@@ -427,7 +615,7 @@ _CSV_OPTIONS: dict[str, Any] = {
 }
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _read_csv(path: Path, delimiter: str | None = None) -> pd.DataFrame:
     """Read a CSV file; a row with more fields than the header is an error.
 
     By default pandas would take the first column of such a file for the
@@ -437,18 +625,22 @@ def _read_csv(path: Path) -> pd.DataFrame:
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        frame = pd.read_csv(path, **_CSV_OPTIONS)
+        frame = pd.read_csv(path, **_csv_options(delimiter))
     if _surplus_field(caught):
         raise _surplus_field_error(path, frame.shape[1])
-    codes = _leading_zero_columns(path, frame)
+    codes = _leading_zero_columns(path, frame, delimiter)
     if codes:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            frame = pd.read_csv(path, **_CSV_OPTIONS, dtype=dict.fromkeys(codes, str))
+            frame = pd.read_csv(
+                path, **_csv_options(delimiter), dtype=dict.fromkeys(codes, str)
+            )
     return frame
 
 
-def _leading_zero_columns(path: Path, frame: pd.DataFrame) -> list[str]:
+def _leading_zero_columns(
+    path: Path, frame: pd.DataFrame, delimiter: str | None = None
+) -> list[str]:
     """Columns read as numbers whose text has leading zeros (zip ``01001``).
 
     Such a column is a code, not a number: read as a number ``01001`` would
@@ -465,7 +657,7 @@ def _leading_zero_columns(path: Path, frame: pd.DataFrame) -> list[str]:
         return []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.ParserWarning)
-        text = pd.read_csv(path, **_CSV_OPTIONS, dtype=str, usecols=numeric)
+        text = pd.read_csv(path, **_csv_options(delimiter), dtype=str, usecols=numeric)
     return [
         c
         for c in numeric
@@ -646,7 +838,7 @@ def _storable(column: pd.Series) -> bool:
     return True
 
 
-def _check_header(names: list[str], source: str) -> None:
+def _check_header(names: list[str], source: str, delimiter: str | None = None) -> None:
     """Refuse repeated column names and a header that is one run-together name."""
     seen: dict[str, int] = {}
     for position, column in enumerate(names, start=1):
@@ -658,13 +850,18 @@ def _check_header(names: list[str], source: str) -> None:
             )
         seen[column] = position
     if len(names) == 1:
-        for separator, label in ((";", "';'"), ("\t", "tabs"), ("|", "'|'")):
-            if separator in names[0]:
+        for separator, label in (
+            (",", "commas"),
+            (";", "';'"),
+            ("\t", "tabs"),
+            ("|", "'|'"),
+        ):
+            if separator != (delimiter or ",") and separator in names[0]:
                 raise SourceError(
                     f"source {source}: the header is one column "
                     f"({_shorten(repr(names[0]))}); the file looks separated by "
-                    f"{label}, and ppdm reads comma-separated values: save it "
-                    "with commas"
+                    f"{label}: write `delimiter: {json.dumps(separator)}` under "
+                    "`source:` in the configuration"
                 )
 
 

@@ -212,6 +212,7 @@ def ingest_partitions(
     embedded: str | None = None,
     out_dir: str | Path,
     partition_rows: int = 1_000_000,
+    delimiter: str | None = None,
 ) -> PartitionedTable:
     """Read a source into Parquet partitions equal to slices of ``load_source``.
 
@@ -232,6 +233,9 @@ def ingest_partitions(
         removed, so the directory holds exactly this table's partitions.
     partition_rows : int, default=1_000_000
         Rows per partition (the last one may have fewer).
+    delimiter : str, optional
+        The field separator of a CSV file (default: a comma), as for
+        :func:`~ppdm.prepare.ingest.load_source`.
 
     Returns
     -------
@@ -247,6 +251,7 @@ def ingest_partitions(
         As :func:`~ppdm.prepare.ingest.load_source`, with the same message.
     """
     ingest._check_arguments(kind, path_or_url, query, embedded)
+    ingest._check_delimiter(kind, delimiter)
     if (
         isinstance(partition_rows, bool)
         or not isinstance(partition_rows, (int, np.integer))
@@ -269,7 +274,7 @@ def ingest_partitions(
         location = str(path_or_url)
         reader: _Reader
         if kind == "csv":
-            reader = _CsvReader(Path(location), partition_rows)
+            reader = _CsvReader(Path(location), partition_rows, delimiter)
         elif kind == "parquet":
             reader = _ParquetReader(Path(location), partition_rows)
         else:
@@ -596,15 +601,19 @@ def _low_memory_rows(width: int) -> int:
 
 
 class _CsvReader(_FrameReader):
-    def __init__(self, path: Path, partition_rows: int) -> None:
+    def __init__(
+        self, path: Path, partition_rows: int, delimiter: str | None = None
+    ) -> None:
         self.path, self.name = path, str(path)
         self.partition_rows = partition_rows
+        self.delimiter = delimiter
         self.surplus = False
         self.columns = []
         ingest._check_file(path)
+        ingest._check_csv_text(path)
 
     def chunks(self) -> Iterator[pd.DataFrame]:
-        options = ingest._CSV_OPTIONS
+        options = ingest._csv_options(self.delimiter)
         with ingest._file_errors("csv", self.path), _parser_warnings() as caught:
             self.columns = list(pd.read_csv(self.path, nrows=0, **options).columns)
             block = _low_memory_rows(len(self.columns))
@@ -633,7 +642,7 @@ class _CsvReader(_FrameReader):
             raise ingest._surplus_field_error(self.path, len(self.columns))
         # pandas renamed a repeated header name ("age", "age.1"): check the
         # names as written, as load_source does.
-        ingest.source_columns("csv", self.path)
+        ingest.source_columns("csv", self.path, delimiter=self.delimiter)
         super().finish(n_rows)
 
 

@@ -238,10 +238,14 @@ def test_column_names_that_need_quoting_read_back_exactly(tmp_path):
     frame["outcome"] = rng.choice(["p", "n"], 60)
     source = tmp_path / "odd.csv"
     frame.to_csv(source, index=False)
-    config = yaml.safe_load(
-        init_dataset(source, dataset="odd", directory=tmp_path).read_text()
+    # No name is demographic: the owner names the quasi-identifiers.
+    written = init_dataset(
+        source, dataset="odd", directory=tmp_path, quasi_identifiers=names[:2]
     )
+    config = yaml.safe_load(written.read_text())
     assert list(config["columns"]) == [*names, "outcome"]
+    roles = config["columns"]
+    assert [c for c, r in roles.items() if r == "quasi_identifier"] == names[:2]
 
 
 def test_a_database_source_keeps_url_and_query(tmp_path, table, monkeypatch):
