@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -20,6 +21,7 @@ from pydantic import (
     PrivateAttr,
     ValidationError,
     ValidationInfo,
+    model_serializer,
     model_validator,
 )
 
@@ -90,6 +92,10 @@ class ConfigError(InvalidParameterError):
 _NUMBER: dict[str, Any] = {"strict": True, "allow_inf_nan": False}
 
 
+#: ``//user:password@`` in a URL (the user may be empty).
+_URL_PASSWORD = re.compile(r"//[^:/@]*:[^@/]*@")
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -102,6 +108,21 @@ class SourceConfig(_Strict):
     path: str | None = Field(None, description="CSV or Parquet file")
     url: str | None = Field(None, description="SQLAlchemy database URL")
     query: str | None = Field(None, description="SQL query returning the table")
+    password: str | None = Field(
+        None,
+        pattern=r"^[a-z-]+:.+$",
+        description="where the database password is, for a URL without one: "
+        "env:<VARIABLE> or prefect-secret:<block name>",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_password(self, handler: Any) -> dict[str, Any]:
+        # Absent unless set: a configuration without one serialises (and so
+        # hashes into its release id) exactly as before the key existed.
+        data = handler(self)
+        if self.password is None:
+            data.pop("password", None)
+        return data
 
     @model_validator(mode="after")
     def _needs(self) -> SourceConfig:
@@ -116,6 +137,17 @@ class SourceConfig(_Strict):
             raise ValueError(
                 f"source kind {self.kind!r} needs key(s) {missing} under 'source'"
             )
+        if self.password is not None:
+            if self.kind != "sql":
+                raise ValueError(
+                    f"source password is for a database (kind sql); kind is "
+                    f"{self.kind!r}"
+                )
+            if _URL_PASSWORD.search(str(self.url)):
+                raise ValueError(
+                    "source url holds a password and source password names "
+                    "another: keep the URL without one (user@host)"
+                )
         return self
 
 
@@ -873,7 +905,11 @@ def check_source_columns(config: ReleaseConfig) -> list[str] | None:
 
     source = config.source
     columns = ingest.source_columns(
-        source.kind, source.path or source.url, query=source.query, embedded=source.name
+        source.kind,
+        source.path or source.url,
+        query=source.query,
+        embedded=source.name,
+        password=source.password,
     )
     if columns is None:
         return None

@@ -101,6 +101,7 @@ def _check_feasible(config: ReleaseConfig) -> None:
         query=source.query,
         embedded=source.name,
         distinct_of=attribute,
+        password=source.password,
     )
     if rows is not None and requirement.k > rows:
         raise InfeasibleConstraintError(
