@@ -568,9 +568,11 @@ def _sql_engine(url: str, password: str | None = None) -> tuple[Any, str, list]:
     except (sa.exc.ArgumentError, ValueError) as exc:
         masked = _PASSWORD_IN_URL.sub(r"\1***@", url)
         raise SourceError(f"source {masked}: not a database URL") from exc
+    # Messages name the URL as the configuration writes it: a password kept
+    # elsewhere is not shown as one in the URL.
+    name = _masked(parsed)
     if password is not None:
         parsed = parsed.set(password=_database_password(password, parsed))
-    name = _masked(parsed)
     secrets = [parsed.password] + [
         value for key, value in parsed.query.items() if _SECRET_ARGUMENT.search(key)
     ]
