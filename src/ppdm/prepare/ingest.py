@@ -76,8 +76,10 @@ __all__ = [
 #: The kinds of source :func:`load_source` reads.
 SOURCE_KINDS = ("embedded", "csv", "parquet", "sql")
 
-#: Rows a SQL source is fetched in at a time (one batch of the server-side cursor).
-SQL_CHUNK_ROWS = 50_000
+#: Rows a SQL source is fetched in at a time (one batch of the server-side
+#: cursor): the driver's Python objects for this many rows are all the read
+#: holds beyond the table itself.
+SQL_CHUNK_ROWS = 10_000
 
 _CSV_MISSING = ["?", ""]
 # Used only when a URL is too malformed for SQLAlchemy to parse (and mask) it.
@@ -652,10 +654,7 @@ def _sql_frame(result: Any, dialect: str) -> pd.DataFrame:
                 sql_typed_values(values, kind) if kind else values.copy()
             )
         del content
-    arrays = [
-        np.concatenate(parts) if parts else np.empty(0, dtype=object)
-        for parts in pieces
-    ]
+    arrays = [_concatenated(parts) for parts in pieces]
     pieces.clear()
     untyped = [i for i, kind in enumerate(kinds) if kind is None]
     converted = convert_object_array(
@@ -667,6 +666,15 @@ def _sql_frame(result: Any, dialect: str) -> pd.DataFrame:
         arrays, columns=columns, index=range(n_rows), verify_integrity=False
     )
     return _parse_date_columns(frame, None)
+
+
+def _concatenated(parts: list) -> Any:
+    """One column from its chunks (numpy arrays, or pandas string arrays)."""
+    if not parts:
+        return np.empty(0, dtype=object)
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)  # int64 and float64 chunks make float64
+    return type(parts[0])._concat_same_type(parts)
 
 
 #: PostgreSQL's built-in type oids (fixed across versions) -> how a column
@@ -709,7 +717,8 @@ def sql_typed_values(values: np.ndarray, kind: str) -> np.ndarray:
     the chunks give float64 as soon as one of them has a missing value);
     ``decimal``: float64; ``date`` and ``timestamp``: the day as ISO text
     ``YYYY-MM-DD`` (an aware timestamp's day in UTC); ``text``: as it is.
-    Dates and text stay object arrays (None missing) for :func:`_canonical`.
+    Dates and text become pandas ``string`` arrays at once (the canonical
+    text dtype): a chunk's Python strings are freed with the chunk.
     """
     import datetime
 
@@ -737,8 +746,8 @@ def sql_typed_values(values: np.ndarray, kind: str) -> np.ndarray:
         out = np.empty(len(values), dtype=object)
         out[:] = None
         out[~missing] = [day(v) for v in values[~missing]]
-        return out
-    return values.copy()
+        return pd.array(out, dtype="string")
+    return pd.array(values, dtype="string")
 
 
 @contextlib.contextmanager
