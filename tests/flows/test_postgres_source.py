@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import sys
 from pathlib import Path
 
@@ -23,6 +24,7 @@ import pytest
 import yaml
 
 from ppdm.config import load_config
+from ppdm.flows import init_command
 from ppdm.flows.cli import main
 from ppdm.verify.certificate import read_released_table
 from ppdm.verify.series import check_against
@@ -85,6 +87,21 @@ def _init(postgres_server, hospital, where: Path, capsys) -> Path:
     return Path(capsys.readouterr().out.strip().splitlines()[-1])
 
 
+@pytest.fixture(scope="module")
+def initialised(postgres_server, hospital, tmp_path_factory) -> Path:
+    """The dataset folder ``ppdm init`` writes, once per module (copied by tests)."""
+    where = tmp_path_factory.mktemp("init")
+    url = postgres_server.url(hospital, password="")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(PASSWORD_VARIABLE, postgres_server.password)
+        code = init_command.main(
+            [url, "--query", QUERY, "--password", f"env:{PASSWORD_VARIABLE}"]
+            + ["--dataset", "hospital", "--dir", str(where), "--target", "readmitted"]
+        )
+    assert code == 0
+    return where / "hospital"
+
+
 def test_init_writes_the_folder_from_the_database_without_the_password(
     postgres_server, hospital, password_in_environment, tmp_path, capsys
 ):
@@ -123,7 +140,7 @@ def test_init_writes_the_folder_from_the_database_without_the_password(
 )
 def test_a_source_that_cannot_be_read_is_one_line_before_any_step(
     postgres_server,
-    hospital,
+    initialised,
     password_in_environment,
     prefect_api_url,
     tmp_path,
@@ -132,7 +149,8 @@ def test_a_source_that_cannot_be_read_is_one_line_before_any_step(
     case,
     expected,
 ):
-    config_path = _init(postgres_server, hospital, tmp_path, capsys)
+    folder = shutil.copytree(initialised, tmp_path / "hospital")
+    config_path = folder / "hospital.yaml"
     config = yaml.safe_load(config_path.read_text())
     secret = "Wr0ng-Pa55word"
     source = config["source"]
