@@ -1,7 +1,8 @@
 """The ``ppdm init`` command: a dataset folder for a data owner's own table.
 
 ``ppdm init SOURCE --dataset NAME [--target COL] [--sensitive COL[,COL...]]
-[--quasi-identifiers A,B,...] [--query SQL] [--dir DIR] [--force]`` reads the
+[--quasi-identifiers A,B,...] [--query SQL] [--password SPEC] [--dir DIR]
+[--force]`` reads the
 table (a CSV or Parquet file, or a database URL with ``--query``), proposes a
 role for every column and writes ``DIR/NAME/`` with the release configuration
 ``NAME.yaml``, ``schema.yaml``, ``suite.json`` and ``hierarchies/``
@@ -85,6 +86,13 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--query", metavar="SQL", help="the SQL query of a database")
     parser.add_argument(
+        "--password",
+        metavar="SPEC",
+        help="where the database password is, for a URL without one: "
+        "env:<VARIABLE> or prefect-secret:<block name>; the configuration "
+        "records this name, never the password",
+    )
+    parser.add_argument(
         "--dir",
         dest="directory",
         type=Path,
@@ -129,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
     """
     from ppdm.prepare.init_folder import plan_dataset, write_dataset
 
+    password = getattr(args, "password", None)
+    if password and password.startswith("prefect-secret:"):
+        import ppdm.tasks  # noqa: F401 - registers the prefect-secret key resolver
     try:
         plan = plan_dataset(
             args.source,
@@ -138,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             sensitive=_names(args.sensitive),
             quasi_identifiers=_names(args.quasi_identifiers),
             query=args.query,
+            password=password,
         )
         path = write_dataset(plan, force=args.force)
     except InvalidParameterError as err:
@@ -158,6 +170,14 @@ def run(args: argparse.Namespace) -> int:
             "ppdm init: no column looks like a class label; give the column an "
             f"analyst predicts the role `target` in {path} (or run again with "
             "--target COL) before `ppdm run`",
+            file=sys.stderr,
+        )
+    if plan.private:
+        sys.stdout.flush()
+        print(
+            f"ppdm init: the database URL's password is written into {path} "
+            "(readable by you only); keep it out of files: a URL without one and "
+            "--password env:<VARIABLE>",
             file=sys.stderr,
         )
     sys.stderr.flush()

@@ -21,6 +21,7 @@ from pydantic import (
     PrivateAttr,
     ValidationError,
     ValidationInfo,
+    model_serializer,
     model_validator,
 )
 
@@ -93,6 +94,10 @@ class ConfigError(InvalidParameterError):
 _NUMBER: dict[str, Any] = {"strict": True, "allow_inf_nan": False}
 
 
+#: ``//user:password@`` in a URL (the user may be empty).
+_URL_PASSWORD = re.compile(r"//[^:/@]*:[^@/]*@")
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -110,6 +115,21 @@ class SourceConfig(_Strict):
         description="field separator of a CSV file (default: a comma); ppdm init "
         "writes the one it finds",
     )
+    password: str | None = Field(
+        None,
+        pattern=r"^[a-z-]+:.+$",
+        description="where the database password is, for a URL without one: "
+        "env:<VARIABLE> or prefect-secret:<block name>",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_password(self, handler: Any) -> dict[str, Any]:
+        # Absent unless set: a configuration without one serialises (and so
+        # hashes into its release id) exactly as before the key existed.
+        data = handler(self)
+        if self.password is None:
+            data.pop("password", None)
+        return data
 
     @model_validator(mode="after")
     def _needs(self) -> SourceConfig:
@@ -129,6 +149,17 @@ class SourceConfig(_Strict):
                 f"source.delimiter is for CSV files; the source is of kind "
                 f"{self.kind!r}"
             )
+        if self.password is not None:
+            if self.kind != "sql":
+                raise ValueError(
+                    f"source password is for a database (kind sql); kind is "
+                    f"{self.kind!r}"
+                )
+            if _URL_PASSWORD.search(str(self.url)):
+                raise ValueError(
+                    "source url holds a password and source password names "
+                    "another: keep the URL without one (user@host)"
+                )
         return self
 
 
@@ -916,6 +947,7 @@ def check_source_columns(config: ReleaseConfig) -> list[str] | None:
         query=source.query,
         embedded=source.name,
         delimiter=source.delimiter,
+        password=source.password,
     )
     if columns is None:
         return None

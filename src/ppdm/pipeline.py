@@ -581,7 +581,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             suppression_limit=config.suppression_limit,
             seed=config.seed,
             source=source,
-            config=config.model_dump(mode="json", by_alias=True),
+            config=_public_config(config),
             hierarchies=hierarchies,
             schema_source=schema,
             roles=config.roles,
@@ -604,6 +604,7 @@ def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
         query=source.query,
         embedded=source.name,
         delimiter=source.delimiter,
+        password=source.password,
     )
     snapshot = store.put_table(table, kind="raw-snapshot")
     if source.kind in ("csv", "parquet"):
@@ -636,6 +637,7 @@ def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
         out_dir=staging,
         partition_rows=settings.partitions.partition_rows,
         delimiter=source.delimiter,
+        password=source.password,
     )
     snapshot = put_parts(store, staging, kind="raw-snapshot")
     return StepOutput(
@@ -648,6 +650,23 @@ def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
             "partitions": len(table.paths),
         },
     )
+
+
+def _public_config(config: ReleaseConfig) -> dict[str, Any]:
+    """The configuration as the manifest records it: a URL's password masked."""
+    data = config.model_dump(mode="json", by_alias=True)
+    source = data.get("source") or {}
+    if source.get("kind") == "sql" and source.get("url"):
+        source["url"] = _masked_url(source["url"])
+    return data
+
+
+def _masked_url(url: str) -> str:
+    # source_name masks the password (and secret query arguments) however
+    # malformed the URL; its " (query: ...)" tail is not wanted here. A URL
+    # without a secret is kept as written (so is its release id).
+    masked = ingest.source_name("sql", url, "", None).rsplit(" (query: ", 1)[0]
+    return masked if "***" in masked else url
 
 
 def describe_source(source: SourceConfig) -> str:
@@ -1793,6 +1812,9 @@ _CLUSTER_KEYS = ("workers", "threads_per_worker", "memory_limit", "address")
 def _identity_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration as it decides what is released (no locations, no cluster)."""
     kept = {k: v for k, v in config.items() if k not in _LOCATION_KEYS}
+    if isinstance(kept.get("source"), Mapping) and "password" in kept["source"]:
+        # Where the password is kept is no part of what is released.
+        kept["source"] = {k: v for k, v in kept["source"].items() if k != "password"}
     if isinstance(kept.get("out_of_core"), Mapping):
         kept["out_of_core"] = {
             k: v for k, v in kept["out_of_core"].items() if k not in _CLUSTER_KEYS

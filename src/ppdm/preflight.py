@@ -170,6 +170,7 @@ def _check_feasible(config: ReleaseConfig) -> None:
         embedded=source.name,
         distinct_of=attribute,
         delimiter=source.delimiter,
+        password=source.password,
     )
     if rows is not None and requirement.k > rows:
         raise InfeasibleConstraintError(

@@ -603,6 +603,7 @@ def release_for_attack(
             query=source.query,
             embedded=source.name,
             delimiter=source.delimiter,
+            password=source.password,
         )
     plan = plan_release(config)
     started = time.perf_counter()

@@ -295,6 +295,7 @@ def load_table(config: ReleaseConfig) -> pd.DataFrame:
         query=source.query,
         embedded=source.name,
         delimiter=source.delimiter,
+        password=source.password,
     )
     contract = load_contract(config.schema_dir)
     outcome = validation.validate_table(

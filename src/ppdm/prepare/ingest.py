@@ -8,13 +8,28 @@ A source is one of four kinds:
   ``|``; :func:`sniff_delimiter` finds it for ``ppdm init``);
 - ``"parquet"``: a Parquet file (read with pyarrow);
 - ``"sql"``: a query against a database URL (SQLAlchemy; SQLite is the embedded
-  default, ``sqlite:///path/to/file.db``; PostgreSQL and others need their driver).
+  default, ``sqlite:///path/to/file.db``; PostgreSQL through psycopg 3,
+  ``postgresql+psycopg://user@host:5432/db``; others need their driver). The
+  rows are fetched in chunks of :data:`SQL_CHUNK_ROWS` through a server-side
+  cursor, never the whole result at once. The password is best kept out of
+  the URL: ``password="env:NAME"`` (or ``prefect-secret:<block>``, once the
+  Prefect layer registered the scheme) names where it is.
 
 Every route returns the same canonical table: integer and float columns as
 numpy dtypes and text columns as the pandas ``string`` dtype with ``pd.NA`` for
 missing values, the convention of :mod:`ppdm.prepare.datasets`. So one table written
 to a CSV file, a Parquet file and a SQLite table reads back identically, and
 its :func:`fingerprint` is the same whichever route it took.
+
+A PostgreSQL column's declared type decides its dtype (the values of one
+chunk do not): integers stay ``int64`` (``float64`` when a value is NULL),
+``real``, ``double precision`` and ``numeric`` become ``float64``, ``date``
+and ``timestamp`` become ISO date text ``YYYY-MM-DD`` (the day; a
+``timestamptz`` its day in UTC), which profiling and the calendar hierarchy
+read as dates, and ``text``, ``varchar`` and ``char`` stay text, codes with
+their leading zeros. NULL is a missing value. Other types, and databases that
+do not declare result types (SQLite), are converted as
+:func:`pandas.read_sql` converts the whole result.
 
 Errors are :class:`~ppdm.exceptions.SourceError` naming the file or the
 database URL (its password masked) and what went wrong. A source with zero
@@ -51,6 +66,7 @@ from ppdm.release.artifacts import sha256_file
 __all__ = [
     "CSV_DELIMITERS",
     "SOURCE_KINDS",
+    "SQL_CHUNK_ROWS",
     "file_sha256",
     "fingerprint",
     "load_source",
@@ -67,6 +83,11 @@ SOURCE_KINDS = ("embedded", "csv", "parquet", "sql")
 #: The field separators of a CSV file that :func:`load_source` reads.
 CSV_DELIMITERS = (",", ";", "\t", "|")
 
+#: Rows a SQL source is fetched in at a time (one batch of the server-side
+#: cursor): the driver's Python objects for this many rows are all the read
+#: holds beyond the table itself.
+SQL_CHUNK_ROWS = 10_000
+
 _CSV_MISSING = ["?", ""]
 # Used only when a URL is too malformed for SQLAlchemy to parse (and mask) it.
 _PASSWORD_IN_URL = re.compile(r"(//[^:/@]*:)[^@]*@")
@@ -81,6 +102,7 @@ def load_source(
     query: str | None = None,
     embedded: str | None = None,
     delimiter: str | None = None,
+    password: str | None = None,
 ) -> pd.DataFrame:
     """Read one source table.
 
@@ -99,6 +121,9 @@ def load_source(
     delimiter : str, optional
         The field separator of a CSV file, one of :data:`CSV_DELIMITERS`
         (default: a comma).
+    password : str, optional
+        Where the database password is (``"sql"`` only): a key spec,
+        ``"env:NAME"`` or ``"prefect-secret:<block>"``, for a URL without one.
 
     Returns
     -------
@@ -113,13 +138,15 @@ def load_source(
     ppdm.exceptions.SourceError
         The source is not found, cannot be read, or holds no rows. The message
         names the file or the URL, never the URL's password.
+    ppdm.release.keys.KeyConfigError
+        ``password`` names a variable or block that holds nothing.
     """
     _check_arguments(kind, location, query, embedded)
     _check_delimiter(kind, delimiter)
     if kind == "embedded":
         frame, name = _read_embedded(str(embedded))
     elif kind == "sql":
-        frame, name = _read_sql(str(location), str(query))
+        frame, name = _read_sql(str(location), str(query), password)
     else:
         frame, name = _read_file(kind, Path(str(location)), delimiter)
     _check_header([str(c) for c in frame.columns], name)
@@ -267,6 +294,7 @@ def source_columns(
     query: str | None = None,
     embedded: str | None = None,
     delimiter: str | None = None,
+    password: str | None = None,
 ) -> list[str] | None:
     """The column names of a source, read from its header alone (no rows).
 
@@ -284,7 +312,7 @@ def source_columns(
     if location is None:
         return None
     if kind == "sql":
-        names = _sql_columns(str(location), query) if query else None
+        names = _sql_columns(str(location), query, password) if query else None
         if names is not None:
             # SQLite names the second "age" of a wrapped query "age:1"
             names = [
@@ -345,6 +373,7 @@ def source_bounds(
     embedded: str | None = None,
     distinct_of: str | None = None,
     delimiter: str | None = None,
+    password: str | None = None,
 ) -> tuple[int | None, int | None]:
     """Cheap upper bounds on a source's row count and one column's distinct values.
 
@@ -362,7 +391,7 @@ def source_bounds(
     """
     try:
         rows, distinct = _bounds(
-            kind, location, query, embedded, distinct_of, delimiter
+            kind, location, query, embedded, distinct_of, delimiter, password
         )
     except Exception:  # noqa: BLE001 - a bound is optional; ingest reports problems
         return None, None
@@ -463,6 +492,7 @@ def _bounds(
     embedded: str | None,
     distinct_of: str | None,
     delimiter: str | None = None,
+    password: str | None = None,
 ) -> tuple[int | None, int | None]:
     if kind == "embedded":
         table = datasets.load(embedded) if embedded else None
@@ -471,7 +501,7 @@ def _bounds(
         distinct = int(table[distinct_of].nunique()) if distinct_of in table else None
         return len(table), distinct
     if kind == "sql":
-        return _sql_bounds(str(location), query, distinct_of)
+        return _sql_bounds(str(location), query, distinct_of, password)
     path = Path(str(location))
     if kind == "parquet":
         import pyarrow.parquet as pq
@@ -507,14 +537,13 @@ def _bounds(
 
 
 def _sql_bounds(
-    url: str, query: str | None, distinct_of: str | None
+    url: str, query: str | None, distinct_of: str | None, password: str | None = None
 ) -> tuple[int | None, int | None]:
     import sqlalchemy as sa
 
     if not query:
         return None, None
-    _check_sqlite_file(sa.make_url(url))
-    engine = sa.create_engine(url)
+    engine, _, _ = _sql_engine(url, password)
     try:
         with engine.connect() as connection:
             preparer = engine.dialect.identifier_preparer
@@ -531,28 +560,40 @@ def _sql_bounds(
         engine.dispose()
 
 
-def _sql_columns(url: str, query: str) -> list[str] | None:
+def _sql_columns(url: str, query: str, password: str | None = None) -> list[str] | None:
     import sqlalchemy as sa
+    from sqlalchemy.exc import SQLAlchemyError
 
-    # Wrapping the query returns its columns without computing its rows; a
-    # database that refuses the wrapper is asked nothing more here.
     try:
-        parsed = sa.make_url(url)
+        sa.make_url(url)
     except (sa.exc.ArgumentError, ValueError):
         return None  # load_source names the malformed URL
-    _check_sqlite_file(parsed)
+    # What makes the read fail for certain is reported now, before any step:
+    # a missing SQLite file, an unset password variable, a server that does
+    # not answer or refuses the login, a query it cannot run.
+    engine, name, secrets = _sql_engine(url, password)
     try:
-        engine = sa.create_engine(parsed)
-        try:
-            with engine.connect() as connection:
+        with _connected(engine, name, secrets) as connection:
+            # Wrapping the query returns its columns without computing its rows.
+            try:
                 result = connection.execute(
                     sa.text(f"SELECT * FROM ({query}) AS ppdm_header LIMIT 0")
                 )
                 return [str(c) for c in result.keys()]
-        finally:
-            engine.dispose()
-    except Exception:  # noqa: BLE001 - any refusal means "not known cheaply"
-        return None
+            except SQLAlchemyError:
+                connection.rollback()  # PostgreSQL: the transaction is aborted
+            # A database that refuses the wrapper runs the query itself, its
+            # rows left unfetched on a server-side cursor; a failure is the
+            # query's own.
+            with _query_errors(name, secrets, query):
+                result = connection.execution_options(stream_results=True).execute(
+                    sa.text(query)
+                )
+                names = [str(c) for c in result.keys()]
+                result.close()
+                return names
+    finally:
+        engine.dispose()
 
 
 def _read_file(
@@ -677,26 +718,41 @@ def _surplus_field_error(path: Path, n_columns: int) -> SourceError:
     )
 
 
-def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
+def _read_sql(
+    url: str, query: str, password: str | None = None
+) -> tuple[pd.DataFrame, str]:
     # SQLAlchemy is imported here: only the sql route needs it.
     import sqlalchemy as sa
 
-    engine, name, secrets = _sql_engine(url)
+    engine, name, secrets = _sql_engine(url, password)
     try:
-        with _query_errors(name, secrets, query), engine.connect() as connection:
-            frame = pd.read_sql(sa.text(query), connection)
+        with _connected(engine, name, secrets) as connection:
+            with _query_errors(name, secrets, query):
+                # A server-side cursor (psycopg: a named cursor) holds the
+                # result on the server; the driver never holds more than one
+                # chunk of rows, and each chunk is converted as it arrives.
+                result = connection.execution_options(
+                    stream_results=True, max_row_buffer=SQL_CHUNK_ROWS
+                ).execute(sa.text(query))
+                frame = _sql_frame(result, connection.dialect.name)
     finally:
         engine.dispose()
     return frame, f"{name} (query: {_shorten(query)})"
 
 
-def _sql_engine(url: str) -> tuple[Any, str, list]:
+def _sql_engine(url: str, password: str | None = None) -> tuple[Any, str, list]:
     """An engine for ``url``, the URL as messages show it, and its secrets.
+
+    ``password`` is a key spec (``"env:NAME"``, ``"prefect-secret:<block>"``)
+    naming the password of a URL without one; the engine gets it, messages
+    never show it.
 
     Raises
     ------
     ppdm.exceptions.SourceError
         The URL is malformed, names a missing SQLite file, or has no driver.
+    ppdm.release.keys.KeyConfigError
+        ``password`` is malformed or names a variable or block holding nothing.
     """
     import sqlalchemy as sa
     from sqlalchemy.exc import SQLAlchemyError
@@ -706,17 +762,184 @@ def _sql_engine(url: str) -> tuple[Any, str, list]:
     except (sa.exc.ArgumentError, ValueError) as exc:
         masked = _PASSWORD_IN_URL.sub(r"\1***@", url)
         raise SourceError(f"source {masked}: not a database URL") from exc
+    # Messages name the URL as the configuration writes it: a password kept
+    # elsewhere is not shown as one in the URL.
     name = _masked(parsed)
+    if password is not None:
+        parsed = parsed.set(password=_database_password(password, parsed))
     secrets = [parsed.password] + [
         value for key, value in parsed.query.items() if _SECRET_ARGUMENT.search(key)
     ]
     _check_sqlite_file(parsed)
+    options: dict[str, Any] = {}
+    if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in (
+        parsed.query
+    ):
+        # libpq waits for an unreachable host as long as TCP does (minutes);
+        # the URL's own connect_timeout wins.
+        options["connect_args"] = {"connect_timeout": _CONNECT_TIMEOUT_S}
     try:
-        engine = sa.create_engine(parsed)
+        engine = sa.create_engine(parsed, **options)
     except (SQLAlchemyError, ImportError) as exc:
         detail = _scrub(_first_line(exc), secrets)
         raise SourceError(f"source {name}: no usable driver ({detail})") from exc
     return engine, name, secrets
+
+
+#: Seconds a PostgreSQL server has to answer a connection (unless the URL says).
+_CONNECT_TIMEOUT_S = 15
+
+
+def _database_password(spec: str, url: Any) -> str:  # sqlalchemy.engine.URL
+    """The password ``spec`` names, for ``url`` (which must not hold one)."""
+    from ppdm.release.keys import resolve_secret
+
+    if url.password is not None:
+        raise SourceError(
+            f"source {_masked(url)}: the URL holds a password and password "
+            f"{spec!r} names another; keep the URL without one (user@host)"
+        )
+    return resolve_secret(spec, purpose=f"the password of the database {_masked(url)}")
+
+
+@contextlib.contextmanager
+def _connected(engine: Any, name: str, secrets: list) -> Iterator[Any]:
+    """A connection of ``engine``; a refused one is a :class:`SourceError`.
+
+    The server unreachable, a wrong password, an unknown database: the
+    message is the driver's own first line, with the URL's password masked.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        connection = engine.connect()
+    except SQLAlchemyError as exc:
+        detail = _scrub(_first_line(getattr(exc, "orig", None) or exc), secrets)
+        raise SourceError(f"source {name}: cannot connect: {detail}") from exc
+    with connection:
+        yield connection
+
+
+def _sql_frame(result: Any, dialect: str) -> pd.DataFrame:
+    """The rows of a streamed ``result``, fetched and converted chunk by chunk.
+
+    A column whose database type is known (:func:`sql_column_kinds`) is
+    converted chunk by chunk to its compact dtype; any other column keeps its
+    values until the end and is then converted as :func:`pandas.read_sql`
+    converts a whole result, so it comes out the same as a read in one go.
+    """
+    from pandas._libs import lib
+    from pandas.core.internals.construction import convert_object_array
+    from pandas.io.sql import _parse_date_columns
+
+    columns = list(result.keys())
+    kinds = sql_column_kinds(result, dialect)
+    pieces: list[list[np.ndarray]] = [[] for _ in columns]
+    n_rows = 0
+    while rows := result.fetchmany(SQL_CHUNK_ROWS):
+        content = lib.to_object_array_tuples(rows)
+        del rows
+        n_rows += len(content)
+        for position, kind in enumerate(kinds):
+            values = content[:, position]
+            pieces[position].append(
+                sql_typed_values(values, kind) if kind else values.copy()
+            )
+        del content
+    arrays = [_concatenated(parts) for parts in pieces]
+    pieces.clear()
+    untyped = [i for i, kind in enumerate(kinds) if kind is None]
+    converted = convert_object_array(
+        [arrays[i] for i in untyped], dtype=None, coerce_float=True
+    )
+    for position, array in zip(untyped, converted, strict=True):
+        arrays[position] = array
+    frame = pd.DataFrame._from_arrays(
+        arrays, columns=columns, index=range(n_rows), verify_integrity=False
+    )
+    return _parse_date_columns(frame, None)
+
+
+def _concatenated(parts: list) -> Any:
+    """One column from its chunks (numpy arrays, or pandas string arrays)."""
+    if not parts:
+        return np.empty(0, dtype=object)
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)  # int64 and float64 chunks make float64
+    return type(parts[0])._concat_same_type(parts)
+
+
+#: PostgreSQL's built-in type oids (fixed across versions) -> how a column
+#: of that type is read.
+_POSTGRES_KINDS = {
+    20: "integer",  # bigint
+    21: "integer",  # smallint
+    23: "integer",  # integer
+    700: "decimal",  # real
+    701: "decimal",  # double precision
+    1700: "decimal",  # numeric
+    1082: "date",
+    1114: "timestamp",
+    1184: "timestamp",  # timestamp with time zone
+    18: "text",  # "char"
+    25: "text",
+    1042: "text",  # char(n)
+    1043: "text",  # varchar
+}
+
+
+def sql_column_kinds(result: Any, dialect: str) -> list[str | None]:
+    """How each column of a query's ``result`` is read, from its database type.
+
+    One of ``"integer"``, ``"decimal"``, ``"date"``, ``"timestamp"``,
+    ``"text"``, or None (converted by pandas from the values). Only
+    PostgreSQL declares its result types here; other databases give None
+    for every column.
+    """
+    description = getattr(result.cursor, "description", None) or []
+    if dialect != "postgresql":
+        return [None] * len(description)
+    return [_POSTGRES_KINDS.get(getattr(c, "type_code", None)) for c in description]
+
+
+def sql_typed_values(values: np.ndarray, kind: str) -> np.ndarray:
+    """One chunk of a typed column (object values, None = NULL) in its dtype.
+
+    ``integer``: int64, or float64 when a value is missing (concatenated,
+    the chunks give float64 as soon as one of them has a missing value);
+    ``decimal``: float64; ``date`` and ``timestamp``: the day as ISO text
+    ``YYYY-MM-DD`` (an aware timestamp's day in UTC); ``text``: as it is.
+    Dates and text become pandas ``string`` arrays at once (the canonical
+    text dtype): a chunk's Python strings are freed with the chunk.
+    """
+    import datetime
+
+    missing = pd.isna(values) if len(values) else np.zeros(0, dtype=bool)
+    if kind == "integer":
+        if missing.any():
+            out = np.full(len(values), np.nan)
+            out[~missing] = values[~missing].astype(np.float64)
+            return out
+        return values.astype(np.int64)
+    if kind == "decimal":
+        out = np.full(len(values), np.nan)
+        out[~missing] = [float(v) for v in values[~missing]]
+        return out
+    if kind in ("date", "timestamp"):
+        utc = datetime.UTC
+
+        def day(value: Any) -> str:
+            if isinstance(value, datetime.datetime):
+                if value.tzinfo is not None:
+                    value = value.astimezone(utc)
+                value = value.date()
+            return value.isoformat()
+
+        out = np.empty(len(values), dtype=object)
+        out[:] = None
+        out[~missing] = [day(v) for v in values[~missing]]
+        return pd.array(out, dtype="string")
+    return pd.array(values, dtype="string")
 
 
 @contextlib.contextmanager

@@ -136,6 +136,7 @@ def init_dataset(
     quasi_identifiers: list[str] | None = None,
     query: str | None = None,
     force: bool = False,
+    password: str | None = None,
 ) -> Path:
     """Profile a table and write its dataset folder ``directory/dataset/``.
 
@@ -155,6 +156,10 @@ def init_dataset(
         The SQL query returning the table (database sources only).
     force : bool, default=False
         Overwrite files that differ from what would be written now.
+    password : str, optional
+        Where the database password is, for a URL without one: a key spec,
+        ``"env:NAME"`` or ``"prefect-secret:<block>"``. The configuration
+        records the spec, never the password.
 
     Returns
     -------
@@ -178,6 +183,7 @@ def init_dataset(
         sensitive=sensitive,
         quasi_identifiers=quasi_identifiers,
         query=query,
+        password=password,
     )
     return write_dataset(plan, force=force)
 
@@ -191,6 +197,7 @@ def plan_dataset(
     sensitive: str | list[str] | None = None,
     quasi_identifiers: list[str] | None = None,
     query: str | None = None,
+    password: str | None = None,
 ) -> DatasetPlan:
     """Read and profile the source; return what :func:`write_dataset` writes.
 
@@ -209,13 +216,14 @@ def plan_dataset(
             f"dataset must be a name of letters, digits, '_', '.' and '-'; "
             f"got {dataset!r}"
         )
-    entry = source_entry(source, query=query)
+    entry = source_entry(source, query=query, password=password)
     location = entry.get("path", entry.get("url"))
     frame = load_source(
         entry["kind"],
         location,
         query=entry.get("query"),
         delimiter=entry.get("delimiter"),
+        password=entry.get("password"),
     )
     described = source_name(entry["kind"], location, entry.get("query"), None)
     _refuse_too_few_rows(frame, described)
@@ -466,12 +474,15 @@ def _umask() -> int:
 
 
 # -- source -------------------------------------------------------------------
-def source_entry(source: str | Path, *, query: str | None = None) -> dict[str, str]:
+def source_entry(
+    source: str | Path, *, query: str | None = None, password: str | None = None
+) -> dict[str, str]:
     """The configuration's ``source:`` mapping for a file path or a database URL.
 
     A file becomes ``{kind: csv|parquet, path: <absolute path>}``; a URL
     (``scheme://...``) becomes ``{kind: sql, url, query}``, a relative SQLite
-    database path made absolute. A CSV file separated by something else than
+    database path made absolute, plus ``password`` (the spec naming where the
+    password is) when given. A CSV file separated by something else than
     commas gets its ``delimiter`` (:func:`ppdm.prepare.ingest.sniff_delimiter`),
     so that every later run reads it as ``ppdm init`` did.
 
@@ -479,7 +490,9 @@ def source_entry(source: str | Path, *, query: str | None = None) -> dict[str, s
     ------
     InvalidParameterError
         A file of another type (a spreadsheet: export it as CSV), a URL
-        without ``query``, or a ``query`` with a file.
+        without ``query``, a ``query`` or a ``password`` with a file, a
+        malformed ``password`` spec, or one next to a URL that holds a
+        password.
     ppdm.exceptions.SourceError
         A CSV file that cannot be read.
     """
@@ -490,7 +503,20 @@ def source_entry(source: str | Path, *, query: str | None = None) -> dict[str, s
                 f"source {_masked(text)} is a database URL; it needs a query "
                 "(--query 'SELECT * FROM <table>')"
             )
-        return {"kind": "sql", "url": _absolute_sqlite(text), "query": query}
+        entry = {"kind": "sql", "url": _absolute_sqlite(text), "query": query}
+        if password is not None:
+            if not re.match(r"^[a-z-]+:.+$", password):
+                raise InvalidParameterError(
+                    f"--password {password!r} must name where the password is: "
+                    "env:<VARIABLE> or prefect-secret:<block name>"
+                )
+            if _has_password(entry):
+                raise InvalidParameterError(
+                    f"source {_masked(text)} holds a password and --password names "
+                    "another; give the URL without one (user@host)"
+                )
+            entry["password"] = password
+        return entry
     path = Path(text).expanduser()
     kind = _FILE_KINDS.get(path.suffix.lower())
     if kind is None:
@@ -501,9 +527,10 @@ def source_entry(source: str | Path, *, query: str | None = None) -> dict[str, s
             + f"a file must end in {', '.join(_FILE_KINDS)}, or be a "
             "database URL such as sqlite:///data.db with --query"
         )
-    if query:
+    if query or password:
+        option = "--query" if query else "--password"
         raise InvalidParameterError(
-            f"--query is for database URLs; source {text!r} is a {kind} file"
+            f"{option} is for database URLs; source {text!r} is a {kind} file"
         )
     entry = {"kind": kind, "path": str(path.resolve())}
     if kind == "csv":
@@ -585,7 +612,14 @@ def config_text(
         "source:",
     ]
     if source["kind"] == "sql" and _has_password(source):
-        lines.append("  # the URL holds a password: this file is readable by you only")
+        lines.append(
+            "  # the URL holds a password: this file is readable by you only; "
+            "keep it out:"
+        )
+        lines.append(
+            "  # a URL without one and `password: env:<VARIABLE>` (or "
+            "prefect-secret:<block>)"
+        )
     lines += [f"  {key}: {_scalar(value)}" for key, value in source.items()]
     lines.append("columns:")
     width = min(max((len(_scalar(n)) for n in roles), default=0) + 1, 32)
