@@ -96,15 +96,15 @@ def balanced_accuracy_interval(
         return None
     recalls, counts = _recalls(y_true, y_pred)
     centre = float(recalls.mean())
-    half = _z(confidence) * math.sqrt(
-        float(np.sum(recalls * (1 - recalls) / counts))
-    ) / len(counts)
+    half = (
+        _z(confidence)
+        * math.sqrt(float(np.sum(recalls * (1 - recalls) / counts)))
+        / len(counts)
+    )
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
-def _class_score(
-    proba: np.ndarray, classes: Sequence[Any], label: str
-) -> np.ndarray:
+def _class_score(proba: np.ndarray, classes: Sequence[Any], label: str) -> np.ndarray:
     """The probability column of ``label`` (zeros for a class never trained on)."""
     names = [str(c) for c in classes]
     if label in names:
@@ -241,9 +241,7 @@ def zero_rule(y_train: Sequence[Any], y_test: Sequence[Any]) -> dict[str, Any]:
     prediction = np.full(len(y_test), majority)
     right = int(np.sum(y_test == majority))
     interval = wilson_interval(right, len(y_test))
-    scores = class_scores(
-        y_test, prediction, np.ones((len(y_test), 1)), [majority]
-    )
+    scores = class_scores(y_test, prediction, np.ones((len(y_test), 1)), [majority])
     return {
         "class": majority,
         "accuracy": scores["accuracy"],

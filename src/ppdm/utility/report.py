@@ -272,7 +272,11 @@ def release_verdict(
             "zero here means both models fell back to the class frequencies, "
             "not that nothing was lost"
         )
-    kept = {spec.target, *spec.requirement.sensitive_attributes} - {None}
+    kept = {
+        spec.target,
+        spec.sensitive_attribute,
+        *spec.requirement.sensitive_attributes,
+    } - {None}
     if released and set(released) <= kept:
         warnings.append(
             "the release holds only the target and the sensitive attribute ("
@@ -281,10 +285,7 @@ def release_verdict(
         )
     line = (
         "Quasi-identifiers surviving (not suppressed, not generalized to *): "
-        + (
-            ", ".join(f"{q} {_share(share)}" for q, share in shares.items())
-            or "none"
-        )
+        + (", ".join(f"{q} {_share(share)}" for q, share in shares.items()) or "none")
         + ". Dropped columns: "
         + (", ".join(dropped) or "none")
         + "."
@@ -916,7 +917,7 @@ def render_report_html(
         header, rows = accuracy_rows(holdout)
         parts.append(_table(header, rows))
         parts.extend(
-            f"<p class=\"warning\"><strong>Warning:</strong> {html.escape(w)}</p>"
+            f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>'
             for w in accuracy_warnings(utility)
         )
         parts.append(
@@ -1203,7 +1204,9 @@ def utility_report(
     ...     table, release.tables, algorithm=algorithm, spec=spec,
     ...     discretize_settings={"method": "mdl"}, seed=0)
     >>> sorted(utility["holdout"]["accuracy"]["decision_tree"])[:3]
-    ['anonymized', 'anonymized_ci95', 'difference']
+    ['anonymized', 'anonymized_balanced_accuracy', 'anonymized_balanced_accuracy_ci95']
+    >>> utility["holdout"]["zero_r"]["class"], utility["verdict"]["dropped"]
+    ('hi', [])
     >>> page.startswith("<!DOCTYPE html>")
     True
     """

@@ -32,7 +32,6 @@ from ppdm import parallel
 from ppdm.exceptions import InvalidParameterError
 from ppdm.model import SUPPRESSED
 from ppdm.utility.features import CellFeaturizer
-from ppdm.utility.metrics import class_scores
 from ppdm.utility.learners import (
     MODELS,
     RANGES,
@@ -41,6 +40,7 @@ from ppdm.utility.learners import (
     feature_view,
     make_model,
 )
+from ppdm.utility.metrics import class_scores
 from ppdm.utility.views import (
     align_probabilities,
     as_training_views,

@@ -267,7 +267,8 @@ def test_utility_report_runs_the_pipeline_on_the_training_split():
     assert (
         page.startswith("<!DOCTYPE html>") and "<title>golden: mondrian</title>" in page
     )
-    assert page.count("<th>95% interval</th>") == 2
+    # accuracy, balanced accuracy and ROC AUC each with its interval
+    assert page.count("<th>95% interval</th>") == 3
     assert "Cut points fitted on the training part" in page
     assert "whole release" not in page  # one table: its row is the release's
 
