@@ -901,6 +901,15 @@ def render_report_html(
         )
     )
 
+    record = utility.get("record") or {}
+    if record.get("release_id"):
+        parts.append(
+            f'<p class="record-id">Release <code>{html.escape(record["release_id"])}'
+            f"</code> of {html.escape(str(record.get('dataset')))}, created "
+            f"{html.escape(str(record.get('created_at')))} UTC; independent "
+            f"verifier: <strong>{html.escape(str(record.get('verdict')))}</strong>"
+            "</p>"
+        )
     verdict = utility.get("verdict") or {}
     if verdict.get("line"):
         css = "verdict warning" if verdict.get("warnings") else "verdict"
@@ -1302,10 +1311,44 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
         return []
     requirement = record.get("requirement") or {}
     parts = ["<h2>Release record</h2>"]
+    published = record.get("release_id") is not None
+    identity = (
+        [
+            ["release id", record.get("release_id")],
+            ["created (UTC)", record.get("created_at")],
+            [
+                "audit entry",
+                "the publish entry of this release id in audit.jsonl, keyed with "
+                f"audit key id {record.get('audit_key_id') or 'none (unkeyed)'}",
+            ],
+        ]
+        if published
+        else [
+            [
+                "release id and date",
+                "given when the release is published (manifest.json)",
+            ]
+        ]
+    )
+    series_rows = record.get("series_rows")
+    if series_rows:
+        identity.append(
+            [
+                "release series",
+                f"{series_rows.get('held_back') or 0:,} rows held back by the "
+                "series check (not in this release; counted, never named), "
+                f"{series_rows.get('kept_from_earlier_releases') or 0:,} kept as "
+                "earlier releases published them; checked against "
+                + (", ".join(series_rows.get("against") or []) or "no earlier release"),
+            ]
+        )
+    if record.get("command"):
+        identity.append(["reproduce with", record["command"]])
     parts.append(
         _table(
             ["fact", "value"],
             [
+                *identity,
                 [
                     "verdict of the independent verifier",
                     f"{record['verdict']}: "
@@ -1323,11 +1366,6 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
                         f"{k} {v}"
                         for k, v in (record.get("library_versions") or {}).items()
                     ),
-                ],
-                [
-                    "release id and date",
-                    "in manifest.json (they are derived from the published files, "
-                    "this page among them)",
                 ],
             ],
         )
