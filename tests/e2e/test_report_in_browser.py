@@ -1,0 +1,61 @@
+"""report.html as a reader sees it: opened by a real browser (headless Chromium).
+
+The page is the release's record: its id, creation date and the verifier's
+verdict must be in what the browser renders, not only in the file's bytes.
+Debian's ``chromium`` package provides the browser (`.ci/run` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from ppdm import pipeline
+from ppdm.config import default_config
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+
+
+def _text(dom: str) -> str:
+    """The rendered DOM's visible text, tags and whitespace collapsed."""
+    body = re.sub(r"<(script|style)\b.*?</\1>", " ", dom, flags=re.S)
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", body))
+
+
+@pytest.mark.slow
+def test_the_browser_shows_the_release_id_date_and_verdict(tmp_path):
+    config = default_config("german").with_overrides(
+        k=5, l=2, seed=7, output_dir=str(tmp_path / "out")
+    )
+    release_dir = pipeline.run_release(config).release_dir
+    manifest = json.loads((release_dir / "manifest.json").read_text())
+    profile = tmp_path / "profile"  # a fresh profile: nothing from another run
+    dom = subprocess.run(
+        [
+            CHROMIUM,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            f"--user-data-dir={profile}",
+            "--dump-dom",
+            (release_dir / "report.html").resolve().as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    text = _text(dom)
+    assert f"Release {manifest['release_id']} of german" in text
+    assert f"created {manifest['created_at']} UTC" in text
+    assert "independent verifier: passed" in text
+    # the figures an analyst needs are rendered too
+    assert "majority class" in text and "balanced accuracy" in text
