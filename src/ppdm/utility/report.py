@@ -20,6 +20,7 @@ import contextlib
 import html
 import io
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,7 @@ __all__ = [
     "figure_png",
     "new_figure",
     "plot_style",
+    "readable_label",
     "release_verdict",
     "render_report_html",
     "utility_report",
@@ -1306,6 +1308,34 @@ def release_record(
     }
 
 
+_OPEN_BELOW = re.compile(r"\(-inf, ?([^,\]\)]+)[)\]]")
+_OPEN_ABOVE = re.compile(r"[\[(]([^,\[(]+), ?inf\)")
+_LONG_NUMBER = re.compile(r"-?\d+\.\d{7,}")
+
+
+def readable_label(text: str) -> str:
+    """A released cell as people write it, for the page only.
+
+    Binary-float tails are cut (``7.1507000000000005`` -> ``7.1507``; at most
+    10 significant digits), and open intervals are written as comparisons:
+    ``(-inf, 23.5)`` -> ``< 23.5``, ``[39.5, inf)`` -> ``>= 39.5``. The
+    released files keep their labels (the verifier reads them back).
+
+    Examples
+    --------
+    >>> readable_label("[7.1507000000000005, 8.13055)"), readable_label("(-inf, 23.5)")
+    ('[7.1507, 8.13055)', '< 23.5')
+    """
+    text = _LONG_NUMBER.sub(lambda m: f"{float(m.group()):.10g}", str(text))
+    below = _OPEN_BELOW.fullmatch(text)
+    if below:
+        return f"{'<' if text.endswith(')') else '<='} {below.group(1).strip()}"
+    above = _OPEN_ABOVE.fullmatch(text)
+    if above:
+        return f"{'>=' if text.startswith('[') else '>'} {above.group(1).strip()}"
+    return text
+
+
 def _record_html(record: Mapping[str, Any] | None) -> list[str]:
     if not record:
         return []
@@ -1402,7 +1432,12 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
             "<p>Rows are shuffled; the original rows are never put in a shared "
             "file, so no 'before' rows are shown.</p>"
         )
-        parts.append(_table(list(split["columns"]), [list(r) for r in split["data"]]))
+        parts.append(
+            _table(
+                list(split["columns"]),
+                [[readable_label(v) for v in r] for r in split["data"]],
+            )
+        )
     for result in record.get("release_models") or ():
         parts.append(
             f"<p>Checked on all released tables together: {html.escape(result['model'])}"

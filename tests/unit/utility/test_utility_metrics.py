@@ -30,6 +30,7 @@ from ppdm.utility.preprocessing import DiscretizeSettings
 from ppdm.utility.report import (
     accuracy_markdown,
     build_utility,
+    readable_label,
     release_verdict,
     render_report_html,
     utility_report,
@@ -241,3 +242,35 @@ def test_two_algorithms_on_one_table_show_the_same_original_baseline():
     )
     assert got == {m: expected[m]["anonymized"] for m in plan.models}
     assert [c.algorithm for c in plan.candidates].count(C.BASELINE) == 1
+
+
+@pytest.mark.parametrize(
+    "label, shown",
+    [
+        ("[7.1507000000000005, 8.13055)", "[7.1507, 8.13055)"),
+        ("[51.7710300674662, 55.78150252811609)", "[51.77103007, 55.78150253)"),
+        ("(-inf, 23.5)", "< 23.5"),
+        ("[39.5, inf)", ">= 39.5"),
+        ("(-inf, 28]", "<= 28"),
+        ("{married|single}", "{married|single}"),
+        ("*", "*"),
+    ],
+)
+def test_readable_labels_on_the_page(label, shown):
+    assert readable_label(label) == shown
+
+
+def test_no_released_number_on_the_page_carries_a_float_tail():
+    table = _people(n=40)
+    released = table.astype({"age": object})
+    released["age"] = [
+        "[7.1507000000000005, 8.13055)" if i % 2 else "(-inf, 23.5)" for i in range(40)
+    ]
+    utility = build_utility(table, {"release": released}, SPEC, None, {})
+    utility["record"] = {
+        "verdict": "passed",
+        "sample": {"release": released.head(5).astype(str).to_dict(orient="split")},
+    }
+    page = render_report_html(utility, title="t")
+    assert "7.1507000000000005" not in page and "-inf" not in page
+    assert "&lt; 23.5" in page and "[7.1507, 8.13055)" in page
