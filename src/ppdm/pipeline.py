@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import csv
 import json
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -1866,24 +1865,19 @@ def publish_step(
     release_dir = out_dir / settings.dataset / release_id
     signer = audit.audit_key(settings.audit_key)
     created_at = _now()
-    page_dir = tempfile.TemporaryDirectory(prefix="ppdm-report-")
-    if (release_dir / "report.html").is_file():
-        # The same release again: its page (and creation time) stay as published.
-        named["report.html"] = release_dir / "report.html"
-    else:
-        named["report.html"] = Path(page_dir.name) / "report.html"
-        named["report.html"].write_bytes(
-            _record_page(
-                settings,
-                Path(refs["utility"].path),
-                release_id=release_id,
-                created_at=created_at,
-                key_id=signer.id,
-                source_sha256=source_sha256,
-                series=series,
-            )
+
+    def page(seq: int) -> bytes:
+        return _record_page(
+            settings,
+            Path(refs["utility"].path),
+            release_id=release_id,
+            created_at=created_at,
+            key_id=signer.id,
+            audit_seq=seq,
+            source_sha256=source_sha256,
+            series=series,
         )
-    hashes["report.html"] = sha256_file(named["report.html"])
+
     manifest = {
         "dataset": settings.dataset,
         "release_id": release_id,
@@ -1938,16 +1932,16 @@ def publish_step(
             "checked_against": series["checked_against"],
             "accepted_risk": any(r["accepted_risk"] for r in series["results"]),
         }
-    with page_dir:
-        return publish_directory(
-            out_dir,
-            release_dir,
-            named,
-            hashes,
-            manifest,
-            entry,
-            audit_key=signer,
-        )
+    return publish_directory(
+        out_dir,
+        release_dir,
+        named,
+        hashes,
+        manifest,
+        entry,
+        audit_key=signer,
+        page=page,
+    )
 
 
 def report_markdown(release_dir: Path) -> str:
@@ -1987,6 +1981,7 @@ def _record_page(
     release_id: str,
     created_at: str,
     key_id: str | None,
+    audit_seq: int,
     source_sha256: str,
     series: Mapping[str, Any] | None,
 ) -> bytes:
@@ -1998,6 +1993,7 @@ def _record_page(
             "release_id": release_id,
             "created_at": created_at,
             "audit_key_id": key_id,
+            "audit_seq": audit_seq,
             "source_sha256": source_sha256,
             "series_rows": (
                 {

@@ -11,11 +11,13 @@ import json
 import re
 import shutil
 import subprocess
+from pathlib import Path
 
 import pytest
 
 from ppdm import pipeline
 from ppdm.config import default_config
+from ppdm.release.audit import read_entries
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 
@@ -57,5 +59,15 @@ def test_the_browser_shows_the_release_id_date_and_verdict(tmp_path):
     assert f"Release {manifest['release_id']} of german" in text
     assert f"created {manifest['created_at']} UTC" in text
     assert "independent verifier: passed" in text
+    # the audit entry the page names is the one that records it
+    (entry,) = [
+        e
+        for e in read_entries(release_dir.parent.parent / "audit.jsonl")
+        if e.get("release_id") == manifest["release_id"]
+    ]
+    assert entry["event"] == "publish"
+    assert f"sequence number {entry['seq']} of audit.jsonl" in text
+    recorded = {Path(f["path"]).name: f["sha256"] for f in entry["files"]}
+    assert recorded["report.html"] == manifest["artifacts"]["report.html"]
     # the figures an analyst needs are rendered too
     assert "majority class" in text and "balanced accuracy" in text

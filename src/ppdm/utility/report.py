@@ -1286,8 +1286,9 @@ def release_record(
 
     Only what leaves the building: the released files' hashes, a few released
     rows, the verifier's verdict and the source's hash (never its rows). The
-    release id and date are not here: they are derived from the published
-    files, this page among them, and stand in ``manifest.json``.
+    release id, date, audit sequence number and key id are added when the
+    release is published (:func:`ppdm.pipeline.publish_step` renders the
+    published page).
     """
     series = certificate.get("series")
     return {
@@ -1348,8 +1349,9 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
             ["created (UTC)", record.get("created_at")],
             [
                 "audit entry",
-                "the publish entry of this release id in audit.jsonl, keyed with "
-                f"audit key id {record.get('audit_key_id') or 'none (unkeyed)'}",
+                f"sequence number {record.get('audit_seq')} of audit.jsonl (the "
+                "publish entry of this release id), audit key id "
+                f"{record.get('audit_key_id') or 'none (unkeyed)'}",
             ],
         ]
         if published
