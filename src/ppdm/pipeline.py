@@ -22,6 +22,7 @@ validation.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -1863,20 +1864,18 @@ def publish_step(
     }
     release_id = sha256_bytes(canonical_json(identity))[:16]
     release_dir = out_dir / settings.dataset / release_id
-    signer = audit.audit_key(settings.audit_key)
     created_at = _now()
-
-    def page(seq: int) -> bytes:
-        return _record_page(
-            settings,
-            Path(refs["utility"].path),
-            release_id=release_id,
-            created_at=created_at,
-            key_id=signer.id,
-            audit_seq=seq,
-            source_sha256=source_sha256,
-            series=series,
-        )
+    # The page is rendered under the audit log's lock, once its entry's number
+    # is known; a partial (not a closure) so the call can be pickled.
+    page = functools.partial(
+        _record_page,
+        settings,
+        Path(refs["utility"].path),
+        release_id=release_id,
+        created_at=created_at,
+        source_sha256=source_sha256,
+        series=dict(series) if series is not None else None,
+    )
 
     manifest = {
         "dataset": settings.dataset,
@@ -1939,8 +1938,8 @@ def publish_step(
         hashes,
         manifest,
         entry,
-        audit_key=signer,
-        page=page,
+        page,
+        audit_key=settings.audit_key,
     )
 
 
@@ -1977,15 +1976,16 @@ def settings_requirement(manifest: Mapping[str, Any]) -> str:
 def _record_page(
     settings: PublishSettings,
     utility_path: Path,
+    audit_seq: int,
     *,
     release_id: str,
     created_at: str,
-    key_id: str | None,
-    audit_seq: int,
     source_sha256: str,
     series: Mapping[str, Any] | None,
 ) -> bytes:
-    """report.html with what makes it a record: id, date, key, the command."""
+    """report.html with what makes it a record: id, date, audit entry, command."""
+    # The key id only (never the key); resolved as publish_directory resolves it.
+    key_id = audit.audit_key(settings.audit_key).id
     utility = json.loads(utility_path.read_bytes())
     record = dict(utility.get("record") or {})
     record.update(

@@ -86,9 +86,9 @@ def publish_directory(
     hashes: Mapping[str, str],
     manifest: Mapping[str, Any],
     entry: Mapping[str, Any],
+    page: Callable[[int], bytes] | None = None,
     *,
     audit_key: audit.KeyArg = audit.DEFAULT_AUDIT_KEY,
-    page: Callable[[int], bytes] | None = None,
 ) -> Path:
     """Publish ``named`` files and ``manifest`` as ``release_dir``, with its audit entry.
 
