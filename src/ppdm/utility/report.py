@@ -591,7 +591,11 @@ def accuracy_rows(holdout: Mapping[str, Any]) -> tuple[list[str], list[list[Any]
                     entry.get(f"{side}_roc_auc"),
                     _interval_text(entry.get(f"{side}_roc_auc_ci95")),
                     entry.get("difference") if side == "anonymized" else None,
-                    "NO BETTER" if flags.get(side) else None,
+                    (
+                        None
+                        if side not in flags
+                        else ("NO BETTER" if flags[side] else "above")
+                    ),
                 ]
             )
     rule = holdout.get("zero_r")
@@ -908,7 +912,7 @@ def render_report_html(
         parts.append(
             f'<p class="record-id">Release <code>{html.escape(record["release_id"])}'
             f"</code> of {html.escape(str(record.get('dataset')))}, created "
-            f"{html.escape(str(record.get('created_at')))} UTC; independent "
+            f"{html.escape(_utc(record.get('created_at')))}; independent "
             f"verifier: <strong>{html.escape(str(record.get('verdict')))}</strong>"
             "</p>"
         )
@@ -1309,6 +1313,14 @@ def release_record(
     }
 
 
+def _utc(stamp: Any) -> str:
+    """An ISO time in UTC as people read it: ``2026-11-28 17:34:31 UTC``."""
+    text = str(stamp)
+    if text.endswith("+00:00"):
+        return text[: -len("+00:00")].replace("T", " ") + " UTC"
+    return text
+
+
 _OPEN_BELOW = re.compile(r"\(-inf, ?([^,\]\)]+)[)\]]")
 _OPEN_ABOVE = re.compile(r"[\[(]([^,\[(]+), ?inf\)")
 _LONG_NUMBER = re.compile(r"-?\d+\.\d{7,}")
@@ -1346,7 +1358,7 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
     identity = (
         [
             ["release id", record.get("release_id")],
-            ["created (UTC)", record.get("created_at")],
+            ["created", _utc(record.get("created_at"))],
             [
                 "audit entry",
                 f"sequence number {record.get('audit_seq')} of audit.jsonl (the "
