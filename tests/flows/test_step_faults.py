@@ -85,7 +85,9 @@ def _files(release_dir: Path) -> dict[str, bytes]:
     """A release directory's bytes; the manifest without its volatile fields."""
     files = {}
     for path in sorted(release_dir.rglob("*")):
-        if not path.is_file():
+        if not path.is_file() or path.name == "report.html":
+            # the page is the release's record: it names when it was
+            # published and its audit entry, which a re-run changes
             continue
         data = path.read_bytes()
         if path.name == "manifest.json":
@@ -94,6 +96,7 @@ def _files(release_dir: Path) -> dict[str, bytes]:
                 manifest.pop(key, None)
             for key in LOCATIONS:  # where the run wrote, not what it released
                 manifest["config"].pop(key, None)
+            manifest.get("artifacts", {}).pop("report.html", None)
             data = json.dumps(manifest, sort_keys=True).encode()
         files[path.relative_to(release_dir).as_posix()] = data
     return files

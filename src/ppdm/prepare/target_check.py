@@ -36,8 +36,7 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
+from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InfeasibleConstraintError
 
 __all__ = [
