@@ -31,6 +31,7 @@ from sklearn.dummy import DummyClassifier
 from ppdm import parallel
 from ppdm.exceptions import InvalidParameterError
 from ppdm.model import SUPPRESSED
+from ppdm.utility._sparse import Matrix, n_features_varying
 from ppdm.utility.features import CellFeaturizer
 from ppdm.utility.learners import (
     MODELS,
@@ -205,12 +206,12 @@ class _Features:
         self.target = target
         self.marker = marker
         self.covers = covers
-        self._fitted: dict[tuple, tuple[CellFeaturizer, np.ndarray]] = {}
-        self._transformed: dict[tuple, np.ndarray] = {}
+        self._fitted: dict[tuple, tuple[CellFeaturizer, Matrix]] = {}
+        self._transformed: dict[tuple, Matrix] = {}
 
     def fitted(
         self, view_kind: tuple, columns: tuple[str, ...] | None = None
-    ) -> tuple[CellFeaturizer, np.ndarray]:
+    ) -> tuple[CellFeaturizer, Matrix]:
         """The featurizer of ``view_kind`` (numeric bins, range reading) on
         ``columns`` (None: all), and the test rows' features."""
         key = (view_kind, columns)
@@ -237,7 +238,7 @@ class _Features:
 
     def transform(
         self, featurizer: CellFeaturizer, table: pd.DataFrame, role: str
-    ) -> np.ndarray:
+    ) -> Matrix:
         """``featurizer.transform(table)``, computed once per featurizer and role."""
         key = (id(featurizer), role)
         if key not in self._transformed:
@@ -383,11 +384,9 @@ def _combined_score(
     return float(np.mean(prediction.predict() == y_test)), per_view
 
 
-def _constant_features(x_train: np.ndarray) -> bool:
+def _constant_features(x_train: Matrix) -> bool:
     """True when no feature varies (every inducer reduces to the class prior)."""
-    return x_train.shape[1] == 0 or bool(
-        (pd.DataFrame(x_train).nunique(dropna=True) <= 1).all()
-    )
+    return n_features_varying(x_train) == 0
 
 
 def _fit_score_job(job: dict[str, Any]) -> float:
@@ -399,9 +398,9 @@ def _fit_score(
     name: str,
     seed: int,
     featurizer: CellFeaturizer,
-    x_train: np.ndarray,
+    x_train: Matrix,
     y_train: np.ndarray,
-    x_test: np.ndarray,
+    x_test: Matrix,
     y_test: np.ndarray,
     missing: str,
 ) -> float:
@@ -425,9 +424,9 @@ def _fit_proba(
     name: str,
     seed: int,
     featurizer: CellFeaturizer,
-    x_train: np.ndarray,
+    x_train: Matrix,
     y_train: np.ndarray,
-    x_test: np.ndarray,
+    x_test: Matrix,
     missing: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(classes, P(class | test row))`` of one view's model.
