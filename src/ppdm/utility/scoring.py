@@ -29,7 +29,7 @@ import pandas as pd
 from sklearn.dummy import DummyClassifier
 
 from ppdm import parallel
-from ppdm.exceptions import InvalidParameterError
+from ppdm.exceptions import InvalidParameterError, OutOfMemoryError
 from ppdm.model import SUPPRESSED
 from ppdm.utility._sparse import Matrix, n_features_varying
 from ppdm.utility.features import CellFeaturizer
@@ -393,6 +393,17 @@ def _fit_score_job(job: dict[str, Any]) -> float:
     return _fit_score(**job)
 
 
+def _out_of_memory(name: str, x_train: Matrix, err: MemoryError) -> OutOfMemoryError:
+    """A model's fit or prediction that did not fit in memory, named."""
+    if isinstance(err, OutOfMemoryError):
+        return err
+    rows, columns = x_train.shape
+    return OutOfMemoryError(
+        f"out of memory training the {name} model of the utility report on "
+        f"{rows:,} rows x {columns:,} features: {err or 'no detail given'}"
+    )
+
+
 def _fit_score(
     *,
     name: str,
@@ -412,11 +423,14 @@ def _fit_score(
         # class; say so directly rather than rely on each model's corner case.
         model = DummyClassifier(strategy="most_frequent").fit(x_train, y_train)
         return float(np.mean(model.predict(x_test) == y_test))
-    model = make_model(
-        name, seed, featurizer.blocks_, featurizer.ranges_, missing=missing
-    )
-    model.fit(x_train, y_train)
-    return float(np.mean(model.predict(x_test) == y_test))
+    try:
+        model = make_model(
+            name, seed, featurizer.blocks_, featurizer.ranges_, missing=missing
+        )
+        model.fit(x_train, y_train)
+        return float(np.mean(model.predict(x_test) == y_test))
+    except MemoryError as err:
+        raise _out_of_memory(name, x_train, err) from err
 
 
 def _fit_proba(
@@ -437,7 +451,8 @@ def _fit_proba(
     """
     if _constant_features(x_train):
         model = DummyClassifier(strategy="prior").fit(x_train, y_train)
-    else:
+        return np.asarray(model.classes_), model.predict_proba(x_test)
+    try:
         model = make_model(
             name,
             seed,
@@ -447,4 +462,6 @@ def _fit_proba(
             laplace=True,
         )
         model.fit(x_train, y_train)
-    return np.asarray(model.classes_), model.predict_proba(x_test)
+        return np.asarray(model.classes_), model.predict_proba(x_test)
+    except MemoryError as err:
+        raise _out_of_memory(name, x_train, err) from err
