@@ -10,7 +10,7 @@ runs as a user would run it, as subprocesses:
     ppdm init hospital.csv --dataset hospital --target readmitted \
         --quasi-identifiers zip,birth_date,admission_date,sex,ethnicity,insurance,\
 length_of_stay,num_prior_visits
-    ppdm run --config hospital/hospital.yaml --out OUT --work-dir WORK --quiet
+    ppdm run --config hospital/hospital.yaml --out OUT --work-dir WORK
 
 `ppdm init` alone proposes insurance, length_of_stay and num_prior_visits as `insensitive`, and
 the first run then stops at the pass-through check (each singles people out); the owner's fix
@@ -32,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -47,6 +48,8 @@ QUASI_IDENTIFIERS = ",".join(
     + ["length_of_stay", "num_prior_visits"]
 )
 SEED = 7
+STEPS = ("ingest", "validate", "discretize", "anonymize", "republication", "verify")
+STEPS += ("utility-report", "publish")
 TARGET_SECONDS, TARGET_BYTES = 60.0, 2 * 1024**3
 
 
@@ -108,6 +111,7 @@ def measure(command: list[str], env: dict[str, str], cwd: Path, timeout: float) 
         time.sleep(0.1)
     stdout, stderr = process.communicate()
     return {
+        "steps": step_seconds(stderr.decode(errors="replace")),
         "seconds": time.perf_counter() - started,
         "code": process.returncode,
         "tree_peak": tree_peak,
@@ -117,6 +121,28 @@ def measure(command: list[str], env: dict[str, str], cwd: Path, timeout: float) 
         "stderr": stderr.decode(errors="replace"),
         "timed_out": process.returncode is not None and time.perf_counter() > deadline,
     }
+
+
+_LOG = re.compile(
+    r"^(\d\d):(\d\d):(\d\d\.\d+) \| \w+ +\| "
+    r"(?:Flow run '[^']+' - (Beginning)|Task run '(.+)-\w+' - Finished)"
+)
+
+
+def step_seconds(log: str) -> dict[str, float]:
+    """Seconds of each step that finished, from Prefect's log lines: from the
+    flow's start (or the previous step's end) to the step's end."""
+    out, previous = {}, None
+    for line in log.splitlines():
+        match = _LOG.match(line)
+        if not match:
+            continue
+        hours, minutes, seconds = match.group(1, 2, 3)
+        at = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
+        if match.group(4) is None and previous is not None:
+            out[match.group(5)] = at - previous
+        previous = at
+    return out
 
 
 def _ppdm() -> str:
@@ -151,7 +177,7 @@ def run_size(rows: int, timeout: float) -> dict:
             timeout,
         )
         run = measure(
-            [ppdm, "run", "--config", "hospital/hospital.yaml", "--quiet"]
+            [ppdm, "run", "--config", "hospital/hospital.yaml"]
             + ["--out", str(folder / "out"), "--work-dir", str(folder / "work")],
             env,
             folder,
@@ -166,10 +192,12 @@ def _gib(value: int) -> str:
 
 def _outcome(result: dict, success: str = "ok") -> str:
     if result["timed_out"]:
-        return "stopped at the time limit"
+        done = ", ".join(result["steps"]) or "no step"
+        return f"stopped at the time limit; steps finished: {done}"
     if result["code"] == 0:
         return success
-    last = (result["stderr"].strip().splitlines() or ["(no message)"])[-1]
+    lines = [line for line in result["stderr"].splitlines() if line.startswith("ppdm ")]
+    last = (lines or ["(no message)"])[-1]
     return f"exit {result['code']}: {last[:200]}"
 
 
@@ -205,6 +233,21 @@ def report(results: list[dict], command: str) -> str:
                 f"{_gib(r['tree_peak'])} | {_gib(r['process_peak'])} | {r['processes']} | "
                 f"{_outcome(r, 'published' if name == 'run' else 'ok')} |"
             )
+    lines += [
+        "",
+        "Seconds of each step of `ppdm run` (Prefect's log: from the flow's start or the "
+        "previous step's end to the step's end):",
+        "",
+        "| rows | " + " | ".join(STEPS) + " |",
+        "|---:|" + "---:|" * len(STEPS),
+    ]
+    for result in results:
+        steps = result["run"]["steps"]
+        lines.append(
+            f"| {result['rows']:,} | "
+            + " | ".join(f"{steps[s]:.1f}" if s in steps else "-" for s in STEPS)
+            + " |"
+        )
     return "\n".join(lines) + "\n"
 
 
