@@ -273,10 +273,11 @@ class CellFeaturizer:
             try:
                 blocks.append(self._block(column, spec))
             except MemoryError as err:
+                width = len(spec.feature_names)
                 raise OutOfMemoryError(
-                    f"out of memory encoding column {spec.name!r} "
-                    f"({len(spec.feature_names):,} features, {len(table):,} rows) "
-                    f"for the utility report's models: {err}"
+                    f"column {spec.name!r} ({width:,} feature{'s' * (width != 1)}, "
+                    f"{len(table):,} rows) does not fit in memory as model "
+                    f"features: {err or 'no detail given'}"
                 ) from err
         if not blocks:
             return sp.csr_matrix((len(table), 0))
