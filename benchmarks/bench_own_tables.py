@@ -97,6 +97,7 @@ def measure(command: list[str], env: dict[str, str], cwd: Path, timeout: float) 
     )
     tree_peak = process_peak = 0
     processes = 0
+    samples: list[tuple[float, int]] = []  # (second of the day, largest RSS)
     deadline = started + timeout
     while process.poll() is None:
         if time.perf_counter() > deadline:
@@ -108,10 +109,18 @@ def measure(command: list[str], env: dict[str, str], cwd: Path, timeout: float) 
         tree_peak = max(tree_peak, sum(rss))
         process_peak = max(process_peak, *rss, *hwm)
         processes = max(processes, len(pids))
+        now = datetime.now()  # Prefect's log stamps are local times of day
+        of_day = now.hour * 3600 + now.minute * 60 + now.second + now.microsecond / 1e6
+        samples.append((of_day, max(rss, default=0)))
         time.sleep(0.1)
     stdout, stderr = process.communicate()
+    windows = step_windows(stderr.decode(errors="replace"))
     return {
-        "steps": step_seconds(stderr.decode(errors="replace")),
+        "steps": {name: end - start for name, (start, end) in windows.items()},
+        "step_rss": {
+            name: max((rss for at, rss in samples if start <= at <= end), default=0)
+            for name, (start, end) in windows.items()
+        },
         "seconds": time.perf_counter() - started,
         "code": process.returncode,
         "tree_peak": tree_peak,
@@ -129,9 +138,10 @@ _LOG = re.compile(
 )
 
 
-def step_seconds(log: str) -> dict[str, float]:
-    """Seconds of each step that finished, from Prefect's log lines: from the
-    flow's start (or the previous step's end) to the step's end."""
+def step_windows(log: str) -> dict[str, tuple[float, float]]:
+    """(start, end) second of the day of each step that finished, from
+    Prefect's log lines: from the flow's start (or the previous step's end) to
+    the step's end."""
     out, previous = {}, None
     for line in log.splitlines():
         match = _LOG.match(line)
@@ -140,7 +150,7 @@ def step_seconds(log: str) -> dict[str, float]:
         hours, minutes, seconds = match.group(1, 2, 3)
         at = int(hours) * 3600 + int(minutes) * 60 + float(seconds)
         if match.group(4) is None and previous is not None:
-            out[match.group(5)] = at - previous
+            out[match.group(5)] = (previous, at)
         previous = at
     return out
 
@@ -236,16 +246,22 @@ def report(results: list[dict], command: str) -> str:
     lines += [
         "",
         "Seconds of each step of `ppdm run` (Prefect's log: from the flow's start or the "
-        "previous step's end to the step's end):",
+        "previous step's end to the step's end), and the largest resident set of one "
+        "process polled during the step (a step's figure includes what earlier steps "
+        "left allocated):",
         "",
         "| rows | " + " | ".join(STEPS) + " |",
         "|---:|" + "---:|" * len(STEPS),
     ]
     for result in results:
         steps = result["run"]["steps"]
+        rss = result["run"]["step_rss"]
         lines.append(
             f"| {result['rows']:,} | "
-            + " | ".join(f"{steps[s]:.1f}" if s in steps else "-" for s in STEPS)
+            + " | ".join(
+                f"{steps[s]:.1f} s, {_gib(rss[s])}" if s in steps else "-"
+                for s in STEPS
+            )
             + " |"
         )
     return "\n".join(lines) + "\n"
