@@ -48,6 +48,8 @@ QUASI_IDENTIFIERS = ",".join(
     + ["length_of_stay", "num_prior_visits"]
 )
 SEED = 7
+#: The heading of the hand-written analysis kept when the figures are rewritten.
+NOTES = "## Where the time and memory go"
 STEPS = ("ingest", "validate", "discretize", "anonymize", "republication", "verify")
 STEPS += ("utility-report", "publish")
 TARGET_SECONDS, TARGET_BYTES = 60.0, 2 * 1024**3
@@ -293,6 +295,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     text = report(results, command.strip())
     args.results.parent.mkdir(parents=True, exist_ok=True)
+    if args.results.exists():  # the notes written by hand below the figures stay
+        old = args.results.read_text(encoding="utf-8")
+        if NOTES in old:
+            text += "\n" + old[old.index(NOTES) :]
     args.results.write_text(text, encoding="utf-8")
     print(text)
     return 0
