@@ -13,6 +13,7 @@ row, NaN unknown), membership blocks stay sparse.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 
 import numpy as np
@@ -43,6 +44,7 @@ MAX_DENSE_CELLS = 2**23
 
 
 def is_sparse(x: object) -> bool:
+    """Whether ``x`` is a scipy.sparse matrix."""
     return sp.issparse(x)
 
 
@@ -100,7 +102,9 @@ def split_blocks(
     return out
 
 
-def row_blocks(n_rows: int, n_columns: int, max_cells: int = MAX_DENSE_CELLS):
+def row_blocks(
+    n_rows: int, n_columns: int, max_cells: int = MAX_DENSE_CELLS
+) -> list[slice]:
     """Slices of at most ``max_cells`` cells (at least one row each)."""
     step = max(1, max_cells // max(n_columns, 1))
     return [slice(i, min(i + step, n_rows)) for i in range(0, n_rows, step)]
@@ -111,13 +115,10 @@ def n_features_varying(x: Matrix) -> int:
     if x.shape[1] == 0 or x.shape[0] == 0:
         return 0
     if not sp.issparse(x):
-        with np.errstate(invalid="ignore"):
-            import warnings
-
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN columns
-                high = np.nanmax(x, axis=0)
-                low = np.nanmin(x, axis=0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # an all-NaN column
+            high = np.nanmax(x, axis=0)
+            low = np.nanmin(x, axis=0)
     else:
         # min/max over each column, implicit zeros included, NaN skipped
         high = np.asarray(x.nanmax(axis=0).toarray()).ravel()
