@@ -158,8 +158,9 @@ def step_windows(log: str) -> dict[str, tuple[float, float]]:
 
 
 def _ppdm() -> str:
-    found = shutil.which("ppdm") or str(Path(sys.executable).parent / "ppdm")
-    return found
+    """The `ppdm` command installed beside this interpreter (its environment's)."""
+    beside = Path(sys.executable).parent / "ppdm"
+    return str(beside) if beside.exists() else (shutil.which("ppdm") or "ppdm")
 
 
 def run_size(rows: int, timeout: float) -> dict:
