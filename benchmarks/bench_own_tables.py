@@ -120,7 +120,7 @@ def measure(command: list[str], env: dict[str, str], cwd: Path, timeout: float) 
     return {
         "steps": {name: end - start for name, (start, end) in windows.items()},
         "step_rss": {
-            name: max((rss for at, rss in samples if start <= at <= end), default=0)
+            name: max((rss for at, rss in samples if start <= at <= end), default=None)
             for name, (start, end) in windows.items()
         },
         "seconds": time.perf_counter() - started,
@@ -214,6 +214,13 @@ def _outcome(result: dict, success: str = "ok") -> str:
     return f"exit {result['code']}: {last[:200]}"
 
 
+def _step_cell(seconds: float | None, rss: int | None) -> str:
+    """``seconds, peak`` of one step; no peak when no poll fell inside it."""
+    if seconds is None:
+        return "-"
+    return f"{seconds:.1f} s" + (f", {_gib(rss)}" if rss else "")
+
+
 def report(results: list[dict], command: str) -> str:
     lines = [
         "# A data owner's own table: the messy hospital export, `ppdm init` + `ppdm run`",
@@ -251,7 +258,7 @@ def report(results: list[dict], command: str) -> str:
         "Seconds of each step of `ppdm run` (Prefect's log: from the flow's start or the "
         "previous step's end to the step's end), and the largest resident set of one "
         "process polled during the step (a step's figure includes what earlier steps "
-        "left allocated):",
+        "left allocated; none when the step was shorter than the poll):",
         "",
         "| rows | " + " | ".join(STEPS) + " |",
         "|---:|" + "---:|" * len(STEPS),
@@ -261,10 +268,7 @@ def report(results: list[dict], command: str) -> str:
         rss = result["run"]["step_rss"]
         lines.append(
             f"| {result['rows']:,} | "
-            + " | ".join(
-                f"{steps[s]:.1f} s, {_gib(rss[s])}" if s in steps else "-"
-                for s in STEPS
-            )
+            + " | ".join(_step_cell(steps.get(s), rss.get(s)) for s in STEPS)
             + " |"
         )
     return "\n".join(lines) + "\n"
