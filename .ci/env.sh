@@ -10,4 +10,7 @@ export UV_PYTHON_DOWNLOADS=never
 export MPLBACKEND=Agg
 export MPLCONFIGDIR="$PREFECT_HOME/matplotlib"
 unset PREFECT_API_URL
+# A server started from this shell serves its UI the API address given here
+# (README runbook: set it to the port the server listens on).
+unset PREFECT_UI_API_URL
 export PREFECT_LOGGING_TO_API_WHEN_MISSING_FLOW=ignore

@@ -225,7 +225,11 @@ def _release(args: argparse.Namespace) -> int:
     try:
         if any(
             spec.startswith("prefect-secret:")
-            for spec in (config.audit_key, config.pseudonym_key)
+            for spec in (
+                config.audit_key,
+                config.pseudonym_key,
+                config.source.password or "",
+            )
         ):
             import ppdm.tasks  # noqa: F401 - registers the prefect-secret key resolver
         preflight(config)

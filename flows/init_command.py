@@ -1,7 +1,8 @@
 """The ``ppdm init`` command: a dataset folder for a data owner's own table.
 
 ``ppdm init SOURCE --dataset NAME [--target COL] [--sensitive COL[,COL...]]
-[--quasi-identifiers A,B,...] [--query SQL] [--dir DIR] [--force]`` reads the
+[--quasi-identifiers A,B,...] [--query SQL] [--password SPEC] [--dir DIR]
+[--force]`` reads the
 table (a CSV or Parquet file, or a database URL with ``--query``), proposes a
 role for every column and writes ``DIR/NAME/`` with the release configuration
 ``NAME.yaml``, ``schema.yaml``, ``suite.json`` and ``hierarchies/``
@@ -12,8 +13,11 @@ column, reason) and, last, the configuration's path, so that
 
 releases with the guesses as they are. Read them first.
 
-Exit codes: 0 written (or already up to date); 2 a bad argument, or files that
-differ would be overwritten without ``--force``; 1 the source cannot be read.
+Exit codes: 0 written (or already up to date); 2 a bad argument, files that
+differ would be overwritten without ``--force``, or a table no release can be
+made from as it stands (fewer rows than k, no quasi-identifier found, a
+target that looks continuous, has a class too small for the utility report's
+split or too many rows without a value); 1 the source cannot be read.
 Prefect is not involved.
 """
 
@@ -82,6 +86,13 @@ def _add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--query", metavar="SQL", help="the SQL query of a database")
     parser.add_argument(
+        "--password",
+        metavar="SPEC",
+        help="where the database password is, for a URL without one: "
+        "env:<VARIABLE> or prefect-secret:<block name>; the configuration "
+        "records this name, never the password",
+    )
+    parser.add_argument(
         "--dir",
         dest="directory",
         type=Path,
@@ -126,6 +137,9 @@ def run(args: argparse.Namespace) -> int:
     """
     from ppdm.prepare.init_folder import plan_dataset, write_dataset
 
+    password = getattr(args, "password", None)
+    if password and password.startswith("prefect-secret:"):
+        import ppdm.tasks  # noqa: F401 - registers the prefect-secret key resolver
     try:
         plan = plan_dataset(
             args.source,
@@ -135,6 +149,7 @@ def run(args: argparse.Namespace) -> int:
             sensitive=_names(args.sensitive),
             quasi_identifiers=_names(args.quasi_identifiers),
             query=args.query,
+            password=password,
         )
         path = write_dataset(plan, force=args.force)
     except InvalidParameterError as err:
@@ -147,12 +162,22 @@ def run(args: argparse.Namespace) -> int:
         if hierarchy is not None:
             line += f"; {hierarchy.summary}"
         print(line)
+    sys.stdout.flush()  # the roles first, then the warnings, then the path
+    for note in plan.notes:
+        print(f"ppdm init: {note}", file=sys.stderr)
     if plan.profile.target is None:
-        sys.stdout.flush()  # the roles first, then the warning, then the path
         print(
             "ppdm init: no column looks like a class label; give the column an "
             f"analyst predicts the role `target` in {path} (or run again with "
             "--target COL) before `ppdm run`",
+            file=sys.stderr,
+        )
+    if plan.private:
+        sys.stdout.flush()
+        print(
+            f"ppdm init: the database URL's password is written into {path} "
+            "(readable by you only); keep it out of files: a URL without one and "
+            "--password env:<VARIABLE>",
             file=sys.stderr,
         )
     sys.stderr.flush()

@@ -27,7 +27,9 @@ def ingest(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
                 "rows": output.summary["rows"],
                 "columns": len(output.summary["columns"]),
                 "source_sha256": output.summary["source_sha256"],
-                "snapshot": output.refs["raw"].path,
+                # the raw snapshot stays in the private work directory; its
+                # path stays out of the UI
+                "snapshot_sha256": output.refs["raw"].sha256,
             }
         ],
         "Raw snapshot of the source",

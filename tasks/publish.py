@@ -2,15 +2,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from prefect import task
-from prefect.artifacts import create_link_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
-from ppdm.pipeline import PublishSettings, publish_step
+from ppdm.pipeline import PublishSettings, publish_step, report_markdown
 from ppdm.release.artifacts import ArtifactRef
-from ppdm.tasks._ui import artifact_key, log_fact, markdown_artifact, transient_only
+from ppdm.tasks._ui import log_fact, markdown_artifact, transient_only
 
 
 @task(
@@ -21,13 +21,17 @@ from ppdm.tasks._ui import artifact_key, log_fact, markdown_artifact, transient_
     cache_policy=NO_CACHE,
 )
 def publish(
-    settings: PublishSettings, source_sha256: str, refs: Mapping[str, ArtifactRef]
+    settings: PublishSettings,
+    source_sha256: str,
+    refs: Mapping[str, ArtifactRef],
+    series: Mapping[str, Any] | None = None,
 ) -> str:
     """Publish: atomic, content-addressed release directory + audit-log entry."""
     release_dir = publish_step(
         settings,
         source_sha256,
         refs,
+        series,
         flow_run_id=str(flow_run.id) if flow_run.id else None,
     )
     log_fact(
@@ -40,14 +44,17 @@ def publish(
     markdown_artifact(
         settings.dataset,
         "publish",
-        f"Release published: `{release_dir}`",
+        f"Release published: `{settings.dataset}/{release_dir.name}` in the output "
+        "directory",
         "Published release directory",
     )
-    create_link_artifact(
-        key=artifact_key(settings.dataset, "report"),
-        link=(release_dir / "report.html").resolve().as_uri(),
-        link_text=f"report.html of {settings.dataset}/{release_dir.name}",
-        description="The release record: verdict, files, accuracy, risk",
+    # The page itself lives in the release directory (listed in manifest.json);
+    # the UI gets its figures as Markdown, which it renders, with no local path.
+    markdown_artifact(
+        settings.dataset,
+        "report",
+        report_markdown(release_dir),
+        "The release record: verdict, accuracy against the majority rule, files",
     )
     return str(release_dir)
 

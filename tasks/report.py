@@ -7,6 +7,7 @@ from prefect import task
 from ppdm.pipeline import StepOutput, UtilitySettings, utility_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from ppdm.tasks._ui import STEP_CACHE, log_fact, markdown_artifact, progress_artifact
+from ppdm.utility.report import accuracy_markdown
 
 
 @task(name="utility-report", cache_policy=STEP_CACHE)
@@ -42,19 +43,9 @@ def show(settings: UtilitySettings, output: StepOutput) -> None:
     markdown_artifact(
         settings.dataset,
         "utility-report",
-        _markdown(output.summary),
-        "Accuracy before/after and information loss",
+        accuracy_markdown(output.summary),
+        "Accuracy, balanced accuracy and ROC AUC against the majority rule",
     )
-
-
-def _markdown(utility: dict) -> str:
-    lines = ["| model | original | anonymized |", "|---|---|---|"]
-    for model, row in sorted(utility.get("holdout", {}).get("accuracy", {}).items()):
-        lines.append(
-            f"| {model} | {_accuracy(row.get('original'))} "
-            f"| {_accuracy(row.get('anonymized'))} |"
-        )
-    return "\n".join(["# Utility", "", *lines])
 
 
 def _accuracy(value: float | None) -> str:

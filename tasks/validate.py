@@ -45,7 +45,9 @@ def show(settings: ValidateSettings, output: StepOutput) -> None:
                 "rows_rejected": report.get("rows_rejected"),
                 "rejected_fraction": report.get("rejected_fraction"),
                 "limit": report.get("limit"),
-                "quarantine": quarantine.path,
+                # the quarantine holds raw rows: it stays in the private work
+                # directory, and its path stays out of the UI
+                "quarantine": "work directory (owner only)",
             }
         ],
         "Schema validation (pandera + Great Expectations)",
@@ -59,5 +61,5 @@ def show(settings: ValidateSettings, output: StepOutput) -> None:
             "quarantine",
             rejected[["_source_row", "_reasons"]].to_dict("records"),
             f"First {SHOWN_REJECTIONS} quarantined rows and their reasons "
-            f"(all {quarantine.rows} in {quarantine.path})",
+            f"(all {quarantine.rows} in the quarantine of the private work directory)",
         )

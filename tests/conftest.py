@@ -204,3 +204,31 @@ def toy_algorithms(monkeypatch: pytest.MonkeyPatch) -> dict:
 
     register_toy_algorithms(monkeypatch)
     return dict(TOY_ALGORITHMS)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """A real PostgreSQL server for the session (one per xdist worker, on first use).
+
+    ``tests/postgres.py`` starts it (``initdb`` into a temporary directory, a
+    free loopback port, an unprivileged user when the tests run as root) and
+    it dies with the session however the session ends. Without PostgreSQL
+    installed the test fails naming what is missing (CI installs it, so CI
+    never skips); ``PPDM_TEST_NO_POSTGRES=1`` makes it a skip instead.
+    """
+    from postgres import find_bin_dir, start_server
+
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        reason = (
+            "PostgreSQL is not installed: no initdb on the PATH nor under "
+            "/usr/lib/postgresql/*/bin (apt-get install postgresql)"
+        )
+        if os.environ.get("PPDM_TEST_NO_POSTGRES"):
+            pytest.skip(f"{reason}; skipped as PPDM_TEST_NO_POSTGRES asks")
+        pytest.fail(f"{reason}; set PPDM_TEST_NO_POSTGRES=1 to skip these tests")
+    server = start_server(bin_dir)
+    try:
+        yield server
+    finally:
+        server.stop()

@@ -54,8 +54,9 @@ def messy_hospital(rows: int = 3000, seed: int = 7) -> pd.DataFrame:
             "readmitted": rng.choice(["yes", "no"], rows, p=[0.3, 0.7]),
         }
     )
-    broken = rng.choice(rows, 6, replace=False)
+    broken = rng.choice(rows, 9, replace=False)
     table.loc[broken[:2], "birth_date"] = ["not a date", "1961-13-45"]
-    table.loc[broken[2:4], "length_of_stay"] = ["n/a", "-"]
-    table.loc[broken[4:], "zip"] = ["", "ABCDE"]
+    table.loc[broken[2:6], "length_of_stay"] = ["n/a", "-", "three", "-4"]
+    table.loc[broken[6:8], "zip"] = ["", "ABCDE"]
+    table.loc[broken[8:], "sex"] = ["unknown"]
     return table

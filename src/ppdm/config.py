@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -20,6 +21,7 @@ from pydantic import (
     PrivateAttr,
     ValidationError,
     ValidationInfo,
+    model_serializer,
     model_validator,
 )
 
@@ -27,6 +29,8 @@ from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
 from ppdm.exceptions import InvalidParameterError, UnknownDatasetError
 from ppdm.identifiers import identifier_name
+from ppdm.params import did_you_mean
+from ppdm.prepare.target_check import DEFAULT_MAX_REJECTED_FRACTION, DEFAULT_TEST_SIZE
 from ppdm.privacy import Requirement, model_from_description
 
 __all__ = [
@@ -90,6 +94,10 @@ class ConfigError(InvalidParameterError):
 _NUMBER: dict[str, Any] = {"strict": True, "allow_inf_nan": False}
 
 
+#: ``//user:password@`` in a URL (the user may be empty).
+_URL_PASSWORD = re.compile(r"//[^:/@]*:[^@/]*@")
+
+
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -102,6 +110,26 @@ class SourceConfig(_Strict):
     path: str | None = Field(None, description="CSV or Parquet file")
     url: str | None = Field(None, description="SQLAlchemy database URL")
     query: str | None = Field(None, description="SQL query returning the table")
+    delimiter: Literal[",", ";", "\t", "|"] | None = Field(
+        None,
+        description="field separator of a CSV file (default: a comma); ppdm init "
+        "writes the one it finds",
+    )
+    password: str | None = Field(
+        None,
+        pattern=r"^[a-z-]+:.+$",
+        description="where the database password is, for a URL without one: "
+        "env:<VARIABLE> or prefect-secret:<block name>",
+    )
+
+    @model_serializer(mode="wrap")
+    def _without_unset_password(self, handler: Any) -> dict[str, Any]:
+        # Absent unless set: a configuration without one serialises (and so
+        # hashes into its release id) exactly as before the key existed.
+        data = handler(self)
+        if self.password is None:
+            data.pop("password", None)
+        return data
 
     @model_validator(mode="after")
     def _needs(self) -> SourceConfig:
@@ -116,6 +144,22 @@ class SourceConfig(_Strict):
             raise ValueError(
                 f"source kind {self.kind!r} needs key(s) {missing} under 'source'"
             )
+        if self.delimiter is not None and self.kind != "csv":
+            raise ValueError(
+                f"source.delimiter is for CSV files; the source is of kind "
+                f"{self.kind!r}"
+            )
+        if self.password is not None:
+            if self.kind != "sql":
+                raise ValueError(
+                    f"source password is for a database (kind sql); kind is "
+                    f"{self.kind!r}"
+                )
+            if _URL_PASSWORD.search(str(self.url)):
+                raise ValueError(
+                    "source url holds a password and source password names "
+                    "another: keep the URL without one (user@host)"
+                )
         return self
 
 
@@ -132,7 +176,9 @@ class DiscretizeConfig(_Strict):
 class ValidationLimits(_Strict):
     """Limits of the schema-validation step."""
 
-    max_rejected_fraction: float = Field(0.05, ge=0.0, le=1.0, **_NUMBER)
+    max_rejected_fraction: float = Field(
+        DEFAULT_MAX_REJECTED_FRACTION, ge=0.0, le=1.0, **_NUMBER
+    )
 
 
 class VerificationConfig(_Strict):
@@ -263,7 +309,7 @@ class RepublicationConfig(_Strict):
 class UtilityConfig(_Strict):
     """The utility report's hold-out protocol."""
 
-    test_size: float = Field(0.3, gt=0.0, lt=1.0, **_NUMBER)
+    test_size: float = Field(DEFAULT_TEST_SIZE, gt=0.0, lt=1.0, **_NUMBER)
 
 
 class ReleaseConfig(_Strict):
@@ -395,9 +441,11 @@ class ReleaseConfig(_Strict):
     def _consistent(self) -> ReleaseConfig:
         self._check_roles()
         if self.algorithm not in ALGORITHMS:
+            hint = did_you_mean(self.algorithm, ALGORITHMS)
             raise ValueError(
-                f"algorithm {self.algorithm!r} is not registered; "
-                f"allowed: {', '.join(sorted(ALGORITHMS))}"
+                f"algorithm {self.algorithm!r} is not registered"
+                + (f" ({hint})" if hint else "")
+                + f"; allowed: {', '.join(sorted(ALGORITHMS))}"
             )
         if self.target in self.quasi_identifiers:
             raise ValueError(f"target {self.target!r} is also a quasi-identifier")
@@ -775,9 +823,22 @@ def _format_errors(err: ValidationError, origin: str) -> str:
                 )
             )
             allowed = allowed.split("keys: ", 1)[-1]
-            lines.append(f"unknown key {key!r}; allowed keys: {allowed}")
+            hint = did_you_mean(loc[-1], allowed.split(", "))
+            lines.append(
+                f"unknown key {key!r}"
+                + (f" ({hint})" if hint else "")
+                + f"; allowed keys: {allowed}"
+            )
         elif error["type"] == "missing":
-            lines.append(f"required key {key!r} is missing")
+            role = _ROLE_OF_KEY.get(key)
+            lines.append(
+                f"required key {key!r} is missing"
+                + (
+                    f" (or give a column the role {role!r} under 'columns')"
+                    if role
+                    else ""
+                )
+            )
         elif error["type"] == "value_error":
             message = str(error.get("ctx", {}).get("error", error["msg"]))
             lines.append(message if not loc else f"{key}: {message}")
@@ -785,12 +846,20 @@ def _format_errors(err: ValidationError, origin: str) -> str:
             allowed = _allowed(ReleaseConfig, loc)
             got = error.get("input")
             why = _wrong_type(error["type"], got, key) or error["msg"]
+            hint = ""
+            if error["type"] in ("literal_error", "enum"):
+                expected = str(error.get("ctx", {}).get("expected", ""))
+                hint = did_you_mean(got, re.findall(r"'([^']*)'", expected))
             lines.append(
-                f"{key} = {got!r} is not allowed ({why})"
+                f"{key} = {got!r} is not allowed ({why}"
+                + (f"; {hint})" if hint else ")")
                 + (f"; allowed: {allowed}" if allowed else "")
             )
     return f"config {origin}: " + "; ".join(lines)
 
+
+#: Required keys that ``columns`` can stand for, and the role that does.
+_ROLE_OF_KEY = {"quasi_identifiers": "quasi_identifier", "target": "target"}
 
 #: pydantic's error types for a value of the wrong type, and what was wanted.
 _WANTED = {
@@ -873,7 +942,12 @@ def check_source_columns(config: ReleaseConfig) -> list[str] | None:
 
     source = config.source
     columns = ingest.source_columns(
-        source.kind, source.path or source.url, query=source.query, embedded=source.name
+        source.kind,
+        source.path or source.url,
+        query=source.query,
+        embedded=source.name,
+        delimiter=source.delimiter,
+        password=source.password,
     )
     if columns is None:
         return None

@@ -7,14 +7,41 @@ messages that name the parameter, the value received and the allowed range.
 
 from __future__ import annotations
 
+import difflib
 import numbers
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from ppdm.exceptions import InvalidParameterError
 
-__all__ = ["Interval", "Options", "Boolean", "validate_params"]
+__all__ = ["Interval", "Options", "Boolean", "did_you_mean", "validate_params"]
+
+
+def did_you_mean(word: Any, choices: Iterable[Any]) -> str:
+    """``"did you mean 'seed'?"`` for a near miss of ``choices``, else ``""``.
+
+    A mistyped key, algorithm or column name is usually one or two letters
+    away from the intended one; naming it saves reading the whole list.
+
+    >>> did_you_mean("mondrain", ["kactus", "mondrian"])
+    "did you mean 'mondrian'?"
+    >>> did_you_mean("zzz", ["kactus", "mondrian"])
+    ''
+    """
+    if not isinstance(word, str):
+        return ""
+    names = [str(c) for c in choices]
+    close = difflib.get_close_matches(word, names, n=3, cutoff=0.6)
+    if not close:
+        # Case and separators only ("Age", "marital-status"): ratio misses some.
+        folded = {re.sub(r"[\W_]+", "", n).lower(): n for n in names}
+        same = folded.get(re.sub(r"[\W_]+", "", word).lower())
+        close = [same] if same is not None and same != word else []
+    if not close:
+        return ""
+    return f"did you mean {' or '.join(map(repr, close))}?"
 
 
 @dataclass(frozen=True)
@@ -96,6 +123,15 @@ def validate_params(
             allowed = " or ".join(
                 "None" if c is None else c.describe() for c in options
             )
+            hint = next(
+                (
+                    did_you_mean(value, c.values)
+                    for c in options
+                    if isinstance(c, Options)
+                ),
+                "",
+            )
             raise InvalidParameterError(
                 f"{owner}: parameter {name!r} must be {allowed}; got {value!r}"
+                + (f" ({hint})" if hint else "")
             )

@@ -22,6 +22,7 @@ validation.
 from __future__ import annotations
 
 import csv
+import functools
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -58,7 +59,12 @@ from ppdm.release.artifacts import (
 )
 from ppdm.release.publish import publish_directory
 from ppdm.utility.loss import covers_from_hierarchies
-from ppdm.utility.report import release_record, utility_report
+from ppdm.utility.report import (
+    accuracy_markdown,
+    release_record,
+    render_report_html,
+    utility_report,
+)
 from ppdm.verify import read_released_table, verify_files
 from ppdm.verify.passthrough import PassthroughPolicy
 
@@ -581,7 +587,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             suppression_limit=config.suppression_limit,
             seed=config.seed,
             source=source,
-            config=config.model_dump(mode="json", by_alias=True),
+            config=_public_config(config),
             hierarchies=hierarchies,
             schema_source=schema,
             roles=config.roles,
@@ -599,7 +605,12 @@ def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
     if settings.partitions is not None:
         return _ingest_parts(settings, store)
     table = ingest.load_source(
-        source.kind, source.path or source.url, query=source.query, embedded=source.name
+        source.kind,
+        source.path or source.url,
+        query=source.query,
+        embedded=source.name,
+        delimiter=source.delimiter,
+        password=source.password,
     )
     snapshot = store.put_table(table, kind="raw-snapshot")
     if source.kind in ("csv", "parquet"):
@@ -631,6 +642,8 @@ def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
         embedded=source.name,
         out_dir=staging,
         partition_rows=settings.partitions.partition_rows,
+        delimiter=source.delimiter,
+        password=source.password,
     )
     snapshot = put_parts(store, staging, kind="raw-snapshot")
     return StepOutput(
@@ -643,6 +656,23 @@ def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
             "partitions": len(table.paths),
         },
     )
+
+
+def _public_config(config: ReleaseConfig) -> dict[str, Any]:
+    """The configuration as the manifest records it: a URL's password masked."""
+    data = config.model_dump(mode="json", by_alias=True)
+    source = data.get("source") or {}
+    if source.get("kind") == "sql" and source.get("url"):
+        source["url"] = _masked_url(source["url"])
+    return data
+
+
+def _masked_url(url: str) -> str:
+    # source_name masks the password (and secret query arguments) however
+    # malformed the URL; its " (query: ...)" tail is not wanted here. A URL
+    # without a secret is kept as written (so is its release id).
+    masked = ingest.source_name("sql", url, "", None).rsplit(" (query: ", 1)[0]
+    return masked if "***" in masked else url
 
 
 def describe_source(source: SourceConfig) -> str:
@@ -1721,6 +1751,7 @@ def utility_step(
         pseudonymized=hidden,
         record=record,
     )
+    utility["title"] = settings.title
     refs = {
         "utility": store.put_json(utility, kind="utility"),
         "report": store.put_bytes(html.encode("utf-8"), kind="report", suffix="html"),
@@ -1788,6 +1819,9 @@ _CLUSTER_KEYS = ("workers", "threads_per_worker", "memory_limit", "address")
 def _identity_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration as it decides what is released (no locations, no cluster)."""
     kept = {k: v for k, v in config.items() if k not in _LOCATION_KEYS}
+    if isinstance(kept.get("source"), Mapping) and "password" in kept["source"]:
+        # Where the password is kept is no part of what is released.
+        kept["source"] = {k: v for k, v in kept["source"].items() if k != "password"}
     if isinstance(kept.get("out_of_core"), Mapping):
         kept["out_of_core"] = {
             k: v for k, v in kept["out_of_core"].items() if k not in _CLUSTER_KEYS
@@ -1799,6 +1833,7 @@ def publish_step(
     settings: PublishSettings,
     source_sha256: str,
     refs: Mapping[str, ArtifactRef],
+    series: Mapping[str, Any] | None = None,
     flow_run_id: str | None = None,
 ) -> Path:
     """Publish an immutable release directory atomically and log it in the audit chain.
@@ -1809,6 +1844,12 @@ def publish_step(
     final place and renamed in one step. Its id is derived from the released
     content, so a re-run with the same inputs, config and seed finds its own
     release instead of writing a second copy.
+
+    ``report.html`` is rendered here, from ``utility.json``, as the record of
+    the release: its id, creation time and audit key id are known only now,
+    so the page is left out of the id (it is derived from the other files)
+    and a republication keeps the page first published. ``series`` is the
+    republication step's summary (rows held back, counts only).
     """
     out_dir = Path(settings.output_dir)
     for ref in refs.values():
@@ -1827,7 +1868,6 @@ def publish_step(
         {
             "verification.json": Path(refs["certificate"].path),
             "utility.json": Path(refs["utility"].path),
-            "report.html": Path(refs["report"].path),
             "evidence.json": Path(refs["evidence"].path),
             "cut_points.json": Path(refs["cut_points"].path),
             "validation.json": Path(refs["validation"].path),
@@ -1851,6 +1891,19 @@ def publish_step(
     }
     release_id = sha256_bytes(canonical_json(identity))[:16]
     release_dir = out_dir / settings.dataset / release_id
+    created_at = _now()
+    # The page is rendered under the audit log's lock, once its entry's number
+    # is known; a partial (not a closure) so the call can be pickled.
+    page = functools.partial(
+        _record_page,
+        settings,
+        Path(refs["utility"].path),
+        release_id=release_id,
+        created_at=created_at,
+        source_sha256=source_sha256,
+        series=dict(series) if series is not None else None,
+    )
+
     manifest = {
         "dataset": settings.dataset,
         "release_id": release_id,
@@ -1881,7 +1934,7 @@ def publish_step(
         "config": settings.config,
         "code_version": provenance.code_version(),
         "library_versions": provenance.library_versions(),
-        "created_at": _now(),
+        "created_at": created_at,
         "flow_run_id": flow_run_id,
     }
     entry = {
@@ -1912,8 +1965,84 @@ def publish_step(
         hashes,
         manifest,
         entry,
+        page,
         audit_key=settings.audit_key,
     )
+
+
+def report_markdown(release_dir: Path) -> str:
+    """The published page's record and figures as Markdown (no local path)."""
+    manifest = json.loads((release_dir / "manifest.json").read_bytes())
+    utility = json.loads((release_dir / "utility.json").read_bytes())
+    record = utility.get("record") or {}
+    head = [
+        f"# Release {manifest['release_id']} of {manifest['dataset']}",
+        "",
+        f"- created (UTC): {manifest.get('created_at')}",
+        f"- algorithm: {manifest.get('algorithm')}; requirement: "
+        f"{settings_requirement(manifest)}",
+        f"- independent verifier: **{record.get('verdict', 'n/a')}**",
+        f"- source sha256: `{manifest.get('source_sha256')}`",
+        "- files: "
+        + ", ".join(f"`{f['path']}` ({f['rows']} rows)" for f in manifest["files"]),
+        "- the full page: `report.html` in the release directory",
+        "",
+    ]
+    body = accuracy_markdown(utility).replace("# Utility", "## Utility", 1)
+    return "\n".join(head) + "\n" + body
+
+
+def settings_requirement(manifest: Mapping[str, Any]) -> str:
+    """The manifest's requirement in words."""
+    from ppdm.privacy import model_from_description
+
+    models = (manifest.get("requirement") or {}).get("models") or []
+    return "; ".join(str(model_from_description(m)) for m in models) or "none"
+
+
+def _record_page(
+    settings: PublishSettings,
+    utility_path: Path,
+    audit_seq: int,
+    *,
+    release_id: str,
+    created_at: str,
+    source_sha256: str,
+    series: Mapping[str, Any] | None,
+) -> bytes:
+    """report.html with what makes it a record: id, date, audit entry, command."""
+    # The key id only (never the key); resolved as publish_directory resolves it.
+    key_id = audit.audit_key(settings.audit_key).id
+    utility = json.loads(utility_path.read_bytes())
+    record = dict(utility.get("record") or {})
+    record.update(
+        {
+            "release_id": release_id,
+            "created_at": created_at,
+            "audit_key_id": key_id,
+            "audit_seq": audit_seq,
+            "source_sha256": source_sha256,
+            "series_rows": (
+                {
+                    "held_back": series.get("rows_held_back"),
+                    "kept_from_earlier_releases": series.get(
+                        "rows_kept_from_earlier_releases"
+                    ),
+                    "against": list(series.get("against") or []),
+                }
+                if series
+                else None
+            ),
+            "command": (
+                "ppdm run --config release.yaml  (release.yaml: the `config` object "
+                f"of manifest.json; seed {settings.seed}; the source with sha256 "
+                f"{source_sha256})"
+            ),
+        }
+    )
+    utility["record"] = record
+    title = utility.get("title") or f"{settings.dataset}: {settings.algorithm}"
+    return render_report_html(utility, title=title).encode("utf-8")
 
 
 def _columns(path: Path) -> list[str]:
@@ -2026,7 +2155,9 @@ def _run_planned(plan: ReleasePlan, run_step: StepRunner) -> ReleaseOutcome:
         verified.refs["certificate"],
     )
     refs = publication_refs(validated, binned, candidate, verified, reported, tables)
-    release_dir = run_step("publish", publish_step, plan.publish, source_sha, refs)
+    release_dir = run_step(
+        "publish", publish_step, plan.publish, source_sha, refs, republished.summary
+    )
     return ReleaseOutcome(
         release_dir=Path(release_dir),
         certificate=dict(verified.summary),

@@ -8,7 +8,10 @@ closest existing one, columns without a role), the dataset folder (schema
 and suite present, the schema's columns against the source's), the
 algorithm's capabilities (checked when the configuration loads) and the
 feasibility that is cheap to know: k above the row count, l above the
-sensitive attribute's distinct values.
+sensitive attribute's distinct values, and a target the utility report could
+not use (:mod:`ppdm.prepare.target_check`: continuous, a class too small for
+its split, or rows without a class that validation would let through or could
+not quarantine within its limit).
 """
 
 from __future__ import annotations
@@ -25,8 +28,8 @@ from ppdm.release import audit
 __all__ = ["preflight"]
 
 
-def _schema_columns(folder: Path) -> list[str] | None:
-    """The columns ``schema.yaml`` declares, read as plain YAML (no pandera)."""
+def _schema_yaml(folder: Path) -> tuple[dict, dict]:
+    """``schema.yaml`` and its ``columns`` mapping, read as plain YAML (no pandera)."""
     path = folder / SCHEMA_FILE
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -35,7 +38,26 @@ def _schema_columns(folder: Path) -> list[str] | None:
     columns = data.get("columns") if isinstance(data, dict) else None
     if not isinstance(columns, dict):
         raise UnknownDatasetError(f"{path}: no 'columns' mapping")
+    return data, columns
+
+
+def _schema_columns(folder: Path) -> list[str] | None:
+    """The columns ``schema.yaml`` declares, when it is strict."""
+    data, columns = _schema_yaml(folder)
     return [str(c) for c in columns] if data.get("strict") is True else None
+
+
+def _lets_missing_through(folder: Path, column: str) -> bool:
+    """Whether validation passes a row without a value in ``column``.
+
+    True when the schema declares it ``nullable`` or does not declare it at
+    all (pandera's default is not nullable).
+    """
+    _, columns = _schema_yaml(folder)
+    declared = columns.get(column)
+    if not isinstance(declared, dict):
+        return declared is None
+    return declared.get("nullable") is True
 
 
 def preflight(config: ReleaseConfig) -> None:
@@ -75,6 +97,7 @@ def preflight(config: ReleaseConfig) -> None:
                 )
             )
     _check_feasible(config)
+    _check_target(config, folder)
     # A writer refuses a missing or different key once the log is keyed:
     # better now than after the anonymization.
     audit.check_key(config.output_dir, config.audit_key)
@@ -89,6 +112,51 @@ def _describe(config: ReleaseConfig) -> str:
     )
 
 
+def _check_target(config: ReleaseConfig, folder: Path) -> None:
+    """Refuse a target the utility report cannot use, from its column alone."""
+    from ppdm.prepare import ingest  # pandas: only once a source must be read
+    from ppdm.prepare.target_check import check_target_values, missing_rows
+
+    source, target = config.source, config.target
+    values = ingest.source_column(
+        source.kind,
+        source.path or source.url,
+        target,
+        query=source.query,
+        embedded=source.name,
+        delimiter=source.delimiter,
+    )
+    if values is None:
+        return
+    described = _describe(config)
+    check_target_values(
+        values, target=target, source=described, test_size=config.utility.test_size
+    )
+    missing, where = missing_rows(values, csv=source.kind == "csv")
+    if not missing:
+        return
+    rows = len(values)
+    found = (
+        f"target {target!r} of {described} has no value in {missing:,} of "
+        f"{rows:,} rows ({where})"
+    )
+    if _lets_missing_through(folder, target):
+        raise InfeasibleConstraintError(
+            f"{found}, and {folder / SCHEMA_FILE} lets such rows through "
+            f"validation; a row without a class cannot train or test the utility "
+            f"report's classifiers: declare {target!r} `nullable: false` there "
+            "(validation then sets those rows aside in quarantine), or fill in or "
+            "drop them in the source"
+        )
+    limit = config.validation.max_rejected_fraction
+    if missing > limit * rows:
+        raise InfeasibleConstraintError(
+            f"{found}: validation would quarantine {missing / rows:.1%} of the rows, "
+            f"above validation.max_rejected_fraction = {limit:g}; fill in or drop "
+            "those rows in the source, or pick another column"
+        )
+
+
 def _check_feasible(config: ReleaseConfig) -> None:
     from ppdm.prepare import ingest  # pandas: only once a source must be read
 
@@ -101,6 +169,8 @@ def _check_feasible(config: ReleaseConfig) -> None:
         query=source.query,
         embedded=source.name,
         distinct_of=attribute,
+        delimiter=source.delimiter,
+        password=source.password,
     )
     if rows is not None and requirement.k > rows:
         raise InfeasibleConstraintError(

@@ -183,9 +183,20 @@ def test_the_operator_sees_the_certificate_the_report_and_progress(published):
     assert "# Verification: PASSED" in certificate
     assert "| k-anonymity | k = 5 |" in certificate
     assert "| release | 1000 | yes |" in certificate
-    link = by_key["german-report"]
-    assert link.type == "markdown"  # Prefect stores a link as Markdown
-    assert (release_dir / "report.html").resolve().as_uri() in link.data
+    # The report renders in the UI as Markdown: the record and the figures,
+    # no link to a local file an operator's browser cannot open.
+    report = by_key["german-report"]
+    assert report.type == "markdown"
+    assert f"# Release {manifest['release_id']} of german" in report.data
+    assert manifest["created_at"] in report.data
+    assert "| decision_tree | release |" in report.data
+    assert "majority class" in report.data
+    # No private path (the work directory: raw snapshot, quarantine) in any
+    # artifact, nor a file:// link.
+    work = f"{release_dir.parent.parent.name}-work"
+    for artifact in artifacts:
+        shown = str(artifact.data) + str(artifact.description)
+        assert work not in shown and "file://" not in shown, artifact.key
     progress = [artifact for artifact in artifacts if artifact.type == "progress"]
     assert len(progress) == 2 and all(a.data == 100.0 for a in progress)
 

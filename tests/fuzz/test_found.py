@@ -7,6 +7,7 @@ wrong thing; here with the exact outcome now expected.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import numpy as np
@@ -143,9 +144,13 @@ def test_another_delimiter_is_named(tmp_path, german, sep, said):
     german.to_csv(path, index=False, sep=sep)
     with pytest.raises(SourceError) as refused:
         ingest.source_columns("csv", path)
-    assert f"the file looks separated by {said}, and ppdm reads comma-separated" in str(
-        refused.value
+    written = json.dumps(sep)
+    assert str(refused.value).endswith(
+        f"the file looks separated by {said}: write `delimiter: {written}` under "
+        "`source:` in the configuration"
     )
+    # As the message says: with that delimiter it reads as the comma file does.
+    assert ingest.source_columns("csv", path, delimiter=sep) == list(german.columns)
 
 
 def test_text_that_is_not_utf8_names_its_byte_and_line(tmp_path, german):

@@ -195,9 +195,26 @@ def test_the_hierarchy_fingerprint_follows_names_and_bytes(tmp_path):
         ({"discretize": {"method": "kmeans"}}, "'mdl', 'equal-frequency', 'none'"),
         (
             {"discretize": {"bins": 4}},
-            "unknown key 'discretize.bins'; allowed keys: method, n_bins, columns",
+            "unknown key 'discretize.bins' (did you mean 'n_bins'?); allowed keys: "
+            "method, n_bins, columns",
         ),
         ({"algorithm": "nope"}, "algorithm 'nope' is not registered; allowed:"),
+        (
+            {"algorithm": "mondrain"},
+            "algorithm 'mondrain' is not registered (did you mean 'mondrian'?); "
+            "allowed:",
+        ),
+        ({"sed": 1}, "unknown key 'sed' (did you mean 'seed'?); allowed keys:"),
+        (
+            {"engine": "dsak"},
+            "engine = 'dsak' is not allowed (Input should be 'auto', 'pandas' or "
+            "'dask'; did you mean 'dask'?)",
+        ),
+        (
+            {"params": {"splitt": "median"}},
+            "mondrian: unknown parameter(s) ['splitt'] ('splitt': did you mean "
+            "'split'?)",
+        ),
         ({"source": {"kind": "csv"}}, "needs key(s) ['path']"),
         (
             {"target": "age"},
@@ -417,3 +434,30 @@ def test_yaml_errors_and_non_mappings_are_one_line(tmp_path):
         assert (
             str(err.value) == f"config {broken}: expected a mapping of keys, got {got}"
         )
+
+
+def test_a_source_delimiter_is_for_csv_and_one_of_four():
+    data = _with(source={"kind": "csv", "path": "t.csv", "delimiter": ";"})
+    assert parse_config(data).source.delimiter == ";"
+    with pytest.raises(ConfigError, match="source.delimiter is for CSV files"):
+        parse_config(
+            _with(source={"kind": "parquet", "path": "t.pq", "delimiter": ";"})
+        )
+    with pytest.raises(ConfigError) as err:
+        parse_config(_with(source={"kind": "csv", "path": "t.csv", "delimiter": ":"}))
+    assert "source.delimiter = ':' is not allowed" in str(err.value)
+
+
+def test_a_missing_role_key_says_columns_can_give_it():
+    data = {
+        "dataset": "t",
+        "source": {"kind": "csv", "path": "t.csv"},
+        "columns": {"age": "insensitive", "outcome": "insensitive"},
+    }
+    with pytest.raises(ConfigError) as err:
+        parse_config(data, origin="t.yaml")
+    assert str(err.value) == (
+        "config t.yaml: required key 'quasi_identifiers' is missing (or give a column "
+        "the role 'quasi_identifier' under 'columns'); required key 'target' is "
+        "missing (or give a column the role 'target' under 'columns')"
+    )

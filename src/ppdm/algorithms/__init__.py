@@ -13,6 +13,7 @@ from ppdm.algorithms.lattice_optimal import LatticeOptimal
 from ppdm.algorithms.mondrian import Mondrian
 from ppdm.algorithms.pbg_ea import PbgEa
 from ppdm.exceptions import InvalidParameterError, UnknownAlgorithmError
+from ppdm.params import did_you_mean
 
 __all__ = ["ALGORITHMS", "Anonymizer", "get_algorithm", "validate_spec"]
 
@@ -32,13 +33,22 @@ def get_algorithm(name: str, **params: Any) -> Anonymizer:
     try:
         cls = ALGORITHMS[name]
     except KeyError:
+        hint = did_you_mean(name, ALGORITHMS)
         raise UnknownAlgorithmError(
-            f"unknown algorithm {name!r}; registered: {', '.join(sorted(ALGORITHMS))}"
+            f"unknown algorithm {name!r}"
+            + (f" ({hint})" if hint else "")
+            + f"; registered: {', '.join(sorted(ALGORITHMS))}"
         ) from None
     unknown = set(params) - set(cls._param_names())
     if unknown:
+        hints = [
+            f"{p!r}: {hint}"
+            for p in sorted(unknown)
+            if (hint := did_you_mean(p, cls._param_names()))
+        ]
         raise InvalidParameterError(
-            f"{name}: unknown parameter(s) {sorted(unknown)}; "
-            f"allowed: {sorted(cls._param_names())}"
+            f"{name}: unknown parameter(s) {sorted(unknown)}"
+            + (f" ({'; '.join(hints)})" if hints else "")
+            + f"; allowed: {sorted(cls._param_names())}"
         )
     return cls(**params)

@@ -629,16 +629,30 @@ def _summaries(
     has_present = ~has_na | (n_distinct > 1)
     high = np.where(has_na & has_present, h_code[np.maximum(ends - 2, 0)], high)
 
-    if dim.kind is AttributeKind.NUMERIC or dim.intervals is not None:
+    by_ends = (
+        dim.text_kind is not None
+        and dim.n_values > 0
+        and dim.text_kind.summarised_by_ends(dim.labels)
+    )
+    if dim.kind is AttributeKind.NUMERIC or dim.intervals is not None or by_ends:
         # The summary depends on (low, high, has_na) only: format each distinct
         # triple once rather than once per partition.
         triple = np.column_stack([low, np.where(has_present, high, -1), has_na])
         uniq, inverse = np.unique(triple, axis=0, return_inverse=True)
+        if by_ends:
+            last_value = dim.n_values - 1  # the NA slot of an all-missing group
+            ends_text = dim.text_kind.summaries_of_ends(
+                dim.labels,
+                np.minimum(uniq[:, 0], last_value),
+                np.clip(uniq[:, 1], 0, last_value),
+            )
         texts = []
-        for lo, hi, na in uniq:
+        for position, (lo, hi, na) in enumerate(uniq):
             present = hi >= 0
             if not present:
                 summary = ""
+            elif by_ends:
+                summary = ends_text[position]
             elif dim.kind is AttributeKind.NUMERIC:
                 summary = format_range(dim.numbers[lo], dim.numbers[hi])
             elif lo == hi:

@@ -602,6 +602,8 @@ def release_for_attack(
             source.path or source.url,
             query=source.query,
             embedded=source.name,
+            delimiter=source.delimiter,
+            password=source.password,
         )
     plan = plan_release(config)
     started = time.perf_counter()

@@ -290,7 +290,12 @@ def load_table(config: ReleaseConfig) -> pd.DataFrame:
 
     source = config.source
     raw = ingest.load_source(
-        source.kind, source.path or source.url, query=source.query, embedded=source.name
+        source.kind,
+        source.path or source.url,
+        query=source.query,
+        embedded=source.name,
+        delimiter=source.delimiter,
+        password=source.password,
     )
     contract = load_contract(config.schema_dir)
     outcome = validation.validate_table(

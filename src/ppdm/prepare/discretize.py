@@ -103,7 +103,36 @@ def _midpoint(low: np.ndarray | float, high: np.ndarray | float) -> np.ndarray:
     """
     low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
     mid = low / 2.0 + high / 2.0
-    return np.where(mid > low, mid, high)
+    return _short(np.where(mid > low, mid, high), low, high)
+
+
+def _short(cut: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """Each cut written with the fewest decimals that still name it.
+
+    The midpoint of two values with ``d`` decimals has at most ``d + 1``, but
+    binary floating point adds a tail (``7.1507000000000005``) that would
+    reach every interval label of the release. The shortest rounding equal
+    to the cut up to that noise (relative 1e-9) replaces it, when it still
+    lies in ``(low, high]`` and so splits the values exactly as the cut does.
+    """
+    cut = np.array(cut, dtype=float, copy=True)
+    if not cut.size:
+        return cut
+    done = ~np.isfinite(cut)
+    tolerance = 1e-9 * np.abs(cut)
+    for decimals in range(16):
+        rounded = np.round(cut, decimals)
+        fits = (
+            ~done
+            & (np.abs(rounded - cut) <= tolerance)
+            & (rounded > low)
+            & (rounded <= high)
+        )
+        cut[fits] = rounded[fits]
+        done |= fits
+        if done.all():
+            break
+    return cut
 
 
 def _entropy_rows(counts: np.ndarray) -> np.ndarray:

@@ -4,15 +4,32 @@ A source is one of four kinds:
 
 - ``"embedded"``: a data set shipped with the package (:func:`ppdm.prepare.datasets.load`);
 - ``"csv"``: a file with a header row; ``?`` and empty cells are missing values;
+  fields separated by commas, or by the ``delimiter`` given (``;``, a tab,
+  ``|``; :func:`sniff_delimiter` finds it for ``ppdm init``);
 - ``"parquet"``: a Parquet file (read with pyarrow);
 - ``"sql"``: a query against a database URL (SQLAlchemy; SQLite is the embedded
-  default, ``sqlite:///path/to/file.db``; PostgreSQL and others need their driver).
+  default, ``sqlite:///path/to/file.db``; PostgreSQL through psycopg 3,
+  ``postgresql+psycopg://user@host:5432/db``; others need their driver). The
+  rows are fetched in chunks of :data:`SQL_CHUNK_ROWS` through a server-side
+  cursor, never the whole result at once. The password is best kept out of
+  the URL: ``password="env:NAME"`` (or ``prefect-secret:<block>``, once the
+  Prefect layer registered the scheme) names where it is.
 
 Every route returns the same canonical table: integer and float columns as
 numpy dtypes and text columns as the pandas ``string`` dtype with ``pd.NA`` for
 missing values, the convention of :mod:`ppdm.prepare.datasets`. So one table written
 to a CSV file, a Parquet file and a SQLite table reads back identically, and
 its :func:`fingerprint` is the same whichever route it took.
+
+A PostgreSQL column's declared type decides its dtype (the values of one
+chunk do not): integers stay ``int64`` (``float64`` when a value is NULL),
+``real``, ``double precision`` and ``numeric`` become ``float64``, ``date``
+and ``timestamp`` become ISO date text ``YYYY-MM-DD`` (the day; a
+``timestamptz`` its day in UTC), which profiling and the calendar hierarchy
+read as dates, and ``text``, ``varchar`` and ``char`` stay text, codes with
+their leading zeros. NULL is a missing value. Other types, and databases that
+do not declare result types (SQLite), are converted as
+:func:`pandas.read_sql` converts the whole result.
 
 Errors are :class:`~ppdm.exceptions.SourceError` naming the file or the
 database URL (its password masked) and what went wrong. A source with zero
@@ -47,11 +64,15 @@ from ppdm.prepare import datasets
 from ppdm.release.artifacts import sha256_file
 
 __all__ = [
+    "CSV_DELIMITERS",
     "SOURCE_KINDS",
+    "SQL_CHUNK_ROWS",
     "file_sha256",
     "fingerprint",
     "load_source",
+    "sniff_delimiter",
     "source_bounds",
+    "source_column",
     "source_columns",
     "source_name",
     "write_sqlite",
@@ -59,6 +80,13 @@ __all__ = [
 
 #: The kinds of source :func:`load_source` reads.
 SOURCE_KINDS = ("embedded", "csv", "parquet", "sql")
+#: The field separators of a CSV file that :func:`load_source` reads.
+CSV_DELIMITERS = (",", ";", "\t", "|")
+
+#: Rows a SQL source is fetched in at a time (one batch of the server-side
+#: cursor): the driver's Python objects for this many rows are all the read
+#: holds beyond the table itself.
+SQL_CHUNK_ROWS = 10_000
 
 _CSV_MISSING = ["?", ""]
 # Used only when a URL is too malformed for SQLAlchemy to parse (and mask) it.
@@ -73,6 +101,8 @@ def load_source(
     *,
     query: str | None = None,
     embedded: str | None = None,
+    delimiter: str | None = None,
+    password: str | None = None,
 ) -> pd.DataFrame:
     """Read one source table.
 
@@ -88,6 +118,12 @@ def load_source(
     embedded : str, optional
         The embedded data set's name, e.g. ``"adult"`` (required for
         ``"embedded"``).
+    delimiter : str, optional
+        The field separator of a CSV file, one of :data:`CSV_DELIMITERS`
+        (default: a comma).
+    password : str, optional
+        Where the database password is (``"sql"`` only): a key spec,
+        ``"env:NAME"`` or ``"prefect-secret:<block>"``, for a URL without one.
 
     Returns
     -------
@@ -102,14 +138,17 @@ def load_source(
     ppdm.exceptions.SourceError
         The source is not found, cannot be read, or holds no rows. The message
         names the file or the URL, never the URL's password.
+    ppdm.release.keys.KeyConfigError
+        ``password`` names a variable or block that holds nothing.
     """
     _check_arguments(kind, location, query, embedded)
+    _check_delimiter(kind, delimiter)
     if kind == "embedded":
         frame, name = _read_embedded(str(embedded))
     elif kind == "sql":
-        frame, name = _read_sql(str(location), str(query))
+        frame, name = _read_sql(str(location), str(query), password)
     else:
-        frame, name = _read_file(kind, Path(str(location)))
+        frame, name = _read_file(kind, Path(str(location)), delimiter)
     _check_header([str(c) for c in frame.columns], name)
     if len(frame) == 0:
         raise SourceError(f"source {name} holds no rows")
@@ -136,6 +175,110 @@ def _check_arguments(
         raise InvalidParameterError("kind='sql' needs query=<SQL text>; got none")
 
 
+def _check_delimiter(kind: str, delimiter: str | None) -> None:
+    if delimiter is None:
+        return
+    if kind != "csv":
+        raise InvalidParameterError(
+            f"delimiter is for CSV files; the source is of kind {kind!r}"
+        )
+    if delimiter not in CSV_DELIMITERS:
+        raise InvalidParameterError(
+            f"delimiter must be one of {', '.join(map(repr, CSV_DELIMITERS))}; "
+            f"got {delimiter!r}"
+        )
+
+
+def _csv_options(delimiter: str | None) -> dict[str, Any]:
+    """How a CSV file is read: :data:`_CSV_OPTIONS` with its field separator."""
+    return {**_CSV_OPTIONS, "sep": delimiter or ","}
+
+
+def sniff_delimiter(path: str | Path) -> str:
+    """The field separator of a CSV file, from its first lines.
+
+    One of :data:`CSV_DELIMITERS`: the one that splits the header and the
+    next lines into the same number of fields, more than one (Python's
+    :class:`csv.Sniffer`, restricted to those four), else a comma, the
+    default. ``ppdm init`` writes it into the configuration, so that every
+    later run reads the file the same way rather than guessing again.
+
+    Raises
+    ------
+    ppdm.exceptions.SourceError
+        The file is missing or unreadable.
+    """
+    import csv
+
+    path = Path(path)
+    _check_file(path)
+    try:
+        with path.open("r", encoding="utf-8", newline="") as handle:
+            sample = handle.read(64 * 1024)
+    except UnicodeDecodeError as exc:
+        raise SourceError(_not_utf8(path)) from exc
+    except OSError as exc:
+        raise SourceError(f"source {path}: cannot be read: {_first_line(exc)}") from exc
+    lines = sample.splitlines()
+    if len(sample) == 64 * 1024 and len(lines) > 1:
+        sample = "\n".join(lines[:-1])  # the last line may be cut
+    try:
+        found = csv.Sniffer().sniff(sample, delimiters="".join(CSV_DELIMITERS))
+        if found.delimiter in CSV_DELIMITERS:
+            return found.delimiter
+    except csv.Error:
+        pass
+    # The sniffer gives up on a single line or uneven quoting: the header
+    # decides, by the separator it holds most often.
+    header = lines[0] if lines else ""
+    counts = {d: header.count(d) for d in CSV_DELIMITERS}
+    best = max(CSV_DELIMITERS, key=lambda d: counts[d])
+    return best if counts[best] > 0 else ","
+
+
+#: Files that are not CSV text, by name, with what to do instead.
+_OTHER_FORMATS = {
+    ".xlsx": "an Excel workbook",
+    ".xlsm": "an Excel workbook",
+    ".xls": "an Excel workbook",
+    ".ods": "an OpenDocument spreadsheet",
+    ".numbers": "a Numbers spreadsheet",
+    ".json": "a JSON file",
+    ".jsonl": "a JSON lines file",
+    ".ndjson": "a JSON lines file",
+    ".xml": "an XML file",
+    ".sav": "an SPSS file",
+    ".dta": "a Stata file",
+    ".sas7bdat": "a SAS file",
+    ".feather": "a Feather file",
+    ".gz": "a compressed file",
+    ".zip": "a compressed file",
+}
+#: The first bytes of a spreadsheet (a zip archive: .xlsx, .ods; an OLE
+#: compound file: .xls) named like a CSV file.
+_SPREADSHEET_MAGIC = (b"PK\x03\x04", b"\xd0\xcf\x11\xe0")
+
+
+def other_format(path: str | Path) -> str | None:
+    """What a file that is not CSV text or Parquet is (by its name), else None."""
+    return _OTHER_FORMATS.get(Path(path).suffix.lower())
+
+
+def _check_csv_text(path: Path) -> None:
+    """Refuse a spreadsheet or another format given as a CSV file, in one line."""
+    what = other_format(path)
+    if what is None:
+        with path.open("rb") as handle:
+            if handle.read(4) in _SPREADSHEET_MAGIC:
+                what = "a spreadsheet (a zip or an OLE file), not text"
+    if what is not None:
+        raise SourceError(
+            f"source {path}: {what}; ppdm reads CSV text (.csv), Parquet files "
+            "(.parquet, .pq) and database queries: export the table as CSV "
+            "(UTF-8) and name that file"
+        )
+
+
 def _read_embedded(embedded: str) -> tuple[pd.DataFrame, str]:
     try:
         frame = datasets.load(embedded)
@@ -150,6 +293,8 @@ def source_columns(
     *,
     query: str | None = None,
     embedded: str | None = None,
+    delimiter: str | None = None,
+    password: str | None = None,
 ) -> list[str] | None:
     """The column names of a source, read from its header alone (no rows).
 
@@ -167,7 +312,7 @@ def source_columns(
     if location is None:
         return None
     if kind == "sql":
-        names = _sql_columns(str(location), query) if query else None
+        names = _sql_columns(str(location), query, password) if query else None
         if names is not None:
             # SQLite names the second "age" of a wrapped query "age:1"
             names = [
@@ -181,10 +326,16 @@ def source_columns(
         raise SourceError(f"source {path}: file not found")
     try:
         if kind == "csv":
+            _check_csv_text(path)
             # header=None: the names as written (pandas would rename a second
             # "age" to "age.1"), so a repeated name is reported as such.
             header = pd.read_csv(
-                path, nrows=1, header=None, dtype=str, skipinitialspace=True
+                path,
+                nrows=1,
+                header=None,
+                dtype=str,
+                skipinitialspace=True,
+                sep=delimiter or ",",
             )
             names = [
                 f"Unnamed: {i}" if pd.isna(c) else str(c)  # pandas' name for ""
@@ -195,7 +346,7 @@ def source_columns(
                     f"source {path}: the header holds NUL bytes; the file looks "
                     "like UTF-16 text: save it as UTF-8"
                 )
-            _check_header(names, str(path))
+            _check_header(names, str(path), delimiter)
             return names
         import pyarrow.parquet as pq
 
@@ -221,6 +372,8 @@ def source_bounds(
     query: str | None = None,
     embedded: str | None = None,
     distinct_of: str | None = None,
+    delimiter: str | None = None,
+    password: str | None = None,
 ) -> tuple[int | None, int | None]:
     """Cheap upper bounds on a source's row count and one column's distinct values.
 
@@ -237,7 +390,9 @@ def source_bounds(
         Parquet file or a query with zero rows), naming the source.
     """
     try:
-        rows, distinct = _bounds(kind, location, query, embedded, distinct_of)
+        rows, distinct = _bounds(
+            kind, location, query, embedded, distinct_of, delimiter, password
+        )
     except Exception:  # noqa: BLE001 - a bound is optional; ingest reports problems
         return None, None
     if rows is not None and rows <= 0:
@@ -245,6 +400,62 @@ def source_bounds(
             f"source {source_name(kind, location, query, embedded)} holds no rows"
         )
     return rows, distinct
+
+
+def source_column(
+    kind: str,
+    location: str | Path | None,
+    column: str,
+    *,
+    query: str | None = None,
+    embedded: str | None = None,
+    delimiter: str | None = None,
+) -> pd.Series | None:
+    """One column of a source, read as :func:`load_source` reads it, for a cheap check.
+
+    Only that column is read (``usecols`` of a CSV file, one Parquet column,
+    ``SELECT column FROM (query)``), with the readers' options, so its
+    missing values and distinct values are those of the ingested table.
+    Returns None when that is not cheap (a file above 256 MiB) or not
+    possible (a query the database will not wrap, a column it lacks): the
+    steps report any problem then.
+    """
+    try:
+        if kind == "embedded":
+            table = datasets.load(embedded) if embedded else None
+            return table[column] if table is not None and column in table else None
+        if kind == "sql":
+            return _sql_column(str(location), query, column)
+        path = Path(str(location))
+        if path.stat().st_size > _CHEAP_BYTES:
+            return None
+        if kind == "parquet":
+            return pd.read_parquet(path, columns=[column])[column]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            return pd.read_csv(path, **_csv_options(delimiter), usecols=[column])[
+                column
+            ]
+    except Exception:  # noqa: BLE001 - a cheap check is optional; ingest reports
+        return None
+
+
+def _sql_column(url: str, query: str | None, column: str) -> pd.Series | None:
+    import sqlalchemy as sa
+
+    if not query:
+        return None
+    _check_sqlite_file(sa.make_url(url))
+    engine = sa.create_engine(url)
+    try:
+        with engine.connect() as connection:
+            quoted = engine.dialect.identifier_preparer.quote(column)
+            frame = pd.read_sql(
+                sa.text(f"SELECT {quoted} FROM ({query}) AS ppdm_column"), connection
+            )
+    finally:
+        engine.dispose()
+    return frame.iloc[:, 0].rename(column)
 
 
 def source_name(
@@ -280,6 +491,8 @@ def _bounds(
     query: str | None,
     embedded: str | None,
     distinct_of: str | None,
+    delimiter: str | None = None,
+    password: str | None = None,
 ) -> tuple[int | None, int | None]:
     if kind == "embedded":
         table = datasets.load(embedded) if embedded else None
@@ -288,7 +501,7 @@ def _bounds(
         distinct = int(table[distinct_of].nunique()) if distinct_of in table else None
         return len(table), distinct
     if kind == "sql":
-        return _sql_bounds(str(location), query, distinct_of)
+        return _sql_bounds(str(location), query, distinct_of, password)
     path = Path(str(location))
     if kind == "parquet":
         import pyarrow.parquet as pq
@@ -316,6 +529,7 @@ def _bounds(
             dtype=str,
             skipinitialspace=True,
             chunksize=1_000_000,
+            sep=delimiter or ",",
         ):
             seen.update(block[distinct_of].str.strip().dropna().unique())
         distinct = len(seen)
@@ -323,14 +537,13 @@ def _bounds(
 
 
 def _sql_bounds(
-    url: str, query: str | None, distinct_of: str | None
+    url: str, query: str | None, distinct_of: str | None, password: str | None = None
 ) -> tuple[int | None, int | None]:
     import sqlalchemy as sa
 
     if not query:
         return None, None
-    _check_sqlite_file(sa.make_url(url))
-    engine = sa.create_engine(url)
+    engine, _, _ = _sql_engine(url, password)
     try:
         with engine.connect() as connection:
             preparer = engine.dialect.identifier_preparer
@@ -347,36 +560,52 @@ def _sql_bounds(
         engine.dispose()
 
 
-def _sql_columns(url: str, query: str) -> list[str] | None:
+def _sql_columns(url: str, query: str, password: str | None = None) -> list[str] | None:
     import sqlalchemy as sa
+    from sqlalchemy.exc import SQLAlchemyError
 
-    # Wrapping the query returns its columns without computing its rows; a
-    # database that refuses the wrapper is asked nothing more here.
     try:
-        parsed = sa.make_url(url)
+        sa.make_url(url)
     except (sa.exc.ArgumentError, ValueError):
         return None  # load_source names the malformed URL
-    _check_sqlite_file(parsed)
+    # What makes the read fail for certain is reported now, before any step:
+    # a missing SQLite file, an unset password variable, a server that does
+    # not answer or refuses the login, a query it cannot run.
+    engine, name, secrets = _sql_engine(url, password)
     try:
-        engine = sa.create_engine(parsed)
-        try:
-            with engine.connect() as connection:
+        with _connected(engine, name, secrets) as connection:
+            # Wrapping the query returns its columns without computing its rows.
+            try:
                 result = connection.execute(
                     sa.text(f"SELECT * FROM ({query}) AS ppdm_header LIMIT 0")
                 )
                 return [str(c) for c in result.keys()]
-        finally:
-            engine.dispose()
-    except Exception:  # noqa: BLE001 - any refusal means "not known cheaply"
-        return None
+            except SQLAlchemyError:
+                connection.rollback()  # PostgreSQL: the transaction is aborted
+            # A database that refuses the wrapper runs the query itself, its
+            # rows left unfetched on a server-side cursor; a failure is the
+            # query's own.
+            with _query_errors(name, secrets, query):
+                result = connection.execution_options(stream_results=True).execute(
+                    sa.text(query)
+                )
+                names = [str(c) for c in result.keys()]
+                result.close()
+                return names
+    finally:
+        engine.dispose()
 
 
-def _read_file(kind: str, path: Path) -> tuple[pd.DataFrame, str]:
+def _read_file(
+    kind: str, path: Path, delimiter: str | None = None
+) -> tuple[pd.DataFrame, str]:
     name = str(path)
     _check_file(path)
+    if kind == "csv":
+        _check_csv_text(path)
     with _file_errors(kind, path):
         if kind == "csv":
-            frame = _read_csv(path)
+            frame = _read_csv(path, delimiter)
         else:
             import pyarrow.parquet as pq
 
@@ -386,7 +615,7 @@ def _read_file(kind: str, path: Path) -> tuple[pd.DataFrame, str]:
     if kind == "csv":
         # pandas renamed a repeated header name ("age", "age.1"): check the
         # names as written.
-        source_columns("csv", path)
+        source_columns("csv", path, delimiter=delimiter)
     return frame, name
 
 
@@ -427,7 +656,7 @@ _CSV_OPTIONS: dict[str, Any] = {
 }
 
 
-def _read_csv(path: Path) -> pd.DataFrame:
+def _read_csv(path: Path, delimiter: str | None = None) -> pd.DataFrame:
     """Read a CSV file; a row with more fields than the header is an error.
 
     By default pandas would take the first column of such a file for the
@@ -437,18 +666,22 @@ def _read_csv(path: Path) -> pd.DataFrame:
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", pd.errors.ParserWarning)
-        frame = pd.read_csv(path, **_CSV_OPTIONS)
+        frame = pd.read_csv(path, **_csv_options(delimiter))
     if _surplus_field(caught):
         raise _surplus_field_error(path, frame.shape[1])
-    codes = _leading_zero_columns(path, frame)
+    codes = _leading_zero_columns(path, frame, delimiter)
     if codes:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
-            frame = pd.read_csv(path, **_CSV_OPTIONS, dtype=dict.fromkeys(codes, str))
+            frame = pd.read_csv(
+                path, **_csv_options(delimiter), dtype=dict.fromkeys(codes, str)
+            )
     return frame
 
 
-def _leading_zero_columns(path: Path, frame: pd.DataFrame) -> list[str]:
+def _leading_zero_columns(
+    path: Path, frame: pd.DataFrame, delimiter: str | None = None
+) -> list[str]:
     """Columns read as numbers whose text has leading zeros (zip ``01001``).
 
     Such a column is a code, not a number: read as a number ``01001`` would
@@ -465,7 +698,7 @@ def _leading_zero_columns(path: Path, frame: pd.DataFrame) -> list[str]:
         return []
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", pd.errors.ParserWarning)
-        text = pd.read_csv(path, **_CSV_OPTIONS, dtype=str, usecols=numeric)
+        text = pd.read_csv(path, **_csv_options(delimiter), dtype=str, usecols=numeric)
     return [
         c
         for c in numeric
@@ -485,26 +718,41 @@ def _surplus_field_error(path: Path, n_columns: int) -> SourceError:
     )
 
 
-def _read_sql(url: str, query: str) -> tuple[pd.DataFrame, str]:
+def _read_sql(
+    url: str, query: str, password: str | None = None
+) -> tuple[pd.DataFrame, str]:
     # SQLAlchemy is imported here: only the sql route needs it.
     import sqlalchemy as sa
 
-    engine, name, secrets = _sql_engine(url)
+    engine, name, secrets = _sql_engine(url, password)
     try:
-        with _query_errors(name, secrets, query), engine.connect() as connection:
-            frame = pd.read_sql(sa.text(query), connection)
+        with _connected(engine, name, secrets) as connection:
+            with _query_errors(name, secrets, query):
+                # A server-side cursor (psycopg: a named cursor) holds the
+                # result on the server; the driver never holds more than one
+                # chunk of rows, and each chunk is converted as it arrives.
+                result = connection.execution_options(
+                    stream_results=True, max_row_buffer=SQL_CHUNK_ROWS
+                ).execute(sa.text(query))
+                frame = _sql_frame(result, connection.dialect.name)
     finally:
         engine.dispose()
     return frame, f"{name} (query: {_shorten(query)})"
 
 
-def _sql_engine(url: str) -> tuple[Any, str, list]:
+def _sql_engine(url: str, password: str | None = None) -> tuple[Any, str, list]:
     """An engine for ``url``, the URL as messages show it, and its secrets.
+
+    ``password`` is a key spec (``"env:NAME"``, ``"prefect-secret:<block>"``)
+    naming the password of a URL without one; the engine gets it, messages
+    never show it.
 
     Raises
     ------
     ppdm.exceptions.SourceError
         The URL is malformed, names a missing SQLite file, or has no driver.
+    ppdm.release.keys.KeyConfigError
+        ``password`` is malformed or names a variable or block holding nothing.
     """
     import sqlalchemy as sa
     from sqlalchemy.exc import SQLAlchemyError
@@ -514,17 +762,184 @@ def _sql_engine(url: str) -> tuple[Any, str, list]:
     except (sa.exc.ArgumentError, ValueError) as exc:
         masked = _PASSWORD_IN_URL.sub(r"\1***@", url)
         raise SourceError(f"source {masked}: not a database URL") from exc
+    # Messages name the URL as the configuration writes it: a password kept
+    # elsewhere is not shown as one in the URL.
     name = _masked(parsed)
+    if password is not None:
+        parsed = parsed.set(password=_database_password(password, parsed))
     secrets = [parsed.password] + [
         value for key, value in parsed.query.items() if _SECRET_ARGUMENT.search(key)
     ]
     _check_sqlite_file(parsed)
+    options: dict[str, Any] = {}
+    if parsed.get_backend_name() == "postgresql" and "connect_timeout" not in (
+        parsed.query
+    ):
+        # libpq waits for an unreachable host as long as TCP does (minutes);
+        # the URL's own connect_timeout wins.
+        options["connect_args"] = {"connect_timeout": _CONNECT_TIMEOUT_S}
     try:
-        engine = sa.create_engine(parsed)
+        engine = sa.create_engine(parsed, **options)
     except (SQLAlchemyError, ImportError) as exc:
         detail = _scrub(_first_line(exc), secrets)
         raise SourceError(f"source {name}: no usable driver ({detail})") from exc
     return engine, name, secrets
+
+
+#: Seconds a PostgreSQL server has to answer a connection (unless the URL says).
+_CONNECT_TIMEOUT_S = 15
+
+
+def _database_password(spec: str, url: Any) -> str:  # sqlalchemy.engine.URL
+    """The password ``spec`` names, for ``url`` (which must not hold one)."""
+    from ppdm.release.keys import resolve_secret
+
+    if url.password is not None:
+        raise SourceError(
+            f"source {_masked(url)}: the URL holds a password and password "
+            f"{spec!r} names another; keep the URL without one (user@host)"
+        )
+    return resolve_secret(spec, purpose=f"the password of the database {_masked(url)}")
+
+
+@contextlib.contextmanager
+def _connected(engine: Any, name: str, secrets: list) -> Iterator[Any]:
+    """A connection of ``engine``; a refused one is a :class:`SourceError`.
+
+    The server unreachable, a wrong password, an unknown database: the
+    message is the driver's own first line, with the URL's password masked.
+    """
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        connection = engine.connect()
+    except SQLAlchemyError as exc:
+        detail = _scrub(_first_line(getattr(exc, "orig", None) or exc), secrets)
+        raise SourceError(f"source {name}: cannot connect: {detail}") from exc
+    with connection:
+        yield connection
+
+
+def _sql_frame(result: Any, dialect: str) -> pd.DataFrame:
+    """The rows of a streamed ``result``, fetched and converted chunk by chunk.
+
+    A column whose database type is known (:func:`sql_column_kinds`) is
+    converted chunk by chunk to its compact dtype; any other column keeps its
+    values until the end and is then converted as :func:`pandas.read_sql`
+    converts a whole result, so it comes out the same as a read in one go.
+    """
+    from pandas._libs import lib
+    from pandas.core.internals.construction import convert_object_array
+    from pandas.io.sql import _parse_date_columns
+
+    columns = list(result.keys())
+    kinds = sql_column_kinds(result, dialect)
+    pieces: list[list[np.ndarray]] = [[] for _ in columns]
+    n_rows = 0
+    while rows := result.fetchmany(SQL_CHUNK_ROWS):
+        content = lib.to_object_array_tuples(rows)
+        del rows
+        n_rows += len(content)
+        for position, kind in enumerate(kinds):
+            values = content[:, position]
+            pieces[position].append(
+                sql_typed_values(values, kind) if kind else values.copy()
+            )
+        del content
+    arrays = [_concatenated(parts) for parts in pieces]
+    pieces.clear()
+    untyped = [i for i, kind in enumerate(kinds) if kind is None]
+    converted = convert_object_array(
+        [arrays[i] for i in untyped], dtype=None, coerce_float=True
+    )
+    for position, array in zip(untyped, converted, strict=True):
+        arrays[position] = array
+    frame = pd.DataFrame._from_arrays(
+        arrays, columns=columns, index=range(n_rows), verify_integrity=False
+    )
+    return _parse_date_columns(frame, None)
+
+
+def _concatenated(parts: list) -> Any:
+    """One column from its chunks (numpy arrays, or pandas string arrays)."""
+    if not parts:
+        return np.empty(0, dtype=object)
+    if isinstance(parts[0], np.ndarray):
+        return np.concatenate(parts)  # int64 and float64 chunks make float64
+    return type(parts[0])._concat_same_type(parts)
+
+
+#: PostgreSQL's built-in type oids (fixed across versions) -> how a column
+#: of that type is read.
+_POSTGRES_KINDS = {
+    20: "integer",  # bigint
+    21: "integer",  # smallint
+    23: "integer",  # integer
+    700: "decimal",  # real
+    701: "decimal",  # double precision
+    1700: "decimal",  # numeric
+    1082: "date",
+    1114: "timestamp",
+    1184: "timestamp",  # timestamp with time zone
+    18: "text",  # "char"
+    25: "text",
+    1042: "text",  # char(n)
+    1043: "text",  # varchar
+}
+
+
+def sql_column_kinds(result: Any, dialect: str) -> list[str | None]:
+    """How each column of a query's ``result`` is read, from its database type.
+
+    One of ``"integer"``, ``"decimal"``, ``"date"``, ``"timestamp"``,
+    ``"text"``, or None (converted by pandas from the values). Only
+    PostgreSQL declares its result types here; other databases give None
+    for every column.
+    """
+    description = getattr(result.cursor, "description", None) or []
+    if dialect != "postgresql":
+        return [None] * len(description)
+    return [_POSTGRES_KINDS.get(getattr(c, "type_code", None)) for c in description]
+
+
+def sql_typed_values(values: np.ndarray, kind: str) -> np.ndarray:
+    """One chunk of a typed column (object values, None = NULL) in its dtype.
+
+    ``integer``: int64, or float64 when a value is missing (concatenated,
+    the chunks give float64 as soon as one of them has a missing value);
+    ``decimal``: float64; ``date`` and ``timestamp``: the day as ISO text
+    ``YYYY-MM-DD`` (an aware timestamp's day in UTC); ``text``: as it is.
+    Dates and text become pandas ``string`` arrays at once (the canonical
+    text dtype): a chunk's Python strings are freed with the chunk.
+    """
+    import datetime
+
+    missing = pd.isna(values) if len(values) else np.zeros(0, dtype=bool)
+    if kind == "integer":
+        if missing.any():
+            out = np.full(len(values), np.nan)
+            out[~missing] = values[~missing].astype(np.float64)
+            return out
+        return values.astype(np.int64)
+    if kind == "decimal":
+        out = np.full(len(values), np.nan)
+        out[~missing] = [float(v) for v in values[~missing]]
+        return out
+    if kind in ("date", "timestamp"):
+        utc = datetime.UTC
+
+        def day(value: Any) -> str:
+            if isinstance(value, datetime.datetime):
+                if value.tzinfo is not None:
+                    value = value.astimezone(utc)
+                value = value.date()
+            return value.isoformat()
+
+        out = np.empty(len(values), dtype=object)
+        out[:] = None
+        out[~missing] = [day(v) for v in values[~missing]]
+        return pd.array(out, dtype="string")
+    return pd.array(values, dtype="string")
 
 
 @contextlib.contextmanager
@@ -646,7 +1061,7 @@ def _storable(column: pd.Series) -> bool:
     return True
 
 
-def _check_header(names: list[str], source: str) -> None:
+def _check_header(names: list[str], source: str, delimiter: str | None = None) -> None:
     """Refuse repeated column names and a header that is one run-together name."""
     seen: dict[str, int] = {}
     for position, column in enumerate(names, start=1):
@@ -658,13 +1073,18 @@ def _check_header(names: list[str], source: str) -> None:
             )
         seen[column] = position
     if len(names) == 1:
-        for separator, label in ((";", "';'"), ("\t", "tabs"), ("|", "'|'")):
-            if separator in names[0]:
+        for separator, label in (
+            (",", "commas"),
+            (";", "';'"),
+            ("\t", "tabs"),
+            ("|", "'|'"),
+        ):
+            if separator != (delimiter or ",") and separator in names[0]:
                 raise SourceError(
                     f"source {source}: the header is one column "
                     f"({_shorten(repr(names[0]))}); the file looks separated by "
-                    f"{label}, and ppdm reads comma-separated values: save it "
-                    "with commas"
+                    f"{label}: write `delimiter: {json.dumps(separator)}` under "
+                    "`source:` in the configuration"
                 )
 
 

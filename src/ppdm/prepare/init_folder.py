@@ -38,20 +38,26 @@ import re
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ppdm.exceptions import InvalidParameterError
-from ppdm.prepare.ingest import load_source
+from ppdm.exceptions import AnonymizationError, InvalidParameterError
+from ppdm.params import did_you_mean
+from ppdm.prepare.ingest import load_source, other_format, sniff_delimiter, source_name
 from ppdm.prepare.profile import (
     HierarchyPlan,
     TableProfile,
     build_schema,
     build_suite,
+    columns_analysis,
     profile_table,
     propose_hierarchy,
+    typed_frame,
 )
+
+if TYPE_CHECKING:
+    from ppdm.prepare.trial import TrialOutcome
 
 __all__ = [
     "CONFIG_DEFAULTS",
@@ -75,7 +81,7 @@ _DEFAULT_L = 2
 _INIT_BINS = 10
 _SCHEMA_FILE, _SUITE_FILE, _HIERARCHY_DIR = "schema.yaml", "suite.json", "hierarchies"
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
-_FILE_KINDS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+_FILE_KINDS = {".csv": "csv", ".tsv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 # A YAML plain scalar that stays a string: no indicator first, no ": " or " #".
 _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 _YAML_WORDS = frozenset(
@@ -102,6 +108,12 @@ class DatasetPlan:
     private : frozenset of str
         Files written readable by their owner only (a configuration holding a
         database password).
+    trial : TrialOutcome or None
+        What the trial release found (:mod:`ppdm.prepare.trial`): the columns
+        it moved from ``insensitive``, and why.
+    notes : tuple of str
+        What the owner should know before the first run, one line each (rows
+        without a target value, set aside by validation).
     """
 
     folder: Path
@@ -110,6 +122,8 @@ class DatasetPlan:
     hierarchies: dict[str, HierarchyPlan]
     files: dict[str, str]
     private: frozenset[str] = frozenset()
+    trial: TrialOutcome | None = None
+    notes: tuple[str, ...] = ()
 
 
 def init_dataset(
@@ -122,6 +136,7 @@ def init_dataset(
     quasi_identifiers: list[str] | None = None,
     query: str | None = None,
     force: bool = False,
+    password: str | None = None,
 ) -> Path:
     """Profile a table and write its dataset folder ``directory/dataset/``.
 
@@ -141,6 +156,10 @@ def init_dataset(
         The SQL query returning the table (database sources only).
     force : bool, default=False
         Overwrite files that differ from what would be written now.
+    password : str, optional
+        Where the database password is, for a URL without one: a key spec,
+        ``"env:NAME"`` or ``"prefect-secret:<block>"``. The configuration
+        records the spec, never the password.
 
     Returns
     -------
@@ -164,6 +183,7 @@ def init_dataset(
         sensitive=sensitive,
         quasi_identifiers=quasi_identifiers,
         query=query,
+        password=password,
     )
     return write_dataset(plan, force=force)
 
@@ -177,6 +197,7 @@ def plan_dataset(
     sensitive: str | list[str] | None = None,
     quasi_identifiers: list[str] | None = None,
     query: str | None = None,
+    password: str | None = None,
 ) -> DatasetPlan:
     """Read and profile the source; return what :func:`write_dataset` writes.
 
@@ -195,29 +216,71 @@ def plan_dataset(
             f"dataset must be a name of letters, digits, '_', '.' and '-'; "
             f"got {dataset!r}"
         )
-    entry = source_entry(source, query=query)
+    entry = source_entry(source, query=query, password=password)
     location = entry.get("path", entry.get("url"))
-    frame = load_source(entry["kind"], location, query=entry.get("query"))
-    profile = profile_table(
-        frame,
-        dataset=dataset,
-        target=target,
-        sensitive=sensitive,
-        quasi_identifiers=quasi_identifiers,
+    frame = load_source(
+        entry["kind"],
+        location,
+        query=entry.get("query"),
+        delimiter=entry.get("delimiter"),
+        password=entry.get("password"),
     )
+    described = source_name(entry["kind"], location, entry.get("query"), None)
+    _refuse_too_few_rows(frame, described)
+    _refuse_unknown_names(frame, target, sensitive, quasi_identifiers)
+
+    analysis = columns_analysis(frame)
+
+    def profile_of(overrides: dict[str, tuple[str, str]]) -> TableProfile:
+        return profile_table(
+            frame,
+            dataset=dataset,
+            target=target,
+            sensitive=sensitive,
+            quasi_identifiers=quasi_identifiers,
+            overrides=overrides,
+            analysis=analysis,
+        )
+
+    def hierarchies_of(profile: TableProfile) -> dict[str, HierarchyPlan]:
+        typed = typed_frame(frame, profile, analysis)
+        return {
+            name: propose_hierarchy(typed[name], bounds=profile[name].bounds)
+            for name in profile.quasi_identifiers
+        }
+
+    # Refused before the trial release: what no release can be made from.
+    notes = _refuse_unreleasable_roles(frame, profile_of({}), described, entry["kind"])
+    # Imported here: the trial's validation and algorithms take a second to
+    # import, which a refusal above need not wait for.
+    from ppdm.prepare.trial import passthrough_trial
+
+    # The guessed roles, then a trial release: a column guessed `insensitive`
+    # that would fail the verifier's pass-through check is moved before the
+    # owner's first run meets the failure.
+    trial = passthrough_trial(
+        frame,
+        profile_of,
+        hierarchies_of,
+        k=CONFIG_DEFAULTS["k"],
+        l=_DEFAULT_L,
+        algorithm=CONFIG_DEFAULTS["algorithm"],
+        seed=CONFIG_DEFAULTS["seed"],
+        owner_named_quasi_identifiers=quasi_identifiers is not None,
+    )
+    profile = profile_of(trial.roles)
     folder = Path(directory).expanduser().resolve() / dataset
-    hierarchies = {
-        name: propose_hierarchy(frame[name]) for name in profile.quasi_identifiers
-    }
+    typed = typed_frame(frame, profile, analysis)
+    hierarchies = hierarchies_of(profile)
     files = {
-        _SCHEMA_FILE: build_schema(frame, profile).to_yaml(),
+        _SCHEMA_FILE: _target_required(build_schema(frame, profile), profile).to_yaml(),
         _SUITE_FILE: json.dumps(build_suite(frame, profile), indent=1) + "\n",
     }
     for plan in hierarchies.values():
         if plan.file_name is not None:
             files[f"{_HIERARCHY_DIR}/{plan.file_name}"] = plan.text()
     config_name = f"{dataset}.yaml"
-    files[config_name] = config_text(profile, entry, hierarchies, frame)
+    files[config_name] = config_text(profile, entry, hierarchies, typed)
     private = frozenset({config_name}) if _has_password(entry) else frozenset()
     return DatasetPlan(
         folder=folder,
@@ -226,7 +289,110 @@ def plan_dataset(
         hierarchies=hierarchies,
         files=files,
         private=private,
+        trial=trial,
+        notes=notes,
     )
+
+
+# -- refusals: a table ppdm cannot release as it stands -----------------------
+def _refuse_too_few_rows(frame: pd.DataFrame, source: str) -> None:
+    """Refuse a table with fewer rows than the k the configuration gets."""
+    k = CONFIG_DEFAULTS["k"]
+    if len(frame) < k:
+        raise InvalidParameterError(
+            f"source {source} holds {len(frame)} row{'s' * (len(frame) != 1)}, "
+            f"fewer than k = {k}: k-anonymity hides every person among at least k "
+            "rows, so this table cannot be released; extract more rows"
+        )
+
+
+def _refuse_unknown_names(
+    frame: pd.DataFrame,
+    target: str | None,
+    sensitive: str | list[str] | None,
+    quasi_identifiers: list[str] | None,
+) -> None:
+    """Refuse a column the owner named that the table lacks, with the closest name."""
+    named = [("--target", target)] if target is not None else []
+    named += [
+        ("--sensitive", n)
+        for n in ([sensitive] if isinstance(sensitive, str) else sensitive or [])
+    ]
+    named += [("--quasi-identifiers", n) for n in quasi_identifiers or []]
+    columns = [str(c) for c in frame.columns]
+    for option, name in named:
+        if name not in columns:
+            hint = did_you_mean(name, columns)
+            raise InvalidParameterError(
+                f"{option} names {name!r}, not a column of the table"
+                + (f" ({hint})" if hint else "")
+                + f"; columns: {', '.join(columns)}"
+            )
+
+
+def _refuse_unreleasable_roles(
+    frame: pd.DataFrame, profile: TableProfile, source: str, kind: str
+) -> tuple[str, ...]:
+    """Refuse roles no release can be made from; return notes for the owner.
+
+    No quasi-identifier: nothing to generalize (names in another language
+    than English are not recognised), so the owner names them. A target
+    that looks continuous or has a class too small for the utility report's
+    split is refused (:mod:`ppdm.prepare.target_check`); rows without a
+    target value are quarantined by validation (:func:`_target_required`),
+    which is a note, unless they are more than validation may reject.
+    """
+    from ppdm.prepare.target_check import (
+        DEFAULT_MAX_REJECTED_FRACTION,
+        check_target_values,
+        missing_rows,
+    )
+
+    if not profile.quasi_identifiers:
+        raise InvalidParameterError(
+            f"no column of {source} looks like a quasi-identifier (a demographic "
+            "attribute such as age, sex or zip code, recognised by English names): "
+            "name them with --quasi-identifiers A,B,C; columns: "
+            + ", ".join(str(c) for c in frame.columns)
+        )
+    target = profile.target
+    if target is None:
+        return ()
+    values = frame[target]
+    try:
+        check_target_values(values, target=target, source=source)
+    except AnonymizationError as err:
+        raise InvalidParameterError(f"{err} (--target COL)") from None
+    missing, where = missing_rows(values, csv=kind == "csv")
+    if not missing:
+        return ()
+    found = (
+        f"target {target!r} of {source} has no value in {missing:,} of "
+        f"{len(values):,} rows ({where})"
+    )
+    if missing > DEFAULT_MAX_REJECTED_FRACTION * len(values):
+        raise InvalidParameterError(
+            f"{found}: {missing / len(values):.1%}, more than the "
+            f"{DEFAULT_MAX_REJECTED_FRACTION:.0%} validation may set aside; fill "
+            "in or drop those rows in the source, or pick another column "
+            "(--target COL)"
+        )
+    return (
+        f"{found}; {_SCHEMA_FILE} requires a value, so `ppdm run` sets those rows "
+        "aside in quarantine",
+    )
+
+
+def _target_required(schema: Any, profile: TableProfile) -> Any:
+    """The schema with the target not nullable: a row without a class is quarantined.
+
+    Such a row can neither train nor test the utility report's classifiers;
+    validation sets it aside (with its reason) rather than let it fail the
+    report at the end of the run.
+    """
+    if profile.target is None:
+        return schema
+    return schema.update_column(profile.target, nullable=False)
 
 
 def write_dataset(plan: DatasetPlan, *, force: bool = False) -> Path:
@@ -308,18 +474,27 @@ def _umask() -> int:
 
 
 # -- source -------------------------------------------------------------------
-def source_entry(source: str | Path, *, query: str | None = None) -> dict[str, str]:
+def source_entry(
+    source: str | Path, *, query: str | None = None, password: str | None = None
+) -> dict[str, str]:
     """The configuration's ``source:`` mapping for a file path or a database URL.
 
     A file becomes ``{kind: csv|parquet, path: <absolute path>}``; a URL
     (``scheme://...``) becomes ``{kind: sql, url, query}``, a relative SQLite
-    database path made absolute.
+    database path made absolute, plus ``password`` (the spec naming where the
+    password is) when given. A CSV file separated by something else than
+    commas gets its ``delimiter`` (:func:`ppdm.prepare.ingest.sniff_delimiter`),
+    so that every later run reads it as ``ppdm init`` did.
 
     Raises
     ------
     InvalidParameterError
-        A file of another type, a URL without ``query``, or a ``query`` with a
-        file.
+        A file of another type (a spreadsheet: export it as CSV), a URL
+        without ``query``, a ``query`` or a ``password`` with a file, a
+        malformed ``password`` spec, or one next to a URL that holds a
+        password.
+    ppdm.exceptions.SourceError
+        A CSV file that cannot be read.
     """
     text = str(source)
     if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
@@ -328,19 +503,41 @@ def source_entry(source: str | Path, *, query: str | None = None) -> dict[str, s
                 f"source {_masked(text)} is a database URL; it needs a query "
                 "(--query 'SELECT * FROM <table>')"
             )
-        return {"kind": "sql", "url": _absolute_sqlite(text), "query": query}
+        entry = {"kind": "sql", "url": _absolute_sqlite(text), "query": query}
+        if password is not None:
+            if not re.match(r"^[a-z-]+:.+$", password):
+                raise InvalidParameterError(
+                    f"--password {password!r} must name where the password is: "
+                    "env:<VARIABLE> or prefect-secret:<block name>"
+                )
+            if _has_password(entry):
+                raise InvalidParameterError(
+                    f"source {_masked(text)} holds a password and --password names "
+                    "another; give the URL without one (user@host)"
+                )
+            entry["password"] = password
+        return entry
     path = Path(text).expanduser()
     kind = _FILE_KINDS.get(path.suffix.lower())
     if kind is None:
+        what = other_format(path)
         raise InvalidParameterError(
-            f"source {text!r}: a file must end in {', '.join(_FILE_KINDS)}, or be a "
+            f"source {text!r}: "
+            + (f"{what}: export it as CSV (UTF-8); " if what else "")
+            + f"a file must end in {', '.join(_FILE_KINDS)}, or be a "
             "database URL such as sqlite:///data.db with --query"
         )
-    if query:
+    if query or password:
+        option = "--query" if query else "--password"
         raise InvalidParameterError(
-            f"--query is for database URLs; source {text!r} is a {kind} file"
+            f"{option} is for database URLs; source {text!r} is a {kind} file"
         )
-    return {"kind": kind, "path": str(path.resolve())}
+    entry = {"kind": kind, "path": str(path.resolve())}
+    if kind == "csv":
+        delimiter = sniff_delimiter(path)
+        if delimiter != ",":  # the default: configurations stay as they were
+            entry["delimiter"] = delimiter
+    return entry
 
 
 def _absolute_sqlite(url: str) -> str:
@@ -415,7 +612,14 @@ def config_text(
         "source:",
     ]
     if source["kind"] == "sql" and _has_password(source):
-        lines.append("  # the URL holds a password: this file is readable by you only")
+        lines.append(
+            "  # the URL holds a password: this file is readable by you only; "
+            "keep it out:"
+        )
+        lines.append(
+            "  # a URL without one and `password: env:<VARIABLE>` (or "
+            "prefect-secret:<block>)"
+        )
     lines += [f"  {key}: {_scalar(value)}" for key, value in source.items()]
     lines.append("columns:")
     width = min(max((len(_scalar(n)) for n in roles), default=0) + 1, 32)

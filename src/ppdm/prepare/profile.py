@@ -108,7 +108,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -125,12 +125,18 @@ __all__ = [
     "ROLES",
     "ColumnProfile",
     "HierarchyPlan",
+    "SetAside",
     "TableProfile",
+    "TypedColumn",
     "build_schema",
     "build_suite",
+    "columns_analysis",
+    "declared_bounds",
     "interval_widths",
     "profile_table",
     "propose_hierarchy",
+    "type_column",
+    "typed_frame",
 ]
 
 #: The roles a column can have (``columns:`` of a release configuration).
@@ -189,6 +195,29 @@ _DEMOGRAPHIC_WORDS = frozenset(
 # Roles
 # =============================================================================
 @dataclass(frozen=True)
+class SetAside:
+    """Cells of a column proposed as invalid, and why.
+
+    Attributes
+    ----------
+    values : tuple of str
+        The distinct texts set aside (for a number column: those that are not
+        numbers); ``below`` covers numbers under a bound.
+    below : int or float or None
+        Numbers under this bound are set aside too (a negative stay).
+    rows : int
+        Rows holding such a cell.
+    why : str
+        One line: what the cells break.
+    """
+
+    values: tuple[str, ...]
+    below: int | float | None
+    rows: int
+    why: str
+
+
+@dataclass(frozen=True)
 class ColumnProfile:
     """What one column holds, and the role proposed for it.
 
@@ -212,6 +241,17 @@ class ColumnProfile:
     date_format : str or None
         The format (``strftime`` codes) of a text column of dates; the
         schema checks every value against it.
+    code_pattern : str or None
+        The regular expression every code of a text column of codes follows
+        (``^\\d{5}$`` for zips); the schema checks every value against it.
+    set_aside : SetAside or None
+        Cells proposed as invalid (they break the column's type or pattern):
+        the schema rejects them, so their rows go to quarantine. The
+        statistics above are those of the other cells.
+    bounds : tuple of two numbers, or None
+        The range the schema accepts for a number: the observed one with
+        headroom, so next month's oldest person is not rejected
+        (:func:`declared_bounds`).
     """
 
     name: str
@@ -225,6 +265,9 @@ class ColumnProfile:
     role: str
     reason: str
     date_format: str | None = None
+    code_pattern: str | None = None
+    set_aside: SetAside | None = None
+    bounds: tuple[int | float, int | float] | None = None
 
     @property
     def present(self) -> int:
@@ -292,6 +335,8 @@ def profile_table(
     target: str | None = None,
     sensitive: str | Sequence[str] | None = None,
     quasi_identifiers: Sequence[str] | None = None,
+    overrides: Mapping[str, tuple[str, str]] | None = None,
+    analysis: Mapping[str, tuple[Any, ...]] | None = None,
 ) -> TableProfile:
     """Propose a role, with its reason, for every column of ``frame``.
 
@@ -308,6 +353,12 @@ def profile_table(
         The sensitive attributes; given, they are the only ones.
     quasi_identifiers : sequence of str, optional
         The quasi-identifiers; given, they are the only ones.
+    overrides : mapping of str to (role, reason), optional
+        Roles decided elsewhere (a trial release found a column released as
+        is would fail the pass-through check); they win over every guess.
+    analysis : mapping, optional
+        :func:`columns_analysis` of ``frame``, when the caller profiles one
+        table several times (it reads every cell of every column).
 
     Returns
     -------
@@ -332,13 +383,17 @@ def profile_table(
         if quasi_identifiers is None
         else list(quasi_identifiers),
     )
+    overrides = dict(overrides or {})
     state = {"target_taken": target is not None}
     profiles = []
+    analysis = columns_analysis(frame) if analysis is None else analysis
     for name in columns:
-        stats = _statistics(name, frame[name])
-        pattern = stats.pop("pattern")
-        dates = date_format(frame[name]) if stats["kind"] == "text" else None
-        if name in given:
+        raw = frame[name]
+        typed, stats, pattern, dates = analysis[name]
+        stats = dict(stats)
+        if name in overrides:
+            role, reason = overrides[name]
+        elif name in given:
             role, reason = given[name]
         else:
             role, reason = _guess(
@@ -350,10 +405,55 @@ def profile_table(
                 owner_qis=quasi_identifiers is not None,
                 state=state,
             )
+        if role not in _CHECKED_ROLES:
+            # Identifying and dropped columns never leave and are checked for
+            # their presence only: their cells are neither typed nor judged.
+            raw_stats = stats if typed.column is raw else _statistics(name, raw)
+            profiles.append(
+                ColumnProfile(**raw_stats, role=role, reason=reason, date_format=dates)
+            )
+            continue
+        if typed.set_aside is not None:
+            reason += (
+                f"; {typed.set_aside.why}: proposed invalid (the schema rejects "
+                "them, their rows go to quarantine)"
+            )
+        bounds = (
+            declared_bounds(stats["minimum"], stats["maximum"], typed.set_aside)
+            if stats["kind"] in ("integer", "float") and stats["minimum"] is not None
+            else None
+        )
         profiles.append(
-            ColumnProfile(**stats, role=role, reason=reason, date_format=dates)
+            ColumnProfile(
+                **stats,
+                role=role,
+                reason=reason,
+                date_format=dates,
+                code_pattern=typed.code_pattern,
+                set_aside=typed.set_aside,
+                bounds=bounds,
+            )
         )
     return TableProfile(dataset=dataset, rows=len(frame), columns=tuple(profiles))
+
+
+def columns_analysis(frame: pd.DataFrame) -> dict[str, tuple[Any, ...]]:
+    """Per column: its :func:`type_column`, statistics, identifier pattern, date format.
+
+    What :func:`profile_table` reads of the cells, whatever the roles.
+    """
+    out: dict[str, tuple[Any, ...]] = {}
+    for name in frame.columns:
+        raw = frame[name]
+        typed = type_column(raw)
+        stats = _statistics(str(name), typed.column)
+        dates = date_format(raw) if stats["kind"] == "text" else None
+        if typed.set_aside is not None:
+            stats["missing"] = int(raw.isna().sum())  # set-aside cells are not missing
+            if stats["dtype"] == "Int64" and not stats["missing"]:
+                stats["dtype"] = "int64"
+        out[str(name)] = (typed, stats, identifier_pattern(raw), dates)
+    return out
 
 
 def _given_roles(
@@ -415,7 +515,6 @@ def _statistics(name: str, column: pd.Series) -> dict[str, Any]:
     else:
         kind, declared = "text", "str"
     return {
-        "pattern": identifier_pattern(column),
         "name": name,
         "kind": kind,
         "dtype": declared,
@@ -541,11 +640,6 @@ def _guess(
                 f'named like a class label ("{label}"), {distinct} classes: the '
                 "class an analyst predicts, released as is"
             )
-    elif _matched(tokens, _TARGET_WORDS) is not None:
-        return "drop", (
-            "named like a class label, but another column is the target: dropped, "
-            "never released as is by accident"
-        )
 
     special = _matched(tokens, _SENSITIVE_WORDS)
     if special is not None:
@@ -598,6 +692,234 @@ def _guess(
 
 
 # =============================================================================
+# Types and dirty cells
+# =============================================================================
+_DIRT_SHARE = 0.02  # at most this share of a column's cells can be set aside
+_RARE_NEGATIVE = 0.001  # negatives this rare in a column of counts are errors
+_SHOWN_SET_ASIDE = 3  # set-aside texts spelled out in a reason
+# Texts that stand for "no value" in exports; rare ones in a category column
+# are set aside rather than learned as a category.
+_PLACEHOLDERS = frozenset("unknown unk n/a na none null missing nan - -- ? .".split())
+
+
+@dataclass(frozen=True)
+class TypedColumn:
+    """A column read as its dominant type, and what did not fit.
+
+    Attributes
+    ----------
+    column : pandas.Series
+        The column with every set-aside cell missing; a text column of
+        numbers as numbers (``Int64`` when they are whole).
+    set_aside : SetAside or None
+    code_pattern : str or None
+        The regular expression of a text column of codes (digits, maybe
+        with letters), from the shape nearly every value shares.
+    """
+
+    column: pd.Series
+    set_aside: SetAside | None = None
+    code_pattern: str | None = None
+
+
+def type_column(column: pd.Series) -> TypedColumn:
+    """Read ``column`` as its dominant type; propose the cells that break it as invalid.
+
+    A data owner's export has a few broken cells: ``three`` or ``n/a`` among
+    the numbers of a stay, ``ABCDE`` among five-digit zips, ``1961-13-45``
+    among dates, a stay of ``-4``, ``unknown`` among the sexes. Learned as
+    they are, they would make the stay a text column (released as sets of
+    numbers) and become allowed values of the schema. Here, on the whole
+    column (never a sample), the cells that break what nearly every other
+    cell is (at most 2 % of the cells, :data:`_DIRT_SHARE`) are set aside:
+
+    - a text column whose cells are numbers but for a few (no code with a
+      leading zero): numbers, the others set aside;
+    - dates in one format (:func:`~ppdm.generalization.ordered_text.date_format`):
+      the cells that are no date in it;
+    - codes (the shape of a value: digits as ``9``, letters as ``A``; the
+      most common shape has a digit): the cells of another shape, and the
+      shape becomes the schema's pattern;
+    - a number column of counts (at most 0.1 % negative): the negatives;
+    - a category column: rare placeholders of a missing value (``unknown``,
+      ``n/a``, ``-``, ...).
+
+    >>> stay = pd.Series(["3", "14", "three", "5", "-4"] + ["2"] * 1995)
+    >>> typed = type_column(stay)
+    >>> typed.column.dtype, typed.set_aside.values, typed.set_aside.below
+    (Int64Dtype(), ('three',), 0)
+    >>> typed.set_aside.why
+    "2 cells break the column's type: 1 not a number ('three'), 1 below 0"
+    >>> zips = type_column(pd.Series(["01001", "01002", "ABCDE"] + ["02134"] * 97))
+    >>> zips.code_pattern, zips.set_aside.values
+    ('^\\\\d{5}$', ('ABCDE',))
+    """
+    dtype = column.dtype
+    if pd.api.types.is_bool_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype):
+        return TypedColumn(column)
+    if pd.api.types.is_numeric_dtype(dtype):
+        return _without_negatives(column, (), 0, [])
+    text = column.astype("string").str.strip()
+    counts = text.value_counts(dropna=True)
+    present = int(counts.sum())
+    if present == 0:
+        return TypedColumn(column)
+    values = pd.Series(counts.index.astype(str), dtype=object)
+    weights = counts.to_numpy()
+    allowed = math.floor(_DIRT_SHARE * present)
+
+    numbers = pd.to_numeric(values, errors="coerce")
+    is_number = numbers.notna().to_numpy() & np.isfinite(numbers.to_numpy(dtype=float))
+    bad_rows = int(weights[~is_number].sum())
+    codes = values[is_number].str.match(r"^[+-]?0\d").any()
+    if is_number.any() and not codes and 0 < bad_rows <= allowed:
+        bad = tuple(sorted(values[~is_number]))
+        parsed = pd.to_numeric(text.where(~text.isin(bad)), errors="coerce")
+        present_numbers = parsed.dropna()
+        if (
+            len(present_numbers)
+            and (present_numbers == np.round(present_numbers)).all()
+        ):
+            parsed = parsed.astype("Int64")
+        why = [f"{bad_rows:,} not a number ({_shown(bad)})"]
+        return _without_negatives(parsed, bad, bad_rows, why)
+
+    fmt = date_format(column)
+    if fmt is not None:
+        parsed_dates = pd.to_datetime(values, format=fmt, errors="coerce").notna()
+        bad = tuple(sorted(values[~parsed_dates.to_numpy()]))
+        if not bad:
+            return TypedColumn(column)
+        rows = int(weights[~parsed_dates.to_numpy()].sum())
+        return TypedColumn(
+            _masked(column, text, bad),
+            SetAside(bad, None, rows, f"{rows:,} no date in {fmt} ({_shown(bad)})"),
+        )
+
+    shapes = values.str.replace(r"\d", "9", regex=True).str.replace(
+        r"[A-Za-z]", "A", regex=True
+    )
+    by_shape = pd.Series(weights).groupby(shapes.to_numpy()).sum()
+    top = str(by_shape.idxmax())
+    if "9" in top and int(by_shape.max()) >= present - allowed:
+        pattern = _shape_pattern(top)
+        bad = tuple(sorted(values[(shapes != top).to_numpy()]))
+        if not bad:
+            return TypedColumn(column, code_pattern=pattern)
+        rows = int(weights[(shapes != top).to_numpy()].sum())
+        why = f"{rows:,} not a code like the others, {pattern} ({_shown(bad)})"
+        return TypedColumn(
+            _masked(column, text, bad), SetAside(bad, None, rows, why), pattern
+        )
+
+    placeholder = values.str.lower().isin(_PLACEHOLDERS).to_numpy()
+    rows = int(weights[placeholder].sum())
+    if placeholder.any() and not placeholder.all() and rows <= allowed:
+        bad = tuple(sorted(values[placeholder]))
+        why = f"{rows:,} a placeholder of a missing value ({_shown(bad)})"
+        return TypedColumn(_masked(column, text, bad), SetAside(bad, None, rows, why))
+    return TypedColumn(column)
+
+
+def _without_negatives(
+    numbers: pd.Series, bad: tuple[str, ...], bad_rows: int, why: list[str]
+) -> TypedColumn:
+    """``numbers`` with rare negatives set aside (a count has none)."""
+    negative = (numbers < 0).fillna(False).to_numpy(dtype=bool)
+    present = int(numbers.notna().sum())
+    below = None
+    if (
+        negative.any()
+        and negative.sum() <= max(_RARE_NEGATIVE * present, 0)
+        and (negative.sum() < present)
+    ):
+        below = 0
+        numbers = numbers.mask(negative)
+        bad_rows += int(negative.sum())
+        why.append(f"{int(negative.sum()):,} below 0")
+    if not bad_rows:
+        return TypedColumn(numbers)
+    cells = "cell breaks" if bad_rows == 1 else "cells break"
+    return TypedColumn(
+        numbers,
+        SetAside(bad, below, bad_rows, f"{bad_rows:,} {cells} the column's type: "
+                 + ", ".join(why)),
+    )  # fmt: skip
+
+
+def _masked(column: pd.Series, text: pd.Series, bad: tuple[str, ...]) -> pd.Series:
+    return column.mask(text.isin(bad).fillna(False).to_numpy(dtype=bool))
+
+
+def _shown(values: tuple[str, ...]) -> str:
+    shown = ", ".join(repr(v[:20]) for v in values[:_SHOWN_SET_ASIDE])
+    more = len(values) - _SHOWN_SET_ASIDE
+    return shown + (f" and {more:,} more" if more > 0 else "")
+
+
+def _shape_pattern(shape: str) -> str:
+    """``99999`` -> ``^\\d{5}$``; ``A99.9`` -> ``^[A-Za-z]\\d{2}\\.\\d$``."""
+    parts = []
+    for char, run in (
+        (m.group(0)[0], len(m.group(0))) for m in re.finditer(r"(.)\1*", shape)
+    ):
+        atom = {"9": r"\d", "A": "[A-Za-z]"}.get(char, re.escape(char))
+        parts.append(atom if run == 1 else f"{atom}{{{run}}}")
+    return "^" + "".join(parts) + "$"
+
+
+def declared_bounds(
+    minimum: int | float, maximum: int | float, set_aside: SetAside | None = None
+) -> tuple[int | float, int | float]:
+    """The range a schema accepts for a number: the observed one with headroom.
+
+    Next month's table holds people this month's does not (an older
+    patient, a longer stay): a range learned from this month's extremes
+    would reject them. A column with no negative number starts at 0 (the
+    type's domain: counts, ages, amounts); the top is raised by half the
+    observed span, rounded up to the span's order of magnitude.
+
+    >>> declared_bounds(17, 90)
+    (0, 130)
+    >>> declared_bounds(1, 29)
+    (0, 50)
+    >>> declared_bounds(-12.5, 40.25)
+    (-40.0, 70.0)
+    """
+    span = maximum - minimum
+    step = 10.0 ** math.floor(math.log10(span)) if span > 0 else 1.0
+    low = (
+        0
+        if minimum >= 0 or (set_aside and set_aside.below == 0)
+        else (math.floor((minimum - span / 2) / step) * step)
+    )
+    high = math.ceil((maximum + span / 2) / step) * step
+    if isinstance(minimum, float) or isinstance(maximum, float) or step < 1:
+        return float(low), float(high)
+    return int(low), int(high)
+
+
+def typed_frame(
+    frame: pd.DataFrame,
+    profile: TableProfile,
+    analysis: Mapping[str, tuple[Any, ...]] | None = None,
+) -> pd.DataFrame:
+    """``frame`` with every checked column read as :func:`type_column` reads it.
+
+    ``analysis``: :func:`columns_analysis` of ``frame``, when at hand.
+    """
+    typed = frame.copy(deep=False)
+    for column in profile.columns:
+        if column.role in _CHECKED_ROLES and column.name in typed.columns:
+            typed[column.name] = (
+                analysis[column.name][0].column
+                if analysis is not None
+                else type_column(frame[column.name]).column
+            )
+    return typed
+
+
+# =============================================================================
 # Schema and suite
 # =============================================================================
 _CHECKED_ROLES = frozenset({"quasi_identifier", "sensitive", "insensitive", "target"})
@@ -630,6 +952,13 @@ def _declares_range(profile: ColumnProfile) -> bool:
         and profile.minimum is not None
         and profile.role not in ("identifying", "drop")
     )
+
+
+def _range_of(profile: ColumnProfile) -> tuple[int | float, int | float]:
+    """The declared range: with headroom (:func:`declared_bounds`) when profiled so."""
+    if profile.bounds is not None:
+        return profile.bounds
+    return profile.minimum, profile.maximum  # type: ignore[return-value]
 
 
 def _profile_of(
@@ -690,17 +1019,18 @@ def build_schema(
         "quasi_identifiers": quasi_identifiers,
     })  # fmt: skip
 
+    frame = typed_frame(frame, profile)
     columns = {}
     for column in profile.columns:
         checks = []
         if _declares_range(column):
-            checks.append(
-                pa.Check.in_range(_plain(column.minimum), _plain(column.maximum))
-            )
+            checks.append(pa.Check.in_range(*map(_plain, _range_of(column))))
         if _declares_domain(column):
             checks.append(pa.Check.isin(_text_domain(frame[column.name])))
         if column.date_format is not None and column.role in _CHECKED_ROLES:
             checks.append(pa.Check.str_matches(date_pattern(column.date_format)))
+        elif column.code_pattern is not None:
+            checks.append(pa.Check.str_matches(column.code_pattern))
         columns[column.name] = pa.Column(
             _PANDERA_DTYPES[column.dtype],
             checks=checks or None,
@@ -781,6 +1111,7 @@ def build_suite(
         "dataset": dataset, "target": target, "sensitive": sensitive,
         "quasi_identifiers": quasi_identifiers,
     })  # fmt: skip
+    frame = typed_frame(frame, profile)
     rows = profile.rows
     expectations: list[dict[str, Any]] = [
         {
@@ -822,8 +1153,8 @@ def build_suite(
                     "type": "expect_column_values_to_be_between",
                     "kwargs": {
                         "column": name,
-                        "min_value": _plain(column.minimum),
-                        "max_value": _plain(column.maximum),
+                        "min_value": _plain(_range_of(column)[0]),
+                        "max_value": _plain(_range_of(column)[1]),
                     },
                 }
             )
@@ -926,7 +1257,10 @@ class HierarchyPlan:
 
 
 def propose_hierarchy(
-    column: pd.Series, *, attribute: str | None = None
+    column: pd.Series,
+    *,
+    attribute: str | None = None,
+    bounds: tuple[int | float, int | float] | None = None,
 ) -> HierarchyPlan:
     """A generalization hierarchy covering every observed value of ``column``.
 
@@ -937,6 +1271,10 @@ def propose_hierarchy(
     column : pandas.Series
     attribute : str, optional
         The attribute's name; default ``column.name``.
+    bounds : tuple of two numbers, optional
+        The range the schema accepts (:func:`declared_bounds`): an interval
+        rule covers it whole, so next month's values outside today's
+        extremes generalize too.
 
     Returns
     -------
@@ -950,7 +1288,7 @@ def propose_hierarchy(
         return _no_hierarchy(attribute, "no value in any row")
     dtype = column.dtype
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
-        return _numeric_hierarchy(attribute, present.to_numpy(dtype=float))
+        return _numeric_hierarchy(attribute, present.to_numpy(dtype=float), bounds)
     if pd.api.types.is_datetime64_any_dtype(dtype):
         return _no_hierarchy(attribute, "dates and times have no generated hierarchy")
     as_text = text_kind(present)
@@ -1066,14 +1404,27 @@ def _nice_ceil(value: float) -> int:
     return int(10 * exponent)  # pragma: no cover - the loop always returns
 
 
-def _numeric_hierarchy(attribute: str, values: np.ndarray) -> HierarchyPlan:
+def _numeric_hierarchy(
+    attribute: str,
+    values: np.ndarray,
+    bounds: tuple[int | float, int | float] | None = None,
+) -> HierarchyPlan:
     if not np.all(np.isfinite(values)):
         return _no_hierarchy(attribute, "infinite values")
     integral = bool(np.all(values == np.round(values)))
     if integral:
         low, high = int(values.min()), int(values.max())
         if high - low + 1 <= _MAX_INTERVAL_LEAVES:
-            widths = interval_widths(low, high)
+            widths = interval_widths(low, high)  # fitted to the observed values
+            if (
+                bounds is not None
+                and float(bounds[0]).is_integer()
+                and float(bounds[1]).is_integer()
+                and bounds[0] <= low
+                and high <= bounds[1]
+                and bounds[1] - bounds[0] + 1 <= _MAX_INTERVAL_LEAVES
+            ):
+                low, high = int(bounds[0]), int(bounds[1])
             rule = {"type": "intervals", "min": low, "max": high, "origin": 0,
                     "widths": widths}  # fmt: skip
             summary = (

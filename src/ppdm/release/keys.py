@@ -37,6 +37,7 @@ __all__ = [
     "register_key_resolver",
     "key_schemes",
     "resolve_key",
+    "resolve_secret",
     "optional_key",
     "key_id",
 ]
@@ -176,6 +177,42 @@ def resolve_key(spec: str, *, purpose: str = "a secret key") -> bytes:
             f"{purpose} and must be at least {MIN_KEY_BYTES} bytes long"
         )
     return key
+
+
+def resolve_secret(spec: str, *, purpose: str) -> str:
+    """The secret text that ``spec`` names, such as a database password.
+
+    As :func:`resolve_key`, with the same schemes (``env:NAME``, and
+    ``prefect-secret:<block>`` once the Prefect layer registered it), but for
+    a secret chosen elsewhere (a password set by a database administrator):
+    no minimum length, and the value is text.
+
+    Raises
+    ------
+    MissingKeyError
+        Nothing holds a secret under that name; the message names the
+        variable or block and what the secret is for.
+    KeyConfigError
+        The spec is malformed or its scheme unknown.
+
+    Examples
+    --------
+    >>> import os
+    >>> os.environ["PPDM_DOCTEST_PASSWORD"] = "s3cret"
+    >>> resolve_secret("env:PPDM_DOCTEST_PASSWORD", purpose="a password")
+    's3cret'
+    >>> del os.environ["PPDM_DOCTEST_PASSWORD"]
+    """
+    scheme, name = _split(spec)
+    found = _SCHEMES[scheme].resolve(name)
+    if found is None:
+        raise MissingKeyError(
+            f"{_SCHEMES[scheme].source} {name} holds nothing ({spec!r}); it is "
+            f"{purpose}: set it, or name where the secret is"
+        )
+    if isinstance(found, bytes):
+        return found.decode("utf-8", errors="strict")
+    return str(found)
 
 
 def optional_key(spec: str, *, purpose: str = "a secret key") -> bytes | None:

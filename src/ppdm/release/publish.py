@@ -22,7 +22,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -86,6 +86,7 @@ def publish_directory(
     hashes: Mapping[str, str],
     manifest: Mapping[str, Any],
     entry: Mapping[str, Any],
+    page: Callable[[int], bytes] | None = None,
     *,
     audit_key: audit.KeyArg = audit.DEFAULT_AUDIT_KEY,
 ) -> Path:
@@ -111,6 +112,12 @@ def publish_directory(
         The key that signs the entry and seals the manifest: a key spec
         (naming no key: unkeyed, with a warning), the key, or None (unkeyed on
         purpose). A keyed log refuses an unkeyed entry or another key.
+    page : callable, optional
+        ``page(seq) -> bytes``: ``report.html``, rendered under the audit
+        log's lock once the sequence number of this release's entry is known,
+        so the page can name it. It is listed in the manifest's
+        ``artifacts`` and the entry's files like every other file. A
+        republication keeps the page first published.
 
     Returns
     -------
@@ -143,7 +150,9 @@ def publish_directory(
     """
     signer = audit.audit_key(audit_key)
     try:
-        return _publish(out_dir, release_dir, named, hashes, manifest, entry, signer)
+        return _publish(
+            out_dir, release_dir, named, hashes, manifest, entry, signer, page
+        )
     except OSError as err:
         # A full disk or a read-only directory is no reason to retry: say so.
         raise (storage_error(err, "publish into") or err) from err
@@ -157,9 +166,10 @@ def _publish(
     manifest: Mapping[str, Any],
     entry: Mapping[str, Any],
     signer: audit.AuditKey,
+    page: Callable[[int], bytes] | None = None,
 ) -> Path:
     files = {f["path"]: f["sha256"] for f in manifest["files"]}
-    sealed = audit.seal_manifest(manifest, signer.key)
+    hashes = dict(hashes)
     release_dir.parent.mkdir(parents=True, exist_ok=True)
     _remove_abandoned_staging(release_dir.parent)
     staging: Path | None = None
@@ -177,10 +187,23 @@ def _publish(
                 (staging / rel).parent.mkdir(parents=True, exist_ok=True)
                 _copy_durably(path, staging / rel)
             fsync_directory(staging / "data")
-            write_atomic(staging / "manifest.json", canonical_json(sealed))
-            fsync_directory(staging)
         with audit.opened(out_dir, key=signer) as log:
             event = "publish"
+            if staging is not None and not release_dir.exists():
+                # Under the lock: the next entry's number is this release's.
+                if page is not None:
+                    write_atomic(staging / "report.html", page(len(log.entries)))
+                    hashes["report.html"] = sha256_file(staging / "report.html")
+                    manifest = {
+                        **manifest,
+                        "artifacts": {
+                            **manifest.get("artifacts", {}),
+                            "report.html": hashes["report.html"],
+                        },
+                    }
+                sealed = audit.seal_manifest(manifest, signer.key)
+                write_atomic(staging / "manifest.json", canonical_json(sealed))
+                fsync_directory(staging)
             if release_dir.exists():
                 existing = _existing_data_hashes(release_dir)
                 if existing != files:
@@ -191,6 +214,8 @@ def _publish(
                 event = (
                     "republish"  # same content: nothing to write, the run is recorded
                 )
+                if page is not None and (release_dir / "report.html").is_file():
+                    hashes["report.html"] = sha256_file(release_dir / "report.html")
             else:
                 assert staging is not None
                 os.rename(staging, release_dir)

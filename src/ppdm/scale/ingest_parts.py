@@ -212,6 +212,8 @@ def ingest_partitions(
     embedded: str | None = None,
     out_dir: str | Path,
     partition_rows: int = 1_000_000,
+    delimiter: str | None = None,
+    password: str | None = None,
 ) -> PartitionedTable:
     """Read a source into Parquet partitions equal to slices of ``load_source``.
 
@@ -232,6 +234,12 @@ def ingest_partitions(
         removed, so the directory holds exactly this table's partitions.
     partition_rows : int, default=1_000_000
         Rows per partition (the last one may have fewer).
+    delimiter : str, optional
+        The field separator of a CSV file (default: a comma), as for
+        :func:`~ppdm.prepare.ingest.load_source`.
+    password : str, optional
+        Where the database password is (``"sql"``), as for
+        :func:`~ppdm.prepare.ingest.load_source`.
 
     Returns
     -------
@@ -247,6 +255,7 @@ def ingest_partitions(
         As :func:`~ppdm.prepare.ingest.load_source`, with the same message.
     """
     ingest._check_arguments(kind, path_or_url, query, embedded)
+    ingest._check_delimiter(kind, delimiter)
     if (
         isinstance(partition_rows, bool)
         or not isinstance(partition_rows, (int, np.integer))
@@ -269,11 +278,11 @@ def ingest_partitions(
         location = str(path_or_url)
         reader: _Reader
         if kind == "csv":
-            reader = _CsvReader(Path(location), partition_rows)
+            reader = _CsvReader(Path(location), partition_rows, delimiter)
         elif kind == "parquet":
             reader = _ParquetReader(Path(location), partition_rows)
         else:
-            reader = _SqlReader(location, str(query), partition_rows)
+            reader = _SqlReader(location, str(query), partition_rows, password)
         with _Spool(out) as spool:
             paths, rows, columns, hashed = _two_passes(
                 reader, spool, out, partition_rows, hash_cells=kind == "sql"
@@ -596,15 +605,19 @@ def _low_memory_rows(width: int) -> int:
 
 
 class _CsvReader(_FrameReader):
-    def __init__(self, path: Path, partition_rows: int) -> None:
+    def __init__(
+        self, path: Path, partition_rows: int, delimiter: str | None = None
+    ) -> None:
         self.path, self.name = path, str(path)
         self.partition_rows = partition_rows
+        self.delimiter = delimiter
         self.surplus = False
         self.columns = []
         ingest._check_file(path)
+        ingest._check_csv_text(path)
 
     def chunks(self) -> Iterator[pd.DataFrame]:
-        options = ingest._CSV_OPTIONS
+        options = ingest._csv_options(self.delimiter)
         with ingest._file_errors("csv", self.path), _parser_warnings() as caught:
             self.columns = list(pd.read_csv(self.path, nrows=0, **options).columns)
             block = _low_memory_rows(len(self.columns))
@@ -633,7 +646,7 @@ class _CsvReader(_FrameReader):
             raise ingest._surplus_field_error(self.path, len(self.columns))
         # pandas renamed a repeated header name ("age", "age.1"): check the
         # names as written, as load_source does.
-        ingest.source_columns("csv", self.path)
+        ingest.source_columns("csv", self.path, delimiter=self.delimiter)
         super().finish(n_rows)
 
 
@@ -689,27 +702,32 @@ class _ParquetReader(_FrameReader):
 class _SqlReader(_Reader):
     """Rows fetched in chunks; converted with the witness rows of the whole result."""
 
-    def __init__(self, url: str, query: str, partition_rows: int) -> None:
-        self.url, self.query = url, query
+    def __init__(
+        self, url: str, query: str, partition_rows: int, password: str | None = None
+    ) -> None:
+        self.url, self.query, self.password = url, query, password
         self.fetch_rows = _read_rows(partition_rows)
         self.columns = []
+        self.kinds: list[str | None] = []
         self.name = url
         self.extra: list[tuple] = []
 
     def chunks(self) -> Iterator[list[tuple]]:
         import sqlalchemy as sa
 
-        engine, name, secrets = ingest._sql_engine(self.url)
+        engine, name, secrets = ingest._sql_engine(self.url, self.password)
         self.name = f"{name} (query: {ingest._shorten(self.query)})"
         try:
             with (
+                ingest._connected(engine, name, secrets) as connection,
                 ingest._query_errors(name, secrets, self.query),
-                engine.connect() as connection,
             ):
                 result = connection.execution_options(stream_results=True).execute(
                     sa.text(self.query)
                 )
                 self.columns = list(result.keys())
+                # the database's declared types, as the in-memory reader uses
+                self.kinds = ingest.sql_column_kinds(result, connection.dialect.name)
                 while True:
                     rows = result.fetchmany(self.fetch_rows)
                     if not rows:
@@ -743,15 +761,24 @@ class _SqlReader(_Reader):
         self.dtypes = dict(zip(empty.columns, empty.dtypes, strict=True))
 
     def frame(self, raw: list[tuple]) -> pd.DataFrame:
+        from pandas._libs import lib
         from pandas.io.sql import _wrap_result
 
         # pandas' read_sql conversion of the rows and the witness rows together
+        rows = list(raw) + self.extra
         frame = _wrap_result(
-            list(raw) + self.extra,
-            self.columns,
-            coerce_float=True,
-            dtype_backend="numpy",
+            rows, self.columns, coerce_float=True, dtype_backend="numpy"
         )
+        if any(self.kinds):
+            # A typed column is converted from its values as the in-memory
+            # reader converts each chunk; with the witness rows (a NULL when
+            # the column has one anywhere) every partition gets one dtype.
+            content = lib.to_object_array_tuples(rows)
+            for position, kind in enumerate(self.kinds):
+                if kind:
+                    frame.isetitem(
+                        position, ingest.sql_typed_values(content[:, position], kind)
+                    )
         return frame.iloc[: len(raw)].reset_index(drop=True)
 
 

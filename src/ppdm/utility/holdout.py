@@ -41,6 +41,7 @@ from ppdm.exceptions import (
 from ppdm.model import SUPPRESSED
 from ppdm.utility.intervals import CONFIDENCE, accuracy_interval
 from ppdm.utility.learners import MISSING_TEXT, MODELS, check_missing, check_models
+from ppdm.utility.metrics import zero_rule
 from ppdm.utility.preprocessing import PrepareFn
 from ppdm.utility.scoring import Covers, check_target, train_and_score
 from ppdm.utility.views import as_training_views
@@ -121,6 +122,23 @@ def holdout_protocol(
     )
 
 
+def _no_better(entry: dict[str, Any], side: str, zero_r: dict[str, Any]) -> bool:
+    """True when a model's accuracy or balanced accuracy is not above the
+    majority-class rule's on the same test rows (it learnt nothing usable)."""
+    accuracy = entry[side]
+    balanced = entry.get(f"{side}_balanced_accuracy")
+    if accuracy is None or math.isnan(accuracy):
+        return False
+    return bool(
+        accuracy <= zero_r["accuracy"] + 1e-12
+        or (
+            balanced is not None
+            and not math.isnan(balanced)
+            and balanced <= zero_r["balanced_accuracy"] + 1e-12
+        )
+    )
+
+
 def _check_splittable(classes: pd.Series, target: str, test_size: float) -> None:
     """Refuse a table too small for a stratified hold-out split, saying why.
 
@@ -175,6 +193,7 @@ def holdout_utility(
     missing: str = "weka",
     prepare: PrepareFn | None = None,
     ranges: str = "midpoint",
+    prepare_original: PrepareFn | None | str = "same",
 ) -> dict[str, Any]:
     """Accuracy before and after anonymization on one stratified hold-out split.
 
@@ -211,6 +230,12 @@ def holdout_utility(
         them, go into the protocol and the result.
     ranges : {"midpoint", "uniform"}, default="midpoint"
         How the C4.5 tree reads a released numeric range.
+    prepare_original : callable, None or "same", default="same"
+        The preparation of the split for the models trained on the original
+        training part (the baseline); "same" is ``prepare``. A release whose
+        algorithm takes raw values gets ``prepare=None`` but keeps the
+        release's discretization here, so the baseline of one (table, split,
+        seed) never depends on the algorithm.
 
     Returns
     -------
@@ -218,11 +243,17 @@ def holdout_utility(
         ``protocol`` (one paragraph), ``split`` (row counts; with several
         views also ``released_train_per_view``), ``seed``, ``test_size``,
         ``models`` (names, in order), ``views`` (training view names),
-        ``preprocessing`` (what ``prepare`` fitted, or None), ``confidence``
+        ``preprocessing`` (what ``prepare`` fitted, or None), ``confidence``,
+        ``zero_r`` (the majority-class rule of the training part on the same
+        test rows, :func:`ppdm.utility.metrics.zero_rule`)
         and ``accuracy``: ``{model: {"original", "anonymized", "difference",
         "original_ci95", "anonymized_ci95"}}``, accuracies in [0, 1] with
         their Wilson score intervals ``[low, high]`` (None where the accuracy
-        is NaN) and, with several views, ``per_view``; ``error`` is None, or
+        is NaN), the balanced accuracy and ROC AUC of each side with their
+        intervals (:func:`ppdm.utility.scoring.train_and_score`),
+        ``no_better_than_zero_r`` (``{side: bool}``: accuracy or balanced
+        accuracy not above the rule's) and, with several views,
+        ``per_view``; ``error`` is None, or
         the algorithm's error on the training split (then every "anonymized"
         accuracy is NaN). JSON-serialisable once NaN is mapped to null (as
         :func:`ppdm.utility.report.build_utility` does).
@@ -245,7 +276,14 @@ def holdout_utility(
         stratify=original[target].astype(str),
         random_state=seed,
     )
-    if prepare is not None:
+    base_train, base_test = train, test
+    if prepare_original == "same":
+        prepare_original = prepare
+    if prepare_original is not None:
+        base_train, base_test = prepare_original(train, test)
+    if prepare is prepare_original:
+        train, test = base_train, base_test
+    elif prepare is not None:
         train, test = prepare(train, test)
     error = None
     progress.report(0.0, "anonymizing the training split")
@@ -260,22 +298,32 @@ def holdout_utility(
         result = train.iloc[:0]
     views = as_training_views(result)
     progress.report(0.6, "training the models on both tables")
-    scores = train_and_score(
-        train,
-        views,
-        test,
+    common = dict(
         target=target,
         seed=seed,
         models=models,
         marker=marker,
-        covers=covers,
         missing=missing,
         ranges=ranges,
+        with_original=False,
     )
-    for entry in scores.values():
+    scores = train_and_score(train, views, test, covers=covers, **common)
+    # The baseline is the original training part scored as a release of
+    # itself, as `ppdm compare` scores it: the same figures whatever the
+    # algorithm, which only decides the other side.
+    baseline = train_and_score(base_train, base_train, base_test, **common)
+    zero_r = zero_rule(base_train[target].astype(str), base_test[target].astype(str))
+    for name, entry in scores.items():
+        for key, value in baseline[name].items():
+            if key.startswith("anonymized"):
+                entry["original" + key.removeprefix("anonymized")] = value
+        entry["difference"] = entry["anonymized"] - entry["original"]
         for side in ("original", "anonymized"):
             interval = accuracy_interval(entry[side], len(test))
             entry[f"{side}_ci95"] = list(interval) if interval is not None else None
+        entry["no_better_than_zero_r"] = {
+            side: _no_better(entry, side, zero_r) for side in ("original", "anonymized")
+        }
     rows = {name: len(view) for name, view in views}
     released = min(rows.values())
     split: dict[str, Any] = {
@@ -286,7 +334,15 @@ def holdout_utility(
     }
     if len(views) > 1:
         split["released_train_per_view"] = rows
-    describe = getattr(prepare, "describe", None)
+    describe = getattr(prepare_original, "describe", None)
+    preprocessing = describe() if callable(describe) else ""
+    if prepare is None and prepare_original is not None:
+        preprocessing += (
+            " This algorithm generalizes raw values itself, so it is given the "
+            "training part unbinned; the baseline stays the binned original "
+            "training part, the same for every algorithm on this table, split "
+            "and seed."
+        )
     protocol = holdout_protocol(
         n_train=len(train),
         n_test=len(test),
@@ -300,11 +356,12 @@ def holdout_utility(
         ),
         models=models,
         missing=missing,
-        preprocessing=describe() if callable(describe) else "",
+        preprocessing=preprocessing,
         views=[name for name, _ in views],
     )
-    fitted = getattr(prepare, "fitted_", None)
+    fitted = getattr(prepare_original, "fitted_", None)
     return {
+        "zero_r": zero_r,
         "protocol": protocol,
         "seed": int(seed),
         "test_size": float(test_size),

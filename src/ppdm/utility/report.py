@@ -20,6 +20,7 @@ import contextlib
 import html
 import io
 import math
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -46,11 +47,14 @@ from ppdm.utility.scoring import Covers
 from ppdm.utility.views import as_training_views
 
 __all__ = [
+    "accuracy_markdown",
     "build_utility",
     "column_releases",
     "figure_png",
     "new_figure",
     "plot_style",
+    "readable_label",
+    "release_verdict",
     "render_report_html",
     "utility_report",
 ]
@@ -197,8 +201,105 @@ def build_utility(
         "passthrough": (
             [dict(r) for r in passthrough] if passthrough is not None else None
         ),
+        "verdict": release_verdict(
+            original, released_tables, spec, pseudonymized=pseudonymized
+        ),
     }
     return _json_ready(utility)
+
+
+def _survived(column: pd.Series, marker: str) -> int:
+    """Cells of a released column that still say something (not suppressed,
+    not generalized to the hierarchy's root ``*``, not missing)."""
+    text = column.astype("string")
+    return int((text.notna() & ~text.isin([marker, "*"])).sum())
+
+
+def release_verdict(
+    original: pd.DataFrame,
+    released_tables: Mapping[str, pd.DataFrame],
+    spec: AnonymizationSpec,
+    *,
+    pseudonymized: Sequence[str] = (),
+) -> dict[str, Any]:
+    """What an analyst gets: the share of each quasi-identifier that survived.
+
+    A quasi-identifier survives in a row when the release keeps its cell
+    neither suppressed nor generalized to ``*``; its share is over the
+    original rows (a record the release dropped kept nothing) and taken in
+    the table that keeps it best. A quasi-identifier released as 0/1
+    features (feature selection) counts every released row of those
+    features.
+
+    Returns
+    -------
+    dict
+        ``quasi_identifiers`` (``{name: share in [0, 1]}``), ``dropped``
+        (columns of ``original`` that no table carries), ``released``
+        (columns carried by some table), ``warnings`` (sentences: every
+        quasi-identifier suppressed; only the target and the sensitive
+        attribute released) and ``line`` (all of it in one sentence).
+    """
+    n = len(original)
+    marker = spec.suppression_marker
+    shares: dict[str, float] = {}
+    for q in spec.quasi_identifiers:
+        best = 0
+        for table in released_tables.values():
+            if q in table.columns:
+                best = max(best, _survived(table[q], marker))
+            elif any(str(c).startswith(f"{q}=") for c in table.columns):
+                best = max(best, len(table))
+        shares[q] = best / n if n else 0.0
+    released = list(
+        dict.fromkeys(
+            str(c)
+            for table in released_tables.values()
+            for c in table.columns
+            if str(c) not in pseudonymized
+        )
+    )
+    dropped = [
+        str(c)
+        for c in original.columns
+        if str(c) not in released
+        and str(c) not in pseudonymized
+        and not any(r.startswith(f"{c}=") for r in released)
+    ]
+    warnings = []
+    if shares and all(share == 0.0 for share in shares.values()):
+        warnings.append(
+            "every quasi-identifier is suppressed or withheld: the release tells "
+            "an analyst nothing about them, and an accuracy 'difference' near "
+            "zero here means both models fell back to the class frequencies, "
+            "not that nothing was lost"
+        )
+    kept = {
+        spec.target,
+        spec.sensitive_attribute,
+        *spec.requirement.sensitive_attributes,
+    } - {None}
+    if released and set(released) <= kept:
+        warnings.append(
+            "the release holds only the target and the sensitive attribute ("
+            + ", ".join(released)
+            + "): no column to predict from"
+        )
+    line = (
+        "Quasi-identifiers surviving (not suppressed, not generalized to *): "
+        + (", ".join(f"{q} {_share(share)}" for q, share in shares.items()) or "none")
+        + ". Dropped columns: "
+        + (", ".join(dropped) or "none")
+        + "."
+        + "".join(f" Warning: {w}." for w in warnings)
+    )
+    return {
+        "quasi_identifiers": shares,
+        "dropped": dropped,
+        "released": released,
+        "warnings": warnings,
+        "line": line,
+    }
 
 
 def _leaves(role: str | None, released: bool) -> str:
@@ -452,6 +553,120 @@ def _interval_text(interval: Sequence[float] | None) -> str:
     return f"[{_fmt(float(interval[0]))}, {_fmt(float(interval[1]))}]"
 
 
+_SIDES = (("original", "original"), ("anonymized", "release"))
+
+
+def accuracy_rows(holdout: Mapping[str, Any]) -> tuple[list[str], list[list[Any]]]:
+    """The accuracy table of the page and of the Prefect artifact.
+
+    One row per model and training table (original, release) with accuracy,
+    balanced accuracy and ROC AUC and their intervals, the accuracy
+    difference on the release row, and a note when the model is no better
+    than the majority-class rule; then the rule's own row.
+    """
+    header = [
+        "model",
+        "trained on",
+        "accuracy",
+        "95% interval",
+        "balanced accuracy",
+        "95% interval",
+        "ROC AUC",
+        "95% interval",
+        "accuracy difference",
+        "vs majority rule",
+    ]
+    rows: list[list[Any]] = []
+    for model, entry in (holdout.get("accuracy") or {}).items():
+        flags = entry.get("no_better_than_zero_r") or {}
+        for side, label in _SIDES:
+            rows.append(
+                [
+                    model,
+                    label,
+                    entry.get(side),
+                    _interval_text(entry.get(f"{side}_ci95")),
+                    entry.get(f"{side}_balanced_accuracy"),
+                    _interval_text(entry.get(f"{side}_balanced_accuracy_ci95")),
+                    entry.get(f"{side}_roc_auc"),
+                    _interval_text(entry.get(f"{side}_roc_auc_ci95")),
+                    entry.get("difference") if side == "anonymized" else None,
+                    (
+                        None
+                        if side not in flags
+                        else ("NO BETTER" if flags[side] else "above")
+                    ),
+                ]
+            )
+    rule = holdout.get("zero_r")
+    if rule:
+        rows.append(
+            [
+                f"majority class (always {rule['class']!r})",
+                "original",
+                rule.get("accuracy"),
+                _interval_text(rule.get("accuracy_ci95")),
+                rule.get("balanced_accuracy"),
+                None,
+                rule.get("roc_auc"),
+                None,
+                None,
+                None,
+            ]
+        )
+    return header, rows
+
+
+def accuracy_warnings(utility: Mapping[str, Any]) -> list[str]:
+    """Sentences an analyst must read before trusting an accuracy difference."""
+    holdout = utility.get("holdout") or {}
+    rule = holdout.get("zero_r") or {}
+    out = list((utility.get("verdict") or {}).get("warnings") or [])
+    for model, entry in (holdout.get("accuracy") or {}).items():
+        for side, label in _SIDES:
+            if (entry.get("no_better_than_zero_r") or {}).get(side):
+                out.append(
+                    f"{model.replace('_', ' ')} trained on the {label} is no "
+                    "better than always predicting the majority class "
+                    f"{rule.get('class')!r} (accuracy {_fmt(entry.get(side))} vs "
+                    f"{_fmt(rule.get('accuracy'))}, balanced accuracy "
+                    f"{_fmt(entry.get(f'{side}_balanced_accuracy'))} vs "
+                    f"{_fmt(rule.get('balanced_accuracy'))})"
+                )
+    return out
+
+
+def accuracy_markdown(utility: Mapping[str, Any]) -> str:
+    """The page's verdict line and accuracy table as Markdown (the Prefect UI
+    renders it; the HTML page stays in the release directory)."""
+    holdout = utility.get("holdout") or {}
+    lines = []
+    record = utility.get("record") or {}
+    if record:
+        lines += [
+            f"**{record.get('dataset')}**, {record.get('algorithm')}: verifier "
+            f"{record.get('verdict')}",
+            "",
+        ]
+    verdict = (utility.get("verdict") or {}).get("line")
+    if verdict:
+        lines += [verdict, ""]
+    if holdout.get("accuracy"):
+        header, rows = accuracy_rows(holdout)
+        lines.append("| " + " | ".join(header) + " |")
+        lines.append("|" + "---|" * len(header))
+        lines += ["| " + " | ".join(_fmt(v) for v in row) + " |" for row in rows]
+        lines.append("")
+    else:
+        lines += ["No hold-out evaluation was run for this release.", ""]
+    lines += [f"- **Warning:** {w}" for w in accuracy_warnings(utility)]
+    lines += [
+        f"- lost records: {_fmt(utility.get('lost_records'))}, suppressed cells: "
+        f"{_fmt(utility.get('suppressed_cells'))}",
+    ]
+    return "\n".join(["# Utility", "", *lines]) + "\n"
+
+
 def _views_html(holdout: Mapping[str, Any]) -> list[str]:
     """Per-view accuracy of each model, when the release has several views."""
     views = holdout.get("views") or []
@@ -618,6 +833,16 @@ th { background: #eee; }
 td:first-child, th:first-child { text-align: left; }
 img { max-width: 100%; }
 p.protocol { background: #f6f6f6; padding: 0.8em; border-left: 4px solid #888; }
+p.verdict { font-weight: bold; padding: 0.6em; border-left: 4px solid #2a7; }
+p.warning { border-left: 4px solid #c30; padding: 0.4em 0.6em; background: #fff3f0; }
+@media print {
+  body { max-width: none; margin: 0; font-size: 10pt; }
+  h2 { break-after: avoid; }
+  table, img, p.verdict { break-inside: avoid; }
+  th { background: none; }
+  p.protocol, p.warning { background: none; }
+}
+@page { margin: 15mm; }
 """
 
 
@@ -682,6 +907,19 @@ def render_report_html(
         )
     )
 
+    record = utility.get("record") or {}
+    if record.get("release_id"):
+        parts.append(
+            f'<p class="record-id">Release <code>{html.escape(record["release_id"])}'
+            f"</code> of {html.escape(str(record.get('dataset')))}, created "
+            f"{html.escape(_utc(record.get('created_at')))}; independent "
+            f"verifier: <strong>{html.escape(str(record.get('verdict')))}</strong>"
+            "</p>"
+        )
+    verdict = utility.get("verdict") or {}
+    if verdict.get("line"):
+        css = "verdict warning" if verdict.get("warnings") else "verdict"
+        parts.append(f'<p class="{css}">{html.escape(verdict["line"])}</p>')
     parts.extend(_record_html(utility.get("record")))
     parts.extend(_columns_html(utility.get("columns"), utility.get("passthrough")))
 
@@ -691,32 +929,21 @@ def render_report_html(
         models = holdout["accuracy"]
         plots["accuracy"] = _accuracy_plot(models)
         parts.append(_img(plots["accuracy"], "accuracy per model"))
-        parts.append(
-            _table(
-                [
-                    "model",
-                    "trained on original",
-                    "95% interval",
-                    "trained on release",
-                    "95% interval",
-                    "difference",
-                ],
-                [
-                    [
-                        m,
-                        s.get("original"),
-                        _interval_text(s.get("original_ci95")),
-                        s.get("anonymized"),
-                        _interval_text(s.get("anonymized_ci95")),
-                        s.get("difference"),
-                    ]
-                    for m, s in models.items()
-                ],
-            )
+        header, rows = accuracy_rows(holdout)
+        parts.append(_table(header, rows))
+        parts.extend(
+            f'<p class="warning"><strong>Warning:</strong> {html.escape(w)}</p>'
+            for w in accuracy_warnings(utility)
         )
         parts.append(
-            "<p>Intervals: 95% Wilson score intervals of each accuracy over the "
-            "test rows (Wilson 1927).</p>"
+            "<p>Intervals (95%): Wilson score intervals for accuracy (Wilson "
+            "1927); a normal approximation over the per-class recalls for "
+            "balanced accuracy (Brodersen et al. 2010); Hanley &amp; McNeil "
+            "(1982) for ROC AUC (macro one-vs-rest over the classes for more "
+            "than two, Hand &amp; Till 2001). The majority-class rule (ZeroR) "
+            "always predicts the most frequent class of the training part: a "
+            "model that does not beat it on these test rows learnt nothing "
+            "usable.</p>"
         )
         parts.extend(_views_html(holdout))
         split = holdout.get("split") or {}
@@ -992,20 +1219,25 @@ def utility_report(
     ...     table, release.tables, algorithm=algorithm, spec=spec,
     ...     discretize_settings={"method": "mdl"}, seed=0)
     >>> sorted(utility["holdout"]["accuracy"]["decision_tree"])[:3]
-    ['anonymized', 'anonymized_ci95', 'difference']
+    ['anonymized', 'anonymized_balanced_accuracy', 'anonymized_balanced_accuracy_ci95']
+    >>> utility["holdout"]["zero_r"]["class"], utility["verdict"]["dropped"]
+    ('hi', [])
     >>> page.startswith("<!DOCTYPE html>")
     True
     """
     settings = DiscretizeSettings.of(discretize_settings)
-    if getattr(algorithm, "uses_hierarchies", False) or (
+    raw_input = getattr(algorithm, "uses_hierarchies", False) or (
         getattr(algorithm, "numeric_input", "either") == "raw"
-    ):
-        settings = DiscretizeSettings(method="none")
+    )
     if covers is None and spec.hierarchies:
         covers = covers_from_hierarchies(spec.hierarchies)
     holdout = None
     if spec.target is not None:
-        prepare = settings.prepare_for(original, spec.quasi_identifiers, spec.target)
+        # The baseline is prepared as the release's discretize step configures
+        # it for every algorithm; only the algorithm's own input is unbinned
+        # when it generalizes raw values itself.
+        baseline = settings.prepare_for(original, spec.quasi_identifiers, spec.target)
+        prepare = None if raw_input else baseline
 
         def anonymize_training_split(train: pd.DataFrame) -> list:
             release = algorithm.anonymize(train, spec, np.random.default_rng(seed))
@@ -1022,6 +1254,7 @@ def utility_report(
             covers=covers,
             missing=missing,
             prepare=prepare,
+            prepare_original=baseline,
         )
     utility = build_utility(
         original,
@@ -1057,8 +1290,9 @@ def release_record(
 
     Only what leaves the building: the released files' hashes, a few released
     rows, the verifier's verdict and the source's hash (never its rows). The
-    release id and date are not here: they are derived from the published
-    files, this page among them, and stand in ``manifest.json``.
+    release id, date, audit sequence number and key id are added when the
+    release is published (:func:`ppdm.pipeline.publish_step` renders the
+    published page).
     """
     series = certificate.get("series")
     return {
@@ -1079,15 +1313,86 @@ def release_record(
     }
 
 
+def _utc(stamp: Any) -> str:
+    """An ISO time in UTC as people read it: ``2026-11-28 17:34:31 UTC``."""
+    text = str(stamp)
+    if text.endswith("+00:00"):
+        return text[: -len("+00:00")].replace("T", " ") + " UTC"
+    return text
+
+
+_OPEN_BELOW = re.compile(r"\(-inf, ?([^,\]\)]+)[)\]]")
+_OPEN_ABOVE = re.compile(r"[\[(]([^,\[(]+), ?inf\)")
+_LONG_NUMBER = re.compile(r"-?\d+\.\d{7,}")
+
+
+def readable_label(text: str) -> str:
+    """A released cell as people write it, for the page only.
+
+    Binary-float tails are cut (``7.1507000000000005`` -> ``7.1507``; at most
+    10 significant digits), and open intervals are written as comparisons:
+    ``(-inf, 23.5)`` -> ``< 23.5``, ``[39.5, inf)`` -> ``>= 39.5``. The
+    released files keep their labels (the verifier reads them back).
+
+    Examples
+    --------
+    >>> readable_label("[7.1507000000000005, 8.13055)"), readable_label("(-inf, 23.5)")
+    ('[7.1507, 8.13055)', '< 23.5')
+    """
+    text = _LONG_NUMBER.sub(lambda m: f"{float(m.group()):.10g}", str(text))
+    below = _OPEN_BELOW.fullmatch(text)
+    if below:
+        return f"{'<' if text.endswith(')') else '<='} {below.group(1).strip()}"
+    above = _OPEN_ABOVE.fullmatch(text)
+    if above:
+        return f"{'>=' if text.startswith('[') else '>'} {above.group(1).strip()}"
+    return text
+
+
 def _record_html(record: Mapping[str, Any] | None) -> list[str]:
     if not record:
         return []
     requirement = record.get("requirement") or {}
     parts = ["<h2>Release record</h2>"]
+    published = record.get("release_id") is not None
+    identity = (
+        [
+            ["release id", record.get("release_id")],
+            ["created", _utc(record.get("created_at"))],
+            [
+                "audit entry",
+                f"sequence number {record.get('audit_seq')} of audit.jsonl (the "
+                "publish entry of this release id), audit key id "
+                f"{record.get('audit_key_id') or 'none (unkeyed)'}",
+            ],
+        ]
+        if published
+        else [
+            [
+                "release id and date",
+                "given when the release is published (manifest.json)",
+            ]
+        ]
+    )
+    series_rows = record.get("series_rows")
+    if series_rows:
+        identity.append(
+            [
+                "release series",
+                f"{series_rows.get('held_back') or 0:,} rows held back by the "
+                "series check (not in this release; counted, never named), "
+                f"{series_rows.get('kept_from_earlier_releases') or 0:,} kept as "
+                "earlier releases published them; checked against "
+                + (", ".join(series_rows.get("against") or []) or "no earlier release"),
+            ]
+        )
+    if record.get("command"):
+        identity.append(["reproduce with", record["command"]])
     parts.append(
         _table(
             ["fact", "value"],
             [
+                *identity,
                 [
                     "verdict of the independent verifier",
                     f"{record['verdict']}: "
@@ -1105,11 +1410,6 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
                         f"{k} {v}"
                         for k, v in (record.get("library_versions") or {}).items()
                     ),
-                ],
-                [
-                    "release id and date",
-                    "in manifest.json (they are derived from the published files, "
-                    "this page among them)",
                 ],
             ],
         )
@@ -1146,7 +1446,12 @@ def _record_html(record: Mapping[str, Any] | None) -> list[str]:
             "<p>Rows are shuffled; the original rows are never put in a shared "
             "file, so no 'before' rows are shown.</p>"
         )
-        parts.append(_table(list(split["columns"]), [list(r) for r in split["data"]]))
+        parts.append(
+            _table(
+                list(split["columns"]),
+                [[readable_label(v) for v in r] for r in split["data"]],
+            )
+        )
     for result in record.get("release_models") or ():
         parts.append(
             f"<p>Checked on all released tables together: {html.escape(result['model'])}"

@@ -41,6 +41,7 @@ from ppdm.utility.learners import (
     feature_view,
     make_model,
 )
+from ppdm.utility.metrics import class_scores
 from ppdm.utility.views import (
     align_probabilities,
     as_training_views,
@@ -115,7 +116,10 @@ def train_and_score(
     -------
     dict
         ``{model: {"original": acc, "anonymized": acc, "difference": anon -
-        orig}}``; ``"anonymized"`` is NaN when the release kept no row;
+        orig}}`` plus, per side (``original_``/``anonymized_``), the
+        ``balanced_accuracy`` and ``roc_auc`` (binary, or macro one-vs-rest)
+        with their ``_ci95`` intervals (:mod:`ppdm.utility.metrics`);
+        ``"anonymized"`` is NaN when the release kept no row;
         ``"original"`` (and the difference) is NaN when ``with_original`` is
         False. With several views, each model's entry also has ``"per_view"``:
         ``{view: accuracy of that view's model alone}``.
@@ -141,7 +145,7 @@ def train_and_score(
     # go through ppdm.parallel, so a parallel runner spreads them.
     fits: dict[tuple[str, str], dict[str, Any]] = {}
     per_view: dict[str, Any] = {}
-    combined: dict[str, float] = {}
+    combined: dict[str, dict[str, Any]] = {}
     for name in models:
         view_kind = feature_view(name, missing, ranges)
         featurizer, x_test = features.fitted(view_kind)
@@ -167,7 +171,7 @@ def train_and_score(
             combined[name], per_view[name] = _combined_score(
                 views, features, view_kind, target=target, **fit
             )
-    accuracy = dict(
+    measured = dict(
         zip(
             fits,
             parallel.map_in_order(_fit_score_job, list(fits.values())),
@@ -176,16 +180,30 @@ def train_and_score(
     )
     scores = {}
     for name in models:
-        original_acc = accuracy.get((name, "original"), float("nan"))
-        anonymized_acc = combined.get(name, accuracy.get((name, "anonymized")))
+        original = measured.get((name, "original"), _NOT_MEASURED)
+        anonymized = combined.get(name, measured.get((name, "anonymized")))
         scores[name] = {
-            "original": original_acc,
-            "anonymized": anonymized_acc,
-            "difference": anonymized_acc - original_acc,
+            "original": original["accuracy"],
+            "anonymized": anonymized["accuracy"],
+            "difference": anonymized["accuracy"] - original["accuracy"],
         }
+        for side, figures in (("original", original), ("anonymized", anonymized)):
+            for metric in ("balanced_accuracy", "roc_auc"):
+                scores[name][f"{side}_{metric}"] = figures[metric]
+                scores[name][f"{side}_{metric}_ci95"] = figures[f"{metric}_ci95"]
         if per_view.get(name) is not None:
             scores[name]["per_view"] = per_view[name]
     return scores
+
+
+#: The figures of a model that was not trained (no row, or not asked for).
+_NOT_MEASURED: dict[str, Any] = {
+    "accuracy": float("nan"),
+    "balanced_accuracy": float("nan"),
+    "balanced_accuracy_ci95": None,
+    "roc_auc": float("nan"),
+    "roc_auc_ci95": None,
+}
 
 
 class _Features:
@@ -367,11 +385,12 @@ def _combined_score(
     seed: int,
     y_test: np.ndarray,
     missing: str,
-) -> tuple[float, dict[str, float]]:
-    """Accuracy of the naive Bayes combination of one model per view, and of
-    each view's model alone."""
+) -> tuple[dict[str, Any], dict[str, float]]:
+    """Figures of the naive Bayes combination of one model per view
+    (:func:`ppdm.utility.metrics.class_scores`), and each view's model's
+    accuracy alone."""
     if any(len(view) == 0 for _, view in views):
-        return float("nan"), {view_name: float("nan") for view_name, _ in views}
+        return _NOT_MEASURED, {view_name: float("nan") for view_name, _ in views}
     prediction = _predict_views(
         views, features, view_kind, target=target, name=name, seed=seed, missing=missing
     )
@@ -381,7 +400,10 @@ def _combined_score(
         )
         for view_name, proba in prediction.per_view.items()
     }
-    return float(np.mean(prediction.predict() == y_test)), per_view
+    scores = class_scores(
+        y_test, prediction.predict(), prediction.combined, prediction.classes
+    )
+    return scores, per_view
 
 
 def _constant_features(x_train: Matrix) -> bool:
@@ -389,7 +411,7 @@ def _constant_features(x_train: Matrix) -> bool:
     return n_features_varying(x_train) == 0
 
 
-def _fit_score_job(job: dict[str, Any]) -> float:
+def _fit_score_job(job: dict[str, Any]) -> dict[str, Any]:
     return _fit_score(**job)
 
 
@@ -414,21 +436,26 @@ def _fit_score(
     x_test: Matrix,
     y_test: np.ndarray,
     missing: str,
-) -> float:
+) -> dict[str, Any]:
+    """:func:`ppdm.utility.metrics.class_scores` of one model on the test rows."""
     if len(y_train) == 0:
-        return float("nan")
+        return _NOT_MEASURED
     if _constant_features(x_train):
         # No feature varies (e.g. every quasi-identifier suppressed and no
         # other attribute): every inducer reduces to the training majority
         # class; say so directly rather than rely on each model's corner case.
         model = DummyClassifier(strategy="most_frequent").fit(x_train, y_train)
-        return float(np.mean(model.predict(x_test) == y_test))
+        return class_scores(
+            y_test, model.predict(x_test), model.predict_proba(x_test), model.classes_
+        )
     try:
         model = make_model(
             name, seed, featurizer.blocks_, featurizer.ranges_, missing=missing
         )
         model.fit(x_train, y_train)
-        return float(np.mean(model.predict(x_test) == y_test))
+        return class_scores(
+            y_test, model.predict(x_test), model.predict_proba(x_test), model.classes_
+        )
     except MemoryError as err:
         raise _out_of_memory(name, x_train, err) from err
 

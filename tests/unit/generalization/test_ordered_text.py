@@ -128,3 +128,35 @@ def test_a_code_columns_hierarchy_masks_one_digit_a_level():
         "01001", "0100*", "010**", "01***", "0****", SUPPRESSED,
     )  # fmt: skip
     Hierarchy.from_rows("zip", plan.rows, source="generated")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    days=st.lists(_DAYS, min_size=2, max_size=60, unique=True),
+    fmt=st.sampled_from(["%Y-%m-%d", "%d.%m.%Y", "%d/%m/%Y"]),
+    cuts=st.lists(st.integers(min_value=0, max_value=59), max_size=8),
+)
+def test_the_summary_of_a_groups_ends_is_the_summary_of_its_members(days, fmt, cuts):
+    """Mondrian formats a run of ordered dates from its ends: the same cell."""
+    labels = (pd.Timestamp("1900-01-01") + pd.to_timedelta(days, unit="D")).strftime(
+        fmt
+    )
+    kind = text_kind(pd.Series(list(labels) * 3))
+    order = kind.sort_keys(list(labels))
+    ordered = [labels[i] for i in order]
+    assert kind.summarised_by_ends(ordered)
+    bounds = sorted({0, len(ordered), *(c for c in cuts if c < len(ordered))})
+    first = np.array(bounds[:-1])
+    last = np.array(bounds[1:]) - 1
+    fast = kind.summaries_of_ends(ordered, first, last)
+    slow = [kind.summary(ordered[a : b + 1]) for a, b in zip(first, last)]
+    assert fast == slow
+
+
+def test_codes_of_one_length_are_summarised_by_their_ends_and_mixed_lengths_are_not():
+    kind = text_kind(pd.Series(["01001", "01002", "01017", "02134"] * 3))
+    assert kind.summarised_by_ends(["01001", "01002", "01017", "02134"])
+    assert kind.summaries_of_ends(
+        ["01001", "01002", "01017", "02134"], np.array([0, 0, 3]), np.array([2, 3, 3])
+    ) == ["010**", "0****", "02134"]
+    assert not kind.summarised_by_ends(["1", "22"])

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppdm.exceptions import InvalidParameterError, SourceError
-from ppdm.prepare import datasets
+from ppdm.prepare import datasets, ingest
 from ppdm.prepare.ingest import file_sha256, fingerprint, load_source, write_sqlite
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -251,3 +251,35 @@ def test_codes_with_leading_zeros_stay_text(tmp_path):
     assert frame["mrn"].isna().tolist() == [False, False, True]
     assert isinstance(frame["zip"].dtype, pd.StringDtype)
     assert frame["count"].dtype == np.int64  # a number without leading zeros
+
+
+@pytest.mark.parametrize("sep", [",", ";", "\t", "|"])
+def test_the_delimiter_is_sniffed(tmp_path, sep):
+    table = pd.DataFrame(
+        {
+            "age": [34, 51, 29, 62],
+            "note": ["a, b; c", "x|y", "tab\there", "plain"],  # quoted separators
+            "city": ["Graz", "Linz", "Wels", "Enns"],
+        }
+    )
+    path = tmp_path / "t.csv"
+    table.to_csv(path, index=False, sep=sep)
+    assert ingest.sniff_delimiter(path) == sep
+    read = ingest.load_source("csv", path, delimiter=sep)
+    assert list(read.columns) == ["age", "note", "city"]
+    assert list(read["note"]) == list(table["note"])
+
+
+def test_a_single_column_or_header_only_file_sniffs_a_comma(tmp_path):
+    path = tmp_path / "one.csv"
+    path.write_text("age\n34\n51\n")
+    assert ingest.sniff_delimiter(path) == ","
+    path.write_text("age;sex\n")
+    assert ingest.sniff_delimiter(path) == ";"
+
+
+def test_a_bad_delimiter_is_refused(tmp_path):
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,2\n")
+    with pytest.raises(InvalidParameterError, match="delimiter must be one of"):
+        ingest.load_source("csv", path, delimiter=":")

@@ -29,7 +29,11 @@ from ppdm.prepare.init_folder import (
 )
 from ppdm.prepare.validation import validate_table
 
-QIS = ["age", "sex", "zip"]
+# The profile's guesses, then the trial release of `ppdm init`: released as
+# is, bmi (149 values) and visits (10) would each leave classes below k, so
+# visits is generalized and bmi dropped before the owner's first run.
+INIT_ROLES = {**EXPECTED_ROLES, "bmi": "drop", "visits": "quasi_identifier"}
+QIS = ["age", "sex", "zip", "visits"]
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +71,7 @@ def test_the_folder_holds_schema_suite_hierarchies_and_config(folder):
         "clinic.yaml",
         "hierarchies/age.json",
         "hierarchies/sex.csv",
+        "hierarchies/visits.json",
         "hierarchies/zip.csv",  # 01200 is a code kept as text: masked, 0120*, ...
         "schema.yaml",
         "suite.json",
@@ -76,7 +81,7 @@ def test_the_folder_holds_schema_suite_hierarchies_and_config(folder):
 def test_the_config_parses_and_holds_every_column_with_its_reason(folder, clinic_csv):
     text = (folder / "clinic.yaml").read_text(encoding="utf-8")
     config = yaml.safe_load(text)
-    assert config["columns"] == EXPECTED_ROLES  # in source order, every column
+    assert config["columns"] == INIT_ROLES  # in source order, every column
     assert list(config["columns"]) == list(pd.read_csv(clinic_csv, nrows=0).columns)
     assert config["dataset"] == "clinic"
     assert config["schema"] == "." and config["hierarchies"] == "hierarchies"
@@ -98,7 +103,7 @@ def test_the_config_parses_and_holds_every_column_with_its_reason(folder, clinic
     }
     for column, reason in plan_reasons.items():
         role_part, comment = lines[column].split("#", 1)
-        assert role_part.split(":", 1)[1].strip() == EXPECTED_ROLES[column]
+        assert role_part.split(":", 1)[1].strip() == INIT_ROLES[column]
         assert comment.strip().startswith(reason)
 
 
@@ -106,7 +111,7 @@ def test_the_lead_config_loader_accepts_the_written_config(folder):
     config = load_config(folder / "clinic.yaml")
     assert config.quasi_identifiers == QIS
     assert config.sensitive_attribute == "diagnosis" and config.target == "outcome"
-    assert config.roles == EXPECTED_ROLES
+    assert config.roles == INIT_ROLES
     assert Path(config.schema) == folder
     assert config.hierarchy_dir == folder / "hierarchies"
     assert config.k == 5 and config.l == 2 and config.algorithm == "mondrian"
@@ -233,10 +238,14 @@ def test_column_names_that_need_quoting_read_back_exactly(tmp_path):
     frame["outcome"] = rng.choice(["p", "n"], 60)
     source = tmp_path / "odd.csv"
     frame.to_csv(source, index=False)
-    config = yaml.safe_load(
-        init_dataset(source, dataset="odd", directory=tmp_path).read_text()
+    # No name is demographic: the owner names the quasi-identifiers.
+    written = init_dataset(
+        source, dataset="odd", directory=tmp_path, quasi_identifiers=names[:2]
     )
+    config = yaml.safe_load(written.read_text())
     assert list(config["columns"]) == [*names, "outcome"]
+    roles = config["columns"]
+    assert [c for c, r in roles.items() if r == "quasi_identifier"] == names[:2]
 
 
 def test_a_database_source_keeps_url_and_query(tmp_path, table, monkeypatch):
@@ -252,7 +261,7 @@ def test_a_database_source_keeps_url_and_query(tmp_path, table, monkeypatch):
         "url": f"sqlite:///{(tmp_path / 'clinic.db').resolve()}",  # made absolute
         "query": query,
     }
-    assert config["columns"] == EXPECTED_ROLES
+    assert config["columns"] == INIT_ROLES
     assert "password" not in path.read_text()
 
 
@@ -306,10 +315,17 @@ def test_ppdm_init_prints_the_roles_then_the_config_path(tmp_path, clinic_csv, c
     assert code == 0
     config = (tmp_path / "o" / "clinic" / "clinic.yaml").resolve()
     assert out[-1] == str(config)
-    assert len(out) == len(EXPECTED_ROLES) + 1
-    for line, (column, role) in zip(out, EXPECTED_ROLES.items()):
+    # The owner's quasi-identifiers are complete: a column the trial release
+    # finds unsafe as is is dropped, never added to them.
+    roles = {**INIT_ROLES, "visits": "drop"}
+    assert len(out) == len(roles) + 1
+    for line, (column, role) in zip(out, roles.items()):
         assert line.split()[:2] == [role, column]
-    assert "given as target" in out[list(EXPECTED_ROLES).index("outcome")]
+    assert "given as target" in out[list(roles).index("outcome")]
+    assert (
+        "failed the pass-through check of a trial release"
+        in out[list(roles).index("visits")]
+    )
 
 
 def test_ppdm_init_says_when_no_column_is_the_target(tmp_path, table, capsys):

@@ -339,9 +339,11 @@ def normalized(calls: list[tuple[str, str]], out_dir: Path) -> list[tuple[str, s
     """``calls`` with ``out_dir`` as ``<out>`` and random name parts as ``*``."""
     import re
 
-    # staging: .staging-<release id>-<publisher pid>-<random>
+    # staging: .staging-<release id>-<publisher pid>-<random>; the manifest and
+    # the page are written atomically through a temporary name of their own
     random_part = re.compile(
-        r"(\.staging-[0-9a-f]+-|\.manifest\.json\.)(?:[0-9]+-)?[a-z0-9_]+"
+        r"(\.staging-[0-9a-f]+-|\.manifest\.json\.|\.report\.html\.)"
+        r"(?:[0-9]+-)?[a-z0-9_]+"
     )
     return [
         (name, random_part.sub(r"\1*", path.replace(str(out_dir), "<out>")))

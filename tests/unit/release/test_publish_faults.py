@@ -75,8 +75,15 @@ def _files(release_dir: Path) -> dict[str, bytes]:
 
 
 def _data(files: dict[str, bytes]) -> dict[str, bytes]:
-    """The released bytes: everything but the manifest (it holds a timestamp)."""
-    return {rel: data for rel, data in files.items() if rel != "manifest.json"}
+    """The released bytes: everything but the manifest (it holds a timestamp)
+    and the page (it names the sequence number of its audit entry, which
+    depends on what the log held before); both are checked against each
+    other by :func:`_complete`."""
+    return {
+        rel: data
+        for rel, data in files.items()
+        if rel not in ("manifest.json", "report.html")
+    }
 
 
 def _prepare(out: Path, scenario: str, args: tuple[Any, ...]) -> None:
@@ -96,8 +103,11 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
     calls: list[tuple[Any, ...]] = []
 
     def record(*args: Any, **keywords: Any) -> Path:
-        # The key spec is the default the replays below use as well.
+        # The key spec is the default the replays below use as well; the
+        # page renderer (report.html, written under the lock) is positional,
+        # so the replays publish it too.
         assert keywords == {"audit_key": "env:PPDM_AUDIT_KEY"}, keywords
+        assert callable(args[6]), args
         calls.append(args)
         return args[1]
 

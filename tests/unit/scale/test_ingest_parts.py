@@ -294,3 +294,26 @@ def test_the_shipped_dirty_file_in_parts_of_five(tmp_path):
     _assert_slices(parts, whole, 5)
     # "abc" in the first part makes age text in every part, as in the whole file
     assert all(parts.read(i)["age"].dtype == "string" for i in range(3))
+
+
+@pytest.mark.parametrize("sep", [";", "\t", "|"])
+def test_a_delimited_file_in_parts_equals_the_comma_file(sources, tmp_path, sep):
+    """The out-of-core engine reads a ``delimiter`` as the in-memory ingest does."""
+    comma = load_source("csv", sources["small"])
+    path = tmp_path / "small.csv"
+    pd.read_csv(sources["small"], dtype=str, keep_default_na=False).to_csv(
+        path, index=False, sep=sep
+    )
+    whole = load_source("csv", path, delimiter=sep)
+    pd.testing.assert_frame_equal(whole, comma)
+    parts = ingest_partitions(
+        "csv", path, out_dir=tmp_path / "parts", partition_rows=700, delimiter=sep
+    )
+    _assert_slices(parts, whole, 700)
+
+
+def test_a_delimiter_is_for_csv_files_only(tmp_path):
+    with pytest.raises(InvalidParameterError, match="delimiter is for CSV files"):
+        ingest_partitions(
+            "embedded", None, embedded="german", out_dir=tmp_path, delimiter=";"
+        )
