@@ -624,7 +624,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     try:
         code = handlers[args.command](args)
-    except (StorageError, AnonymizationError, json.JSONDecodeError):
+    except (StorageError, AnonymizationError, json.JSONDecodeError, MemoryError):
         if args.debug:
             raise
         code = _report(args.command, sys.exc_info()[1])
@@ -667,6 +667,13 @@ def _report(command: str, err: BaseException | None) -> int:
     """One line on stderr for an expected error, and its exit code."""
     if isinstance(err, json.JSONDecodeError):
         print(f"ppdm {command}: unreadable JSON: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    if isinstance(err, MemoryError) and not isinstance(err, AnonymizationError):
+        # outside a step (a step's names itself, OutOfMemoryError)
+        print(
+            f"ppdm {command}: out of memory: {err or 'no detail given'}",
+            file=sys.stderr,
+        )
         return EXIT_FAILED
     print(f"ppdm {command}: {err}", file=sys.stderr)
     if isinstance(err, StorageError):

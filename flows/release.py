@@ -9,6 +9,7 @@ from prefect import Flow, flow
 
 from ppdm import parallel, progress
 from ppdm.config import ReleaseConfig
+from ppdm.exceptions import OutOfMemoryError
 from ppdm.pipeline import STEPS, run_steps
 from ppdm.tasks import anonymize as anonymize_module
 from ppdm.tasks import discretize as discretize_module
@@ -51,13 +52,30 @@ SHOWN_WHEN_CACHED = {
 
 
 def run_task(name: str, fn: Callable[..., Any], *args: Any) -> Any:
-    """Run step ``name`` as its Prefect task (retries, cache policy, UI artifacts)."""
+    """Run step ``name`` as its Prefect task (retries, cache policy, UI artifacts).
+
+    A step that runs out of memory fails the run with
+    :class:`~ppdm.exceptions.OutOfMemoryError` naming the step (and, where the
+    step knows it, the column), which the command line prints as one line.
+    """
     progress.step(name, STEPS.index(name) + 1, len(STEPS))
     state = TASKS[name](*args, return_state=True)
-    output = state.result()  # a failed step raises its own error here
+    try:
+        output = state.result()  # a failed step raises its own error here
+    except MemoryError as err:
+        raise out_of_memory(name, err) from err
     if state.name == "Cached" and name in SHOWN_WHEN_CACHED:
         SHOWN_WHEN_CACHED[name](args[0], output)
     return output
+
+
+def out_of_memory(step: str, err: MemoryError) -> OutOfMemoryError:
+    """The one-line error of step ``step`` running out of memory."""
+    detail = str(err) or "no detail given"
+    return OutOfMemoryError(
+        f"step {step!r} ran out of memory: {detail}; nothing was published "
+        "(give the process more memory, or release fewer rows or columns)"
+    )
 
 
 def run_name() -> str:

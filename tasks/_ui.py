@@ -113,11 +113,15 @@ class _ExpectedErrorsWithoutTraceback(logging.Filter):
     the table cannot meet, a failed verification, bad input) names what is
     wrong and the fix; the traceback Prefect's engine adds to a failed run
     (``logger.exception``) says nothing more to the data owner. Any other
-    exception is a defect and keeps its traceback.
+    exception is a defect and keeps its traceback, except a ``MemoryError``:
+    the machine's limit, not the code, which the run reports as one line
+    naming the step.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
-        if record.exc_info and isinstance(record.exc_info[1], AnonymizationError):
+        if record.exc_info and isinstance(
+            record.exc_info[1], AnonymizationError | MemoryError
+        ):
             record.exc_info = None
             record.exc_text = None
         return True

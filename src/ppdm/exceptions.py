@@ -21,6 +21,7 @@ __all__ = [
     "SchemaMismatchError",
     "SourceError",
     "VerificationError",
+    "OutOfMemoryError",
     "ArtifactIntegrityError",
     "AuditLogError",
     "StorageError",
@@ -101,6 +102,15 @@ class VerificationError(AnonymizationError):
     def __init__(self, message: str, certificate: dict | None = None) -> None:
         super().__init__(message)
         self.certificate = certificate or {}
+
+
+class OutOfMemoryError(AnonymizationError, MemoryError):
+    """A step needs more memory than the process may have.
+
+    The message names the step (and the column, where one column's data is
+    what did not fit) and how much was asked for; the run stops there, with
+    nothing published.
+    """
 
 
 class ArtifactIntegrityError(AnonymizationError):

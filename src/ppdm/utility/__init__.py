@@ -4,7 +4,8 @@
   original and the released table(s) (NCP/GLM, discernibility,
   classification metric, suppressed cells, lost records), per table and for
   the whole release;
-- :mod:`ppdm.utility.features`: released cells -> model features;
+- :mod:`ppdm.utility.features`: released cells -> model features (sparse
+  CSR matrices);
 - :mod:`ppdm.utility.learners`: the models (C4.5, naive Bayes, logistic
   regression) and their treatment of unknown cells;
 - :mod:`ppdm.utility.views`: the training views of a multi-table release and
@@ -46,6 +47,7 @@ _WHERE: dict[str, str] = {
     "NB_BINS": "ppdm.utility.learners",
     "PrepareFn": "ppdm.utility.preprocessing",
     "RANGES": "ppdm.utility.learners",
+    "SklearnModel": "ppdm.utility.learners",
     "as_training_views": "ppdm.utility.views",
     "build_utility": "ppdm.utility.report",
     "classification_metric": "ppdm.utility.loss",
@@ -83,6 +85,7 @@ __all__ = [
     "Covers",
     "MembershipNB",
     "PrepareFn",
+    "SklearnModel",
     "make_discretize_prepare",
     "make_model",
     "train_and_score",

@@ -60,10 +60,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.trees.c45 import added_errors, entropy
+from ppdm.utility._sparse import Matrix, as_matrix, row_sums, split_blocks
 
 __all__ = ["C45Learner"]
 
@@ -76,6 +78,10 @@ _MIN_WEIGHT = 1e-6
 _WEKA_SMALL = 1e-6
 #: J48's cap on the minimum weight of each side of a numeric split.
 _MAX_SPLIT_WEIGHT = 25.0
+#: Membership blocks wider than this are scored on the values a node's rows
+#: hold (:meth:`C45Learner._present_table`); narrower ones on the whole domain,
+#: as they always were (the same figures to the last digit).
+_WIDE = 1024
 #: Block kinds read as numbers: one value column, or a (low, high) pair.
 _NUMERIC = ("numeric", "interval")
 
@@ -171,30 +177,34 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         return [("numeric", i, i + 1) for i in range(n_columns)]
 
     @staticmethod
-    def _split_blocks(
-        x: np.ndarray, blocks: list[tuple[str, int, int]]
-    ) -> list[np.ndarray]:
+    def _split_blocks(x: Matrix, blocks: list[tuple[str, int, int]]) -> list[Matrix]:
         """Per block: (n, 2) bounds of a numeric attribute (a value is its own
-        low and high, NaN unknown), or the membership matrix of a nominal one."""
+        low and high, NaN unknown), or the membership matrix of a nominal one
+        (CSR when ``x`` is: a block of many values is never densified)."""
         out = []
-        for kind, start, stop in blocks:
+        parts = split_blocks(x, blocks, numeric=_NUMERIC)
+        for (kind, _, _), part in zip(blocks, parts):
             if kind == "numeric":
-                out.append(np.repeat(x[:, start, None], 2, axis=1))
+                out.append(np.repeat(part[:, :1], 2, axis=1))
             elif kind == "interval":
-                bounds = x[:, start : start + 2].copy()
+                bounds = part[:, :2].copy()
                 bounds[np.isnan(bounds).any(axis=1)] = np.nan
                 out.append(bounds)
-            else:
-                members = np.nan_to_num(x[:, start:stop], nan=0.0)
+            elif sp.issparse(part):
                 # a value set partly outside the domain still counts as one
                 # instance, spread over the members that are in it
+                totals = row_sums(part)
+                part.data /= np.repeat(totals, np.diff(part.indptr))
+                out.append(part)
+            else:
+                members = np.array(part, dtype=float)
                 totals = members.sum(axis=1, keepdims=True)
                 out.append(np.divide(members, totals, out=members, where=totals > 0))
         return out
 
     # -- fitting -----------------------------------------------------------
-    def _prepare(self, x: np.ndarray, y: np.ndarray) -> None:
-        if x.ndim != 2 or len(x) != len(y):
+    def _prepare(self, x: Matrix, y: np.ndarray) -> None:
+        if x.ndim != 2 or x.shape[0] != len(y):
             raise InvalidParameterError(
                 f"x must be 2-D with one row per label; got {x.shape} and {len(y)} labels"
             )
@@ -227,11 +237,11 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         """``{block: (gain, split information)}`` of every admissible split at
         the root (gain after the unknown-value scaling and, for numeric
         blocks, the threshold penalty)."""
-        x, y = np.asarray(x, dtype=float), np.asarray(y)
+        x, y = as_matrix(x), np.asarray(y)
         self._prepare(x, y)
-        rows = np.arange(len(x), dtype=np.int64)
-        weights = np.ones(len(x))
-        total = float(len(x))
+        rows = np.arange(x.shape[0], dtype=np.int64)
+        weights = np.ones(x.shape[0])
+        total = float(x.shape[0])
         out = {}
         for block, numeric in enumerate(self._numeric):
             score = (
@@ -243,12 +253,12 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 out[block] = (score.gain, score.split_info)
         return out
 
-    def fit(self, x: np.ndarray, y: np.ndarray) -> C45Learner:
-        x = np.asarray(x, dtype=float)
+    def fit(self, x: Matrix, y: np.ndarray) -> C45Learner:
+        x = as_matrix(x)
         y = np.asarray(y)
         self._prepare(x, y)
-        rows = np.arange(len(x), dtype=np.int64)
-        weights = np.ones(len(x))
+        rows = np.arange(x.shape[0], dtype=np.int64)
+        weights = np.ones(x.shape[0])
         self.tree_ = self._distribution_node(rows, weights)
         stack = [(self.tree_, rows, weights, frozenset())]
         while stack:
@@ -301,8 +311,15 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     def _score_nominal(
         self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
     ) -> _Split | None:
-        members = self._data[block][rows] * weights[:, None]
-        table = members.T @ self._onehot_y[rows]  # (values, classes)
+        data = self._data[block]
+        if sp.issparse(data) and data.shape[1] > _WIDE:
+            table = self._present_table(data[rows], rows, weights)
+        elif sp.issparse(data):
+            # (values, classes) without densifying the rows' memberships
+            table = np.asarray(data[rows].T @ (self._onehot_y[rows] * weights[:, None]))
+        else:
+            members = data[rows] * weights[:, None]
+            table = members.T @ self._onehot_y[rows]  # (values, classes)
         sizes = table.sum(axis=1)
         known = float(sizes.sum())
         if np.count_nonzero(sizes >= self.min_obj - _WEKA_SMALL) < 2:
@@ -311,6 +328,28 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         gain = known / total * (float(entropy(table.sum(axis=0))) - info)
         parts = np.append(sizes, max(total - known, 0.0))
         return _Split(block, gain, float(entropy(parts)))
+
+    def _present_table(
+        self, members: sp.csr_matrix, rows: np.ndarray, weights: np.ndarray
+    ) -> np.ndarray:
+        """(values, classes) weights of the values the rows hold, only those.
+
+        A value no row at the node holds has an all-zero line in the table,
+        which adds nothing to the split's sizes, information or split
+        information: leaving those lines out makes a node of a few rows cost
+        what its rows hold, not the width of the domain (20,000 dates).
+        """
+        _, column = np.unique(members.indices, return_inverse=True)
+        row = np.repeat(np.arange(len(rows)), np.diff(members.indptr))
+        value = members.data * weights[row]
+        classes = self._y[rows][row]
+        width = int(column.max()) + 1 if len(column) else 0
+        table = np.zeros((width, self._n_classes))
+        for c in range(self._n_classes):
+            table[:, c] = np.bincount(
+                column, weights=np.where(classes == c, value, 0.0), minlength=width
+            )
+        return table
 
     def _score_numeric(
         self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
@@ -427,37 +466,46 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Rows and weights of each child; records the branch fractions."""
         members = self._memberships(node, self._data[node.block][rows])
-        known = members.sum(axis=1) > 0
-        branch_weight = (members * weights[:, None]).sum(axis=0)
+        known = row_sums(members) > 0
+        if sp.issparse(members):
+            branch_weight = np.asarray(members.T @ weights).ravel()
+        else:
+            branch_weight = (members * weights[:, None]).sum(axis=0)
         node.fractions = branch_weight / max(float(branch_weight.sum()), _EPS)
         return self._route(members, known, node.fractions, rows, weights)
 
     @staticmethod
     def _route(
-        members: np.ndarray,
+        members: Matrix,
         known: np.ndarray,
         fractions: np.ndarray,
         rows: np.ndarray,
         weights: np.ndarray,
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         unknown = np.flatnonzero(~known)
+        by_branch = members.tocsc() if sp.issparse(members) else None
         out = []
         for branch in range(members.shape[1]):
-            hit = np.flatnonzero(members[:, branch] > 0)
+            if by_branch is None:
+                hit = np.flatnonzero(members[:, branch] > 0)
+                share = members[hit, branch]
+            else:
+                # the column's stored entries, in row order as flatnonzero gives
+                lo, hi = by_branch.indptr[branch], by_branch.indptr[branch + 1]
+                hit, share = by_branch.indices[lo:hi], by_branch.data[lo:hi]
+                keep = share > 0
+                hit, share = hit[keep], share[keep]
             out.append(
                 (
                     np.concatenate([rows[hit], rows[unknown]]),
                     np.concatenate(
-                        [
-                            weights[hit] * members[hit, branch],
-                            weights[unknown] * fractions[branch],
-                        ]
+                        [weights[hit] * share, weights[unknown] * fractions[branch]]
                     ),
                 )
             )
         return out
 
-    def _memberships(self, node: _Node, data: np.ndarray) -> np.ndarray:
+    def _memberships(self, node: _Node, data: Matrix) -> Matrix:
         """Branch memberships of rows at ``node`` (all zero: unknown)."""
         if not self._numeric[node.block]:
             return data
@@ -518,19 +566,20 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         return sum(self._count_leaves(child) for child in node.children)
 
     # -- prediction --------------------------------------------------------
-    def predict_proba(self, x: np.ndarray) -> np.ndarray:
-        x = np.asarray(x, dtype=float)
+    def predict_proba(self, x: Matrix) -> np.ndarray:
+        x = as_matrix(x)
+        n = x.shape[0]
         data = self._split_blocks(x, self._blocks)
-        out = np.zeros((len(x), self._n_classes))
+        out = np.zeros((n, self._n_classes))
         root_proba = self._proba(self.tree_, None)
-        stack = [(self.tree_, root_proba, np.arange(len(x)), np.ones(len(x)))]
+        stack = [(self.tree_, root_proba, np.arange(n), np.ones(n))]
         while stack:
             node, proba, rows, weights = stack.pop()
             if node.is_leaf:
                 out[rows] += weights[:, None] * proba
                 continue
             members = self._memberships(node, data[node.block][rows])
-            known = members.sum(axis=1) > 0
+            known = row_sums(members) > 0
             routed = self._route(members, known, node.fractions, rows, weights)
             for child, (child_rows, child_weights) in zip(node.children, routed):
                 keep = child_weights > 0
@@ -552,5 +601,5 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             return node.distribution / max(node.weight, _EPS)
         return parent  # a branch no training instance reached
 
-    def predict(self, x: np.ndarray) -> np.ndarray:
+    def predict(self, x: Matrix) -> np.ndarray:
         return self.classes_[np.argmax(self.predict_proba(x), axis=1)]

@@ -54,6 +54,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.model import SUPPRESSED
+from ppdm.utility._sparse import as_matrix, split_blocks
 from ppdm.utility.cfcm import cell_text
 
 __all__ = ["CBAClassifier", "ClassRule", "MINERS"]
@@ -192,27 +193,28 @@ class CBAClassifier(ClassifierMixin, BaseEstimator):
                     np.where(text == self.suppression_marker, None, text).astype(object)
                 )
             return names, texts
-        x = np.asarray(x, dtype=float)
+        x = as_matrix(x)
+        n = x.shape[0]
         blocks = (
             list(self.blocks)
             if self.blocks is not None
             else [("numeric", j, j + 1) for j in range(x.shape[1])]
         )
         names, texts = [], []
-        for i, (kind, start, stop) in enumerate(blocks):
-            part = x[:, start:stop]
+        parts = split_blocks(x, blocks, numeric=("numeric", "interval"))
+        for i, ((kind, _, _), part) in enumerate(zip(blocks, parts)):
             if kind in ("numeric", "interval"):
                 value = part[:, 0]
                 known = ~np.isnan(value)
                 if kind == "interval":
                     known &= part[:, 0] == part[:, -1]
-                text = np.full(len(x), None, dtype=object)
+                text = np.full(n, None, dtype=object)
                 text[known] = [repr(float(v)) for v in value[known]]
             else:
-                full = np.nan_to_num(part, nan=0.0) >= _FULL
-                known = full.sum(axis=1) == 1
-                column = np.argmax(full, axis=1)
-                text = np.full(len(x), None, dtype=object)
+                full = part >= _FULL  # sparse stays sparse (_FULL > 0)
+                known = np.asarray(full.sum(axis=1)).ravel() == 1
+                column = np.asarray(full.argmax(axis=1)).ravel()
+                text = np.full(n, None, dtype=object)
                 text[known] = [f"{c:06d}" for c in column[known]]
             names.append(f"block{i}")
             texts.append(text)

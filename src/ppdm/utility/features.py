@@ -35,7 +35,17 @@ naive Bayes fell to 41.8 % on one fold, below the 70 % majority).
 Why not ``OneHotEncoder``: it has no notion of a cell standing for several
 categories, and the set -> fractional membership is the point here. The
 parsing is vectorised by working on the distinct released values of a column
-(a few hundred at most) and broadcasting back with their integer codes.
+and broadcasting back with their integer codes.
+
+The matrix is a ``scipy.sparse`` CSR matrix: a nominal attribute has one
+column per value of its training domain, and a date or a code has tens of
+thousands (35,000 training rows of a hospital export held 19,682 birth
+dates: 5.13 GiB as dense float64, per matrix). Stored sparsely its memory is
+what the rows hold: one entry per row and numeric column (NaN stored, to
+stay unknown), one per member a membership row sets. What stays
+proportional to a domain is a row that spreads over it: a suppressed cell
+with ``suppressed="uniform"``, or a hierarchy label covering many values
+through ``covers``.
 """
 
 from __future__ import annotations
@@ -46,8 +56,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import scipy.sparse as sp
 
-from ppdm.exceptions import InvalidParameterError
+from ppdm.exceptions import InvalidParameterError, OutOfMemoryError
 from ppdm.model import SUPPRESSED, AttributeKind, attribute_kind
 from ppdm.values import parse_cell
 
@@ -142,7 +153,7 @@ class CellFeaturizer:
     >>> released = pd.DataFrame({"age": ["[20, 30]", "*", "40"],
     ...                          "sex": ["{F|M}", "M", "*"]})
     >>> featurizer = CellFeaturizer().fit(original)
-    >>> featurizer.transform(released).tolist()
+    >>> featurizer.transform(released).toarray().tolist()
     [[25.0, 0.5, 0.5], [nan, 0.0, 1.0], [40.0, 0.0, 0.0]]
     """
 
@@ -241,8 +252,16 @@ class CellFeaturizer:
         inner = np.linspace(low, high, self.numeric_bins + 1)[1:-1]
         return FeatureSpec(name, "bins", low, high, edges=tuple(inner.tolist()))
 
-    def transform(self, table: pd.DataFrame) -> np.ndarray:
-        """Float matrix (n_rows, n_features); NaN marks unknown numeric cells."""
+    def transform(self, table: pd.DataFrame) -> sp.csr_matrix:
+        """CSR float matrix (n_rows, n_features); NaN marks unknown numeric cells.
+
+        Zeros are not stored; a NaN is (an unknown number is not a zero).
+
+        Raises
+        ------
+        OutOfMemoryError
+            The matrix of one column does not fit in memory; names the column.
+        """
         if not hasattr(self, "specs_"):
             raise InvalidParameterError("CellFeaturizer is not fitted; call fit first")
         blocks = []
@@ -251,17 +270,27 @@ class CellFeaturizer:
                 column = table[spec.name]
             else:
                 column = pd.Series(self.suppression_marker, index=table.index)
-            if spec.kind == "numeric":
-                blocks.append(self._numeric(column, spec)[:, None])
-            elif spec.kind == "interval":
-                blocks.append(self._bounds(column, spec))
-            elif spec.kind == "bins":
-                blocks.append(self._bins(column, spec))
-            else:
-                blocks.append(self._onehot(column, spec))
+            try:
+                blocks.append(self._block(column, spec))
+            except MemoryError as err:
+                width = len(spec.feature_names)
+                raise OutOfMemoryError(
+                    f"column {spec.name!r} ({width:,} feature{'s' * (width != 1)}, "
+                    f"{len(table):,} rows) does not fit in memory as model "
+                    f"features: {err or 'no detail given'}"
+                ) from err
         if not blocks:
-            return np.zeros((len(table), 0))
-        return np.hstack(blocks)
+            return sp.csr_matrix((len(table), 0))
+        return sp.hstack(blocks, format="csr", dtype=np.float64)
+
+    def _block(self, column: pd.Series, spec: FeatureSpec) -> sp.csr_matrix:
+        if spec.kind == "numeric":
+            return _csr(self._numeric(column, spec)[:, None])
+        if spec.kind == "interval":
+            return _csr(self._bounds(column, spec))
+        if spec.kind == "bins":
+            return _csr(self._bins(column, spec))
+        return self._onehot(column, spec)
 
     def _numeric(self, column: pd.Series, spec: FeatureSpec) -> np.ndarray:
         if attribute_kind(column) is AttributeKind.NUMERIC:
@@ -370,29 +399,53 @@ class CellFeaturizer:
         overlap = np.clip(np.minimum(rights, high_) - np.maximum(lefts, low_), 0, None)
         return overlap / overlap.sum()
 
-    def _onehot(self, column: pd.Series, spec: FeatureSpec) -> np.ndarray:
+    def _onehot(self, column: pd.Series, spec: FeatureSpec) -> sp.csr_matrix:
+        """Memberships of each row over the domain, built on the distinct
+        released values (one sparse row each) and gathered by row code."""
         position = {value: i for i, value in enumerate(spec.domain)}
+        width = len(spec.domain)
         covers = (self.covers or {}).get(spec.name, {})
         codes, uniques = pd.factorize(column, use_na_sentinel=True)
-        rows = np.zeros((len(uniques) + 1, len(spec.domain)))  # last row: missing
+        rows: list[int] = []
+        cols: list[int] = []
+        vals: list[float] = []
         for u, value in enumerate(uniques):
             text = str(value)
             if text in position:  # an original value, whatever it looks like
-                rows[u, position[text]] = 1.0
+                rows.append(u)
+                cols.append(position[text])
+                vals.append(1.0)
                 continue
             cell = parse_cell(text, self.suppression_marker)
             if cell.kind == "suppressed" and self.suppressed == "uniform":
-                rows[u, :] = 1.0 / max(len(spec.domain), 1)
+                rows.extend([u] * width)
+                cols.extend(range(width))
+                vals.extend([1.0 / max(width, 1)] * width)
                 continue
             members: Sequence[str] = ()
             if cell.kind == "set":
                 members = cell.members
             elif text in covers:
                 members = tuple(covers[text])
-            for member in members:
-                if member in position:
-                    rows[u, position[member]] = 1.0 / len(members)
-        return rows[np.where(codes >= 0, codes, len(uniques))]
+            # a member listed twice is set once, at 1/len(members)
+            at = {position[m]: 1.0 / len(members) for m in members if m in position}
+            rows.extend([u] * len(at))
+            cols.extend(at)
+            vals.extend(at.values())
+        # one more (empty) row for missing cells
+        distinct = sp.csr_matrix(
+            (
+                np.asarray(vals, dtype=float),
+                (np.asarray(rows, dtype=np.int64), np.asarray(cols, dtype=np.int64)),
+            ),
+            shape=(len(uniques) + 1, width),
+        )
+        return distinct[np.where(codes >= 0, codes, len(uniques))]
+
+
+def _csr(dense: np.ndarray) -> sp.csr_matrix:
+    """A dense block as CSR: its zeros dropped, its NaN kept."""
+    return sp.csr_matrix(dense, dtype=np.float64)
 
 
 def _interval_range(bounds: np.ndarray) -> tuple[float, float]:

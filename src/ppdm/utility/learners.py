@@ -54,6 +54,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, TransformerMixin
 from sklearn.impute import SimpleImputer
 from sklearn.linear_model import LogisticRegression
@@ -62,6 +63,16 @@ from sklearn.preprocessing import StandardScaler
 from sklearn.tree import DecisionTreeClassifier
 
 from ppdm.exceptions import InvalidParameterError
+from ppdm.utility._sparse import (
+    MAX_DENSE_CELLS,
+    Matrix,
+    as_matrix,
+    dense_column,
+    is_sparse,
+    row_blocks,
+    row_sums,
+    split_blocks,
+)
 from ppdm.utility.c45_learner import C45Learner
 
 __all__ = [
@@ -73,6 +84,7 @@ __all__ = [
     "RANGES",
     "BlockImputer",
     "MembershipNB",
+    "SklearnModel",
     "check_missing",
     "check_models",
     "feature_view",
@@ -166,13 +178,16 @@ class MembershipNB(ClassifierMixin, BaseEstimator):
         self.n_bins = n_bins
         self.alpha = alpha
 
-    def _memberships(self, x: np.ndarray) -> list[np.ndarray]:
+    def _memberships(self, x: Matrix) -> list[Matrix]:
+        """Per block, the (fractional) memberships: the block itself (sparse
+        when ``x`` is), or a numeric column's one-hot bins."""
         parts = []
-        for (kind, start, stop), edges in zip(self.blocks, self.edges_):
+        columns = split_blocks(x, self.blocks)
+        for (kind, _, _), edges, part in zip(self.blocks, self.edges_, columns):
             if kind != "numeric":
-                parts.append(np.nan_to_num(x[:, start:stop], nan=0.0))
+                parts.append(part)
                 continue
-            values = x[:, start]
+            values = part[:, 0]
             bins = np.searchsorted(edges, values, side="right")
             one_hot = np.zeros((len(values), len(edges) + 1))
             known = ~np.isnan(values)
@@ -188,32 +203,36 @@ class MembershipNB(ClassifierMixin, BaseEstimator):
         known = values[~np.isnan(values)]
         return np.unique(np.quantile(known, inner)) if len(known) else np.empty(0)
 
-    def fit(self, x: np.ndarray, y: np.ndarray) -> MembershipNB:
-        x = np.asarray(x, dtype=float)
+    def fit(self, x: Matrix, y: np.ndarray) -> MembershipNB:
+        x = as_matrix(x)
         self.classes_, codes = np.unique(np.asarray(y), return_inverse=True)
         ranges = (
             list(self.ranges) if self.ranges is not None else [None] * len(self.blocks)
         )
         self.edges_ = [
-            self._edges(x[:, start], ranges[i]) if kind == "numeric" else None
+            self._edges(dense_column(x, start), ranges[i])
+            if kind == "numeric"
+            else None
             for i, (kind, start, _) in enumerate(self.blocks)
         ]
         class_rows = np.eye(len(self.classes_))[codes]  # (n, n_classes)
         self.log_prior_ = np.log(class_rows.mean(axis=0))
         self.log_likelihood_ = []
         for block in self._memberships(x):
-            smoothed = class_rows.T @ block + self.alpha  # (n_classes, n_values)
+            # (n_classes, n_values); block.T @ class_rows keeps a sparse block
+            # sparse until the (small) dense product
+            counts = np.asarray((block.T @ class_rows).T)
+            smoothed = counts + self.alpha
             totals = smoothed.sum(axis=1, keepdims=True)
             self.log_likelihood_.append(np.log(smoothed / totals))
         return self
 
-    def predict_log_joint(self, x: np.ndarray) -> np.ndarray:
+    def predict_log_joint(self, x: Matrix) -> np.ndarray:
         """Unnormalized log P(c) + sum of log P(v | c), shape (n, n_classes)."""
-        joint = np.tile(self.log_prior_, (len(x), 1))
-        for block, log_p in zip(
-            self._memberships(np.asarray(x, dtype=float)), self.log_likelihood_
-        ):
-            joint += block @ log_p.T
+        x = as_matrix(x)
+        joint = np.tile(self.log_prior_, (x.shape[0], 1))
+        for block, log_p in zip(self._memberships(x), self.log_likelihood_):
+            joint += np.asarray(block @ log_p.T)
         return joint
 
     def predict_log_proba(self, x: np.ndarray) -> np.ndarray:
@@ -230,7 +249,7 @@ class MembershipNB(ClassifierMixin, BaseEstimator):
         return self.classes_[np.argmax(self.predict_log_joint(x), axis=1)]
 
 
-def _unknown_masks(x: np.ndarray, blocks: Sequence[tuple]) -> list[np.ndarray]:
+def _unknown_masks(x: Matrix, blocks: Sequence[tuple]) -> list[np.ndarray]:
     """Per attribute block, which rows hold an unknown cell.
 
     A numeric column is unknown where it is NaN; a membership block (one-hot,
@@ -238,11 +257,11 @@ def _unknown_masks(x: np.ndarray, blocks: Sequence[tuple]) -> list[np.ndarray]:
     a value outside the training domain).
     """
     masks = []
-    for kind, start, stop in blocks:
+    for (kind, _, _), part in zip(blocks, split_blocks(x, blocks)):
         if kind == "numeric":
-            masks.append(np.isnan(x[:, start]))
+            masks.append(np.isnan(part[:, 0]))
         else:
-            masks.append(~(np.nan_to_num(x[:, start:stop]).sum(axis=1) > 0))
+            masks.append(~(row_sums(part) > 0))
     return masks
 
 
@@ -255,6 +274,9 @@ class BlockImputer(TransformerMixin, BaseEstimator):
     of the most frequent value. ``SimpleImputer(strategy="most_frequent")``
     cannot do this: it would impute each one-hot column on its own (all to 0,
     the most frequent entry), which is the "zeros" treatment.
+
+    A CSR matrix stays CSR: an unknown nominal row was all zeros and gets the
+    mode's one entry; a NaN number (stored) becomes the mean.
 
     Parameters
     ----------
@@ -271,28 +293,155 @@ class BlockImputer(TransformerMixin, BaseEstimator):
     def __init__(self, *, blocks=()) -> None:
         self.blocks = blocks
 
-    def fit(self, x: np.ndarray, y: object = None) -> BlockImputer:
-        x = np.asarray(x, dtype=float)
+    def fit(self, x: Matrix, y: object = None) -> BlockImputer:
+        x = as_matrix(x)
         self.fill_ = []
-        for (kind, start, stop), unknown in zip(
-            self.blocks, _unknown_masks(x, self.blocks)
+        for (kind, start, stop), unknown, part in zip(
+            self.blocks, _unknown_masks(x, self.blocks), split_blocks(x, self.blocks)
         ):
-            known = x[~unknown, start:stop]
+            known = part[~unknown]
             fill = np.zeros(stop - start)
-            if len(known) and kind == "numeric":
+            if known.shape[0] and kind == "numeric":
                 fill[0] = known[:, 0].mean()
-            elif len(known):
-                fill[np.argmax(known.sum(axis=0))] = 1.0
+            elif known.shape[0]:
+                fill[np.argmax(np.asarray(known.sum(axis=0)).ravel())] = 1.0
             self.fill_.append(fill)
         return self
 
-    def transform(self, x: np.ndarray) -> np.ndarray:
-        out = np.array(x, dtype=float, copy=True)
-        for (_, start, stop), unknown, fill in zip(
-            self.blocks, _unknown_masks(out, self.blocks), self.fill_
-        ):
-            out[np.ix_(np.flatnonzero(unknown), np.arange(start, stop))] = fill
+    def transform(self, x: Matrix) -> Matrix:
+        x = as_matrix(x)
+        masks = _unknown_masks(x, self.blocks)
+        if not is_sparse(x):
+            out = np.array(x, dtype=float, copy=True)
+            for (_, start, stop), unknown, fill in zip(self.blocks, masks, self.fill_):
+                out[np.ix_(np.flatnonzero(unknown), np.arange(start, stop))] = fill
+            return out
+        out = x.copy()
+        rows, cols, vals = [], [], []
+        for (kind, start, _), unknown, fill in zip(self.blocks, masks, self.fill_):
+            if kind == "numeric":
+                # the NaN of the column are stored entries: overwrite them
+                in_column = out.indices == start
+                nan = in_column & np.isnan(out.data)
+                out.data[nan] = fill[0]
+                continue
+            # an unknown membership row is empty: add the mode's entries
+            unknown_rows = np.flatnonzero(unknown)
+            for offset in np.flatnonzero(fill):
+                rows.append(unknown_rows)
+                cols.append(np.full(len(unknown_rows), start + offset))
+                vals.append(np.full(len(unknown_rows), fill[offset]))
+        if rows:
+            patch = sp.csr_matrix(
+                (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                shape=out.shape,
+            )
+            out = (out + patch).tocsr()
         return out
+
+
+class SklearnModel(ClassifierMixin, BaseEstimator):
+    """A scikit-learn pipeline on the featurizer's matrix, dense when small.
+
+    ``estimator`` is ``"logistic_regression"`` (imputation, ``StandardScaler``,
+    ``LogisticRegression(max_iter=1000)``) or ``"decision_tree"``
+    (mean imputation, ``DecisionTreeClassifier(criterion="entropy",
+    min_samples_leaf=2)``, the ``missing="zeros"`` tree); ``missing`` picks
+    the imputation (:class:`BlockImputer` for "weka", the column mean for
+    "zeros").
+
+    The rule for dense input: a training matrix of at most ``max_dense_cells``
+    cells is densified and fitted exactly as a dense matrix always was (the
+    scaler centres every column), and the matrices it predicts are densified
+    in row blocks of at most that many cells. A larger one is fitted sparse:
+    the scaler divides by the standard deviation without centring (centring
+    would densify it). With an unpenalized intercept the centred and the
+    uncentred problems have the same optimum (the intercept absorbs the
+    means); the solver reaches it along another path, so the last digits of
+    the coefficients may differ. scikit-learn's tree reads CSR as is.
+
+    Parameters
+    ----------
+    estimator : {"logistic_regression", "decision_tree"}
+    blocks : sequence of (str, int, int)
+    missing : {"weka", "zeros"}, default="weka"
+    random_state : int, default=0
+    max_dense_cells : int, default=MAX_DENSE_CELLS
+
+    Attributes
+    ----------
+    pipeline_ : sklearn.pipeline.Pipeline
+    dense_ : bool
+        Whether the pipeline was fitted on a dense matrix.
+    classes_ : numpy.ndarray
+    """
+
+    def __init__(
+        self,
+        *,
+        estimator: str = "logistic_regression",
+        blocks=(),
+        missing: str = "weka",
+        random_state: int = 0,
+        max_dense_cells: int = MAX_DENSE_CELLS,
+    ) -> None:
+        self.estimator = estimator
+        self.blocks = blocks
+        self.missing = missing
+        self.random_state = random_state
+        self.max_dense_cells = max_dense_cells
+
+    def _pipeline(self, dense: bool) -> Pipeline:
+        if self.missing == "weka" and self.estimator == "logistic_regression":
+            impute = ("impute", BlockImputer(blocks=list(self.blocks)))
+        else:
+            impute = (
+                "impute",
+                SimpleImputer(strategy="mean", keep_empty_features=True),
+            )
+        if self.estimator == "decision_tree":
+            model = DecisionTreeClassifier(
+                criterion="entropy", min_samples_leaf=2, random_state=self.random_state
+            )
+            return Pipeline([impute, ("model", model)])
+        if self.estimator == "logistic_regression":
+            model = LogisticRegression(max_iter=1000, random_state=self.random_state)
+            scale = StandardScaler(with_mean=dense)
+            return Pipeline([impute, ("scale", scale), ("model", model)])
+        raise InvalidParameterError(
+            "estimator must be 'logistic_regression' or 'decision_tree'; "
+            f"got {self.estimator!r}"
+        )
+
+    def fit(self, x: Matrix, y: np.ndarray) -> SklearnModel:
+        x = as_matrix(x)
+        self.dense_ = not is_sparse(x) or (
+            x.shape[0] * x.shape[1] <= self.max_dense_cells
+        )
+        if self.dense_ and is_sparse(x):
+            x = x.toarray()
+        self.pipeline_ = self._pipeline(self.dense_).fit(x, y)
+        self.classes_ = self.pipeline_.classes_
+        return self
+
+    def _by_blocks(self, method: str, x: Matrix) -> np.ndarray:
+        x = as_matrix(x)
+        call = getattr(self.pipeline_, method)
+        if not (self.dense_ and is_sparse(x)):
+            return call(x)
+        parts = [
+            call(x[rows].toarray())
+            for rows in row_blocks(x.shape[0], x.shape[1], self.max_dense_cells)
+        ]
+        if not parts:
+            return call(np.zeros((0, x.shape[1])))
+        return np.concatenate(parts)
+
+    def predict_proba(self, x: Matrix) -> np.ndarray:
+        return self._by_blocks("predict_proba", x)
+
+    def predict(self, x: Matrix) -> np.ndarray:
+        return self._by_blocks("predict", x)
 
 
 def make_model(
@@ -321,27 +470,12 @@ def make_model(
         from ppdm.utility.cba import CBAClassifier
 
         return CBAClassifier(blocks=list(blocks))
-    if missing == "weka":
-        if name == "decision_tree":
-            return C45Learner(blocks=list(blocks), laplace=laplace)
-        if name == "logistic_regression":
-            model = LogisticRegression(max_iter=1000, random_state=seed)
-            return Pipeline(
-                [
-                    ("impute", BlockImputer(blocks=list(blocks))),
-                    ("scale", StandardScaler()),
-                    ("model", model),
-                ]
-            )
-    impute = ("impute", SimpleImputer(strategy="mean", keep_empty_features=True))
-    if name == "decision_tree":
-        model = DecisionTreeClassifier(
-            criterion="entropy", min_samples_leaf=2, random_state=seed
+    if name == "decision_tree" and missing == "weka":
+        return C45Learner(blocks=list(blocks), laplace=laplace)
+    if name in ("decision_tree", "logistic_regression"):
+        return SklearnModel(
+            estimator=name, blocks=list(blocks), missing=missing, random_state=seed
         )
-        return Pipeline([impute, ("model", model)])
-    if name == "logistic_regression":
-        model = LogisticRegression(max_iter=1000, random_state=seed)
-        return Pipeline([impute, ("scale", StandardScaler()), ("model", model)])
     raise InvalidParameterError(
         f"unknown model {name!r}; available: {', '.join(MODELS + OPTIONAL_MODELS)}"
     )

@@ -29,8 +29,9 @@ import pandas as pd
 from sklearn.dummy import DummyClassifier
 
 from ppdm import parallel
-from ppdm.exceptions import InvalidParameterError
+from ppdm.exceptions import InvalidParameterError, OutOfMemoryError
 from ppdm.model import SUPPRESSED
+from ppdm.utility._sparse import Matrix, n_features_varying
 from ppdm.utility.features import CellFeaturizer
 from ppdm.utility.learners import (
     MODELS,
@@ -223,12 +224,12 @@ class _Features:
         self.target = target
         self.marker = marker
         self.covers = covers
-        self._fitted: dict[tuple, tuple[CellFeaturizer, np.ndarray]] = {}
-        self._transformed: dict[tuple, np.ndarray] = {}
+        self._fitted: dict[tuple, tuple[CellFeaturizer, Matrix]] = {}
+        self._transformed: dict[tuple, Matrix] = {}
 
     def fitted(
         self, view_kind: tuple, columns: tuple[str, ...] | None = None
-    ) -> tuple[CellFeaturizer, np.ndarray]:
+    ) -> tuple[CellFeaturizer, Matrix]:
         """The featurizer of ``view_kind`` (numeric bins, range reading) on
         ``columns`` (None: all), and the test rows' features."""
         key = (view_kind, columns)
@@ -255,7 +256,7 @@ class _Features:
 
     def transform(
         self, featurizer: CellFeaturizer, table: pd.DataFrame, role: str
-    ) -> np.ndarray:
+    ) -> Matrix:
         """``featurizer.transform(table)``, computed once per featurizer and role."""
         key = (id(featurizer), role)
         if key not in self._transformed:
@@ -405,15 +406,24 @@ def _combined_score(
     return scores, per_view
 
 
-def _constant_features(x_train: np.ndarray) -> bool:
+def _constant_features(x_train: Matrix) -> bool:
     """True when no feature varies (every inducer reduces to the class prior)."""
-    return x_train.shape[1] == 0 or bool(
-        (pd.DataFrame(x_train).nunique(dropna=True) <= 1).all()
-    )
+    return n_features_varying(x_train) == 0
 
 
 def _fit_score_job(job: dict[str, Any]) -> dict[str, Any]:
     return _fit_score(**job)
+
+
+def _out_of_memory(name: str, x_train: Matrix, err: MemoryError) -> OutOfMemoryError:
+    """A model's fit or prediction that did not fit in memory, named."""
+    if isinstance(err, OutOfMemoryError):
+        return err
+    rows, columns = x_train.shape
+    return OutOfMemoryError(
+        f"out of memory training the {name} model of the utility report on "
+        f"{rows:,} rows x {columns:,} features: {err or 'no detail given'}"
+    )
 
 
 def _fit_score(
@@ -421,9 +431,9 @@ def _fit_score(
     name: str,
     seed: int,
     featurizer: CellFeaturizer,
-    x_train: np.ndarray,
+    x_train: Matrix,
     y_train: np.ndarray,
-    x_test: np.ndarray,
+    x_test: Matrix,
     y_test: np.ndarray,
     missing: str,
 ) -> dict[str, Any]:
@@ -435,14 +445,19 @@ def _fit_score(
         # other attribute): every inducer reduces to the training majority
         # class; say so directly rather than rely on each model's corner case.
         model = DummyClassifier(strategy="most_frequent").fit(x_train, y_train)
-    else:
+        return class_scores(
+            y_test, model.predict(x_test), model.predict_proba(x_test), model.classes_
+        )
+    try:
         model = make_model(
             name, seed, featurizer.blocks_, featurizer.ranges_, missing=missing
         )
         model.fit(x_train, y_train)
-    return class_scores(
-        y_test, model.predict(x_test), model.predict_proba(x_test), model.classes_
-    )
+        return class_scores(
+            y_test, model.predict(x_test), model.predict_proba(x_test), model.classes_
+        )
+    except MemoryError as err:
+        raise _out_of_memory(name, x_train, err) from err
 
 
 def _fit_proba(
@@ -450,9 +465,9 @@ def _fit_proba(
     name: str,
     seed: int,
     featurizer: CellFeaturizer,
-    x_train: np.ndarray,
+    x_train: Matrix,
     y_train: np.ndarray,
-    x_test: np.ndarray,
+    x_test: Matrix,
     missing: str,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(classes, P(class | test row))`` of one view's model.
@@ -463,7 +478,8 @@ def _fit_proba(
     """
     if _constant_features(x_train):
         model = DummyClassifier(strategy="prior").fit(x_train, y_train)
-    else:
+        return np.asarray(model.classes_), model.predict_proba(x_test)
+    try:
         model = make_model(
             name,
             seed,
@@ -473,4 +489,6 @@ def _fit_proba(
             laplace=True,
         )
         model.fit(x_train, y_train)
-    return np.asarray(model.classes_), model.predict_proba(x_test)
+        return np.asarray(model.classes_), model.predict_proba(x_test)
+    except MemoryError as err:
+        raise _out_of_memory(name, x_train, err) from err
