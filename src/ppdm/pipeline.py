@@ -25,7 +25,7 @@ import csv
 import functools
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
@@ -43,6 +43,7 @@ from ppdm.exceptions import (
     VerificationError,
 )
 from ppdm.generalization.hierarchies import Hierarchy, load_hierarchies
+from ppdm.generalization.ordered_text import date_kinds, months_not_days
 from ppdm.model import AnonymizationSpec, AttributeKind, attribute_kind
 from ppdm.prepare import ingest, validation
 from ppdm.prepare.dataset_folder import contract_fingerprint, load_contract
@@ -881,10 +882,13 @@ def anonymize_step(
         settings.spec(_load(settings.hierarchies)),
         np.random.default_rng(settings.seed),
     )
+    # No exact date of a quasi-identifier leaves, whatever the algorithm kept.
+    dates = date_kinds(table, settings.requirement.quasi_identifiers)
     shuffle = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(1)[0])
     refs = {
         f"table:{name}": store.put_csv(
-            shuffled_rows(frame, shuffle), kind="release-candidate"
+            shuffled_rows(months_not_days(frame, dates), shuffle),
+            kind="release-candidate",
         )
         for name, frame in sorted(release.tables.items())
     }
@@ -920,6 +924,9 @@ def _anonymize_parts(
     recoding = settings.build_algorithm().recode(
         frequencies, spec, np.random.default_rng(settings.seed)
     )
+    dates = date_kinds(recoding.original, spec.quasi_identifiers)
+    if dates:  # no exact date of a quasi-identifier leaves
+        recoding = replace(recoding, released=months_not_days(recoding.released, dates))
     released = store.staging()
     rows = steps.release_parts(parts, recoding, released, seed=settings.seed)
     refs = {"table:release": steps.put_parts(store, released, kind="release-candidate")}

@@ -123,3 +123,73 @@ def _assert_generalized_as_ordered(table, column, released) -> None:
             # a set may add the missing value to one range, never list values
             members = [m for m in _members(cell) if m not in ("", "*")]
             assert len(members) <= 1, (column, cell)
+
+
+@pytest.fixture(scope="module")
+def admissions(tmp_path_factory):
+    """Admissions on 20 days, each shared by ~30 patients: a day alone is k-anonymous."""
+    import numpy as np
+
+    folder = tmp_path_factory.mktemp("admissions")
+    rng = np.random.default_rng(4)
+    n = 600
+    days = pd.Timestamp("2024-03-01") + pd.to_timedelta(
+        rng.integers(0, 20, n), unit="D"
+    )
+    table = pd.DataFrame(
+        {
+            "admission_date": days.strftime("%d.%m.%Y"),
+            "sex": rng.choice(["F", "M"], n),
+            "outcome": rng.choice(["home", "ward"], n),
+        }
+    )
+    source = folder / "admissions.csv"
+    table.to_csv(source, index=False)
+    args = [str(source), "--dataset", "admissions", "--dir", str(folder),
+            "--target", "outcome"]  # fmt: skip
+    assert init_command.main(args) == 0
+    return table, folder / "admissions" / "admissions.yaml"
+
+
+# Algorithms that may keep a value as it is (a hierarchy's bottom level, a
+# projection, a 0/1 feature): their exact dates leave as whole months.
+@pytest.mark.flow
+@pytest.mark.parametrize(
+    "algorithm",
+    [
+        "lattice-optimal",
+        *(
+            pytest.param(a, marks=pytest.mark.slow)
+            for a in ("pbg-ea", "dmpd", "fs-anonymity", "approx-ac")
+        ),
+    ],
+)
+def test_an_exact_date_kept_by_the_algorithm_leaves_as_its_month(
+    prefect_backend, admissions, algorithm, tmp_path, monkeypatch, capsys
+):
+    monkeypatch.setenv("PPDM_AUDIT_KEY", "an owner's audit key of some length")
+    table, config = admissions
+    out = tmp_path / "releases"
+    args = ["run", "--config", str(config), "--algorithm", algorithm, "--out", str(out),
+            "--work-dir", str(tmp_path / "work"), "--quiet"]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+    (release_dir,) = (out / "admissions").iterdir()
+    assert main(["verify", str(release_dir)]) == 0
+    days = set(table["admission_date"]) | set(
+        pd.to_datetime(table["admission_date"], format="%d.%m.%Y").dt.strftime(
+            "%Y-%m-%d"
+        )
+    )
+    for path in sorted((release_dir / "data").glob("*.csv")):
+        released = pd.read_csv(path, dtype=str, keep_default_na=False)
+        names = {c.split("=", 1)[-1] for c in released.columns}
+        cells = {m for cell in released.to_numpy().ravel() for m in _members(cell)}
+        assert not (cells | names) & days, path.name  # no day, as a cell or feature
+        dated = [c for c in released.columns if c.startswith("admission_date")]
+        assert dated, path.name  # the date was kept: as a month
+        shown = (
+            set(released["admission_date"])
+            if "admission_date" in dated
+            else {c.split("=", 1)[1] for c in dated}
+        )
+        assert shown <= {"[2024-03-01, 2024-03-31]", "*", "2024-03", "2024-Q1", "2024"}

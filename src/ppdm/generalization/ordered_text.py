@@ -44,7 +44,15 @@ import numpy as np
 from ppdm._lazy import pandas as pd
 from ppdm.values import format_set
 
-__all__ = ["DATE_FORMATS", "TextKind", "date_format", "date_pattern", "text_kind"]
+__all__ = [
+    "DATE_FORMATS",
+    "TextKind",
+    "date_format",
+    "date_kinds",
+    "date_pattern",
+    "months_not_days",
+    "text_kind",
+]
 
 #: Date formats recognised, in order of preference: ISO, then the common
 #: national forms (day first before month first when both read every value).
@@ -221,3 +229,89 @@ def text_kind(column: pd.Series) -> TextKind | None:
     if lengths.nunique() == 1 or bool(digits.str.match(r"0\d").any()):
         return TextKind("code")
     return None
+
+
+def date_kinds(table: pd.DataFrame, columns: Sequence[str]) -> dict[str, TextKind]:
+    """The date columns among ``columns`` of ``table``, with their :class:`TextKind`."""
+    kinds = {}
+    for column in columns:
+        if column in table.columns:
+            kind = text_kind(table[column])
+            if kind is not None and kind.kind == "date":
+                kinds[column] = kind
+    return kinds
+
+
+def months_not_days(frame: pd.DataFrame, kinds: dict[str, TextKind]) -> pd.DataFrame:
+    """``frame`` with every exact date of the ``kinds`` columns released as its month.
+
+    A quasi-identifier's exact date is never published: an algorithm that
+    may release a value as it is (a hierarchy's bottom level, a projection,
+    a 0/1 feature ``birth_date=1961-03-04``) has each such cell replaced by
+    the range of its whole month, as :meth:`TextKind.summary` writes it, and
+    features of one month merged (a row has the month's feature when it had
+    one of its days'). The cell's new text is a function of its old text, so
+    rows that shared a class still share one: classes only merge, and every
+    requirement that holds on a union of classes still holds (the verifier
+    checks the result again).
+
+    >>> kind = TextKind("date", "%d.%m.%Y")
+    >>> frame = pd.DataFrame({"birth": ["04.03.1961", "*", "[1961-01-01, 1961-12-31]"]})
+    >>> months_not_days(frame, {"birth": kind})["birth"].tolist()
+    ['[1961-03-01, 1961-03-31]', '*', '[1961-01-01, 1961-12-31]']
+    >>> features = pd.DataFrame({"birth=04.03.1961": [1, 0, 0], "birth=09.03.1961": [0, 1, 0],
+    ...                          "y": ["a", "b", "a"]})
+    >>> months_not_days(features, {"birth": kind}).to_dict("list")
+    {'birth=[1961-03-01, 1961-03-31]': [1, 1, 0], 'y': ['a', 'b', 'a']}
+    """
+    out = frame.copy()
+    for column, kind in kinds.items():
+        if column in out.columns:
+            out[column] = _months(out[column], kind)
+        prefix = f"{column}="
+        features = [c for c in out.columns if str(c).startswith(prefix)]
+        if not features:
+            continue
+        months = _month_texts([str(c)[len(prefix) :] for c in features], kind)
+        renamed = {c: prefix + m for c, m in zip(features, months)}
+        if all(old == new for old, new in renamed.items()):
+            continue
+        merged: dict[str, pd.Series] = {}
+        for old in features:
+            new = renamed[old]
+            merged[new] = (
+                out[old] if new not in merged else merged[new].combine(out[old], max)
+            )
+        position = out.columns.get_loc(features[0])
+        out = out.drop(columns=features)
+        for offset, (name, values) in enumerate(merged.items()):
+            out.insert(position + offset, name, values)
+    return out
+
+
+def _month_texts(values: Sequence[str], kind: TextKind) -> list[str]:
+    """Each value's whole-month range when it is a date in ``kind``'s format, else itself."""
+    days = pd.to_datetime(pd.Series(list(values), dtype=object), format=kind.format,
+                          errors="coerce")  # fmt: skip
+    starts = days.dt.to_period("M").dt.to_timestamp().dt.strftime("%Y-%m-%d")
+    ends = (days + pd.offsets.MonthEnd(0)).dt.strftime("%Y-%m-%d")
+    return [
+        value if pd.isna(day) else f"[{a}, {b}]"
+        for value, day, a, b in zip(values, days, starts, ends)
+    ]
+
+
+def _months(cells: pd.Series, kind: TextKind) -> pd.Series:
+    present = cells.dropna()
+    if present.empty:
+        return cells
+    uniques = [str(v) for v in pd.unique(present.astype(str))]
+    mapping = dict(zip(uniques, _month_texts(uniques, kind)))
+    if all(k == v for k, v in mapping.items()):
+        return cells
+    mapped = cells.astype(object).where(cells.isna(), cells.astype(str).map(mapping))
+    return (
+        mapped.astype(cells.dtype)
+        if isinstance(cells.dtype, pd.StringDtype)
+        else mapped
+    )
