@@ -193,3 +193,27 @@ def test_an_exact_date_kept_by_the_algorithm_leaves_as_its_month(
             else {c.split("=", 1)[1] for c in dated}
         )
         assert shown <= {"[2024-03-01, 2024-03-31]", "*", "2024-03", "2024-Q1", "2024"}
+
+
+@pytest.mark.flow
+@pytest.mark.slow
+def test_an_exact_date_kept_out_of_core_leaves_as_its_month(
+    prefect_backend, admissions, tmp_path, monkeypatch, capsys
+):
+    """The Dask engine's recoding of the frequency table releases months too."""
+    monkeypatch.setenv("PPDM_AUDIT_KEY", "an owner's audit key of some length")
+    table, config = admissions
+    dask_config = config.with_name("admissions-dask.yaml")
+    dask_config.write_text(config.read_text() + "engine: dask\n")
+    out = tmp_path / "releases"
+    args = ["run", "--config", str(dask_config), "--algorithm", "lattice-optimal",
+            "--out", str(out), "--work-dir", str(tmp_path / "work"), "--quiet"]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+    (release_dir,) = (out / "admissions").iterdir()
+    assert main(["verify", str(release_dir)]) == 0
+    from ppdm.release.read import read_released_table
+
+    (table_dir,) = (release_dir / "data").iterdir()  # Parquet parts of one table
+    released = read_released_table(table_dir)
+    assert set(released["admission_date"]) <= {"[2024-03-01, 2024-03-31]", "*"}
+    assert not set(released["admission_date"]) & set(table["admission_date"])
