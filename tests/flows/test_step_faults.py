@@ -495,15 +495,16 @@ def _one_line_refusal(ran: tuple[int, str, str], config: Path, code: int) -> str
     return line
 
 
-def test_a_two_row_table_is_one_line_from_the_utility_step(ppdm_run, tmp_path):
+def test_a_two_row_table_is_one_line_before_any_step(ppdm_run, tmp_path):
+    # The pre-flight reads the target and refuses the split the utility
+    # report would fail on (step 7 of 8), before any step runs.
     frame = _sample()
     two = frame.loc[[frame.index[frame["credit"] == c][0] for c in ("good", "bad")]]
     config = _german_csv(tmp_path, two, k=1, l=1)
     line = _one_line_refusal(ppdm_run(config), config, EXIT_FAILED)
-    assert line.startswith(
-        "ppdm run: the utility report's stratified hold-out split cannot be made: "
-        "2 classes of the target 'credit' have fewer than 2 rows"
-    ), line
+    assert line.startswith("ppdm run: target 'credit' of "), line
+    assert "2 classes have fewer than 2 rows ('good': 1, 'bad': 1)" in line
+    assert "stratified hold-out split needs at least 2 rows of every class" in line
 
 
 def test_an_age_of_ten_to_the_30_is_a_rejected_row(ppdm_run, tmp_path):
