@@ -216,8 +216,21 @@ ERRORS = {
 }
 
 
-@pytest.mark.parametrize("code", ERRORS)
-@pytest.mark.parametrize("scenario", SCENARIOS)
+# Each point replays the whole publication (report.html included): one case
+# runs in the README's command, the others in the slow stage of CI.
+@pytest.mark.parametrize(
+    ("scenario", "code"),
+    [
+        pytest.param(
+            scenario,
+            code,
+            marks=[] if (scenario, code) == ("empty", "ENOSPC") else [pytest.mark.slow],
+            id=f"{scenario}-{code}",
+        )
+        for scenario in SCENARIOS
+        for code in ERRORS
+    ],
+)
 def test_an_error_at_every_write_point_leaves_no_release_without_entry(
     inputs: Inputs, scenario: str, code: str, tmp_path: Path
 ) -> None:
@@ -315,6 +328,7 @@ def test_a_torn_tail_that_cannot_be_taken_back_is_recovered(
 
 
 # -- a crash: SIGKILL at every point -------------------------------------------
+@pytest.mark.slow
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_sigkill_at_every_write_point_is_recovered(
     inputs: Inputs, scenario: str, tmp_path: Path
