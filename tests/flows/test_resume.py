@@ -58,7 +58,8 @@ def _published(root: Path) -> dict[str, bytes]:
     return {
         str(path.relative_to(release)): path.read_bytes()
         for path in sorted(release.rglob("*"))
-        if path.is_file() and path.name != "manifest.json"
+        # the manifest names the flow run; the page its time and audit entry
+        if path.is_file() and path.name not in ("manifest.json", "report.html")
     }
 
 

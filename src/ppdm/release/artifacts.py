@@ -93,8 +93,11 @@ def write_atomic(path: Path | str, data: bytes) -> Path:
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError) and err.filename is None:
+            # A write into an open file (a full disk) names no file: say which.
+            err.filename = str(path)
         raise
     return path
 
