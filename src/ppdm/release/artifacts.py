@@ -95,7 +95,7 @@ def write_atomic(path: Path | str, data: bytes) -> Path:
         os.replace(tmp, path)
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
-        if isinstance(err, OSError) and err.filename is None:
+        if isinstance(err, OSError) and err.errno is not None and err.filename is None:
             # A write into an open file (a full disk) names no file: say which.
             err.filename = str(path)
         raise

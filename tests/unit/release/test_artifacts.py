@@ -68,3 +68,18 @@ def test_canonical_json_is_order_independent():
         hashlib.sha256(canonical_json({"x": 1})).hexdigest()
         == hashlib.sha256(b'{\n  "x": 1\n}\n').hexdigest()
     )
+
+
+def test_a_full_disk_during_an_atomic_write_names_the_file(tmp_path, monkeypatch):
+    """An OS error inside an open file names no file; the one being written is named."""
+    import errno
+
+    def full(src, dst):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    with pytest.raises(OSError) as raised:
+        write_atomic(tmp_path / "report.html", b"<html>")
+    assert raised.value.errno == errno.ENOSPC
+    assert raised.value.filename == str(tmp_path / "report.html")
+    assert list(tmp_path.iterdir()) == []
