@@ -69,6 +69,7 @@ RETYPED = {
 }
 
 
+@pytest.mark.slow  # long property run: CI's slow stage
 @fuzz(16)
 @given(column=st.sampled_from(NUMERIC), how=st.sampled_from(sorted(RETYPED)))
 def test_numeric_columns_of_other_types(root, column, how):

@@ -93,6 +93,7 @@ FORMS = {
 }
 
 
+@pytest.mark.slow  # long property run: CI's slow stage
 @fuzz(6)
 @given(form=st.sampled_from(sorted(FORMS)), l_value=st.sampled_from([1, 2]))
 def test_other_forms_of_the_same_table(root, form, l_value):

@@ -71,6 +71,7 @@ ODD = st.sampled_from(
 )
 
 
+@pytest.mark.slow  # long property run: CI's slow stage
 @fuzz(18)
 @given(
     column=st.sampled_from(NUMERIC),
