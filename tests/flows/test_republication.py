@@ -79,7 +79,14 @@ def _tables(release_dir: Path) -> dict[str, pd.DataFrame]:
     }
 
 
-@pytest.mark.parametrize("algorithm", ALGORITHMS)
+@pytest.mark.parametrize(
+    "algorithm",
+    # Mondrian here, the others in CI's slow stage
+    [
+        a if a == "mondrian" else pytest.param(a, marks=pytest.mark.slow)
+        for a in ALGORITHMS
+    ],
+)
 def test_hold_back_leaves_no_differencing_leak_across_three_releases(series, algorithm):
     _, outcomes = series(f"hold-back-{algorithm}", 3, algorithm=algorithm)
     dirs = [o.release_dir for o in outcomes]

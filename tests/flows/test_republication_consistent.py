@@ -42,7 +42,9 @@ def _table(release_dir: Path) -> pd.DataFrame:
     return read_released_table(path)
 
 
-@pytest.mark.parametrize("algorithm", ["mondrian", "lattice-optimal"])
+@pytest.mark.parametrize(
+    "algorithm", ["mondrian", pytest.param("lattice-optimal", marks=pytest.mark.slow)]
+)
 def test_consistent_keeps_the_classes_and_leaves_no_leak(tmp_path, algorithm):
     configs = [
         _config(tmp_path, m, frame, algorithm)

@@ -148,6 +148,7 @@ def test_an_unchanged_table_released_five_times_with_other_algorithms_and_k(
 
 
 @pytest.mark.flow
+@pytest.mark.slow  # a long end-to-end run: CI's slow stage
 def test_policy_off_publishes_the_same_rows_again_as_a_recorded_risk(
     prefect_backend, owner, tmp_path, capsys
 ):

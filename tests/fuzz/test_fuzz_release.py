@@ -58,6 +58,7 @@ def _csv_case(root, spoiled, frame, names, *, write=write_csv, **changes):
     )
 
 
+@pytest.mark.slow  # long property run: CI's slow stage
 @fuzz(6)
 @given(
     column=st.sampled_from(NUMERIC),
@@ -137,6 +138,7 @@ def _folder_with_branch(case: Path) -> Path:
     return folder
 
 
+@pytest.mark.slow  # long property run: CI's slow stage
 @fuzz(3)
 @given(role=st.sampled_from(["quasi_identifier", "sensitive", "drop"]))
 def test_a_category_per_row_the_schema_allows(root, role):

@@ -847,6 +847,7 @@ def test_random_tables_meet_every_model_or_are_refused(case):
     json.dumps(release.evidence)
 
 
+@pytest.mark.slow  # a long end-to-end run: CI's slow stage
 def test_adult_entropy_release_publishes_through_the_core_pipeline(tmp_path):
     cfg = config.default_config("adult").with_overrides(
         algorithm="kactus", l_variant="entropy", l=2, output_dir=str(tmp_path)

@@ -385,7 +385,9 @@ def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-@pytest.mark.parametrize("algorithm", ["lattice-optimal", "pbg-ea"])
+@pytest.mark.parametrize(
+    "algorithm", [pytest.param("lattice-optimal", marks=pytest.mark.slow), "pbg-ea"]
+)
 def test_full_adult_recoding_is_the_release(adult, adult_hierarchies, algorithm):
     spec = spec_of(ADULT_QIS, "occupation", "income", adult_hierarchies,
                    "t-closeness" if algorithm == "pbg-ea" else "entropy-l",
