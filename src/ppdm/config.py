@@ -122,6 +122,25 @@ class SourceConfig(_Strict):
         "env:<VARIABLE> or prefect-secret:<block name>",
     )
 
+    @property
+    def location(self) -> str | None:
+        """The file path (csv, parquet) or the database URL (sql); None when embedded."""
+        return self.path or self.url
+
+    def reader_options(self) -> dict[str, str | None]:
+        """The keyword arguments every reader of :mod:`ppdm.prepare.ingest` takes.
+
+        One place hands a source's settings to the readers, so a new key
+        reaches the ingest step, pre-flight, ``ppdm compare`` and the attack
+        harness alike.
+        """
+        return {
+            "query": self.query,
+            "embedded": self.name,
+            "delimiter": self.delimiter,
+            "password": self.password,
+        }
+
     @model_serializer(mode="wrap")
     def _without_unset_password(self, handler: Any) -> dict[str, Any]:
         # Absent unless set: a configuration without one serialises (and so
@@ -942,12 +961,7 @@ def check_source_columns(config: ReleaseConfig) -> list[str] | None:
 
     source = config.source
     columns = ingest.source_columns(
-        source.kind,
-        source.path or source.url,
-        query=source.query,
-        embedded=source.name,
-        delimiter=source.delimiter,
-        password=source.password,
+        source.kind, source.location, **source.reader_options()
     )
     if columns is None:
         return None

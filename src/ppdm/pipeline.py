@@ -605,14 +605,7 @@ def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
     source = settings.source
     if settings.partitions is not None:
         return _ingest_parts(settings, store)
-    table = ingest.load_source(
-        source.kind,
-        source.path or source.url,
-        query=source.query,
-        embedded=source.name,
-        delimiter=source.delimiter,
-        password=source.password,
-    )
+    table = ingest.load_source(source.kind, source.location, **source.reader_options())
     snapshot = store.put_table(table, kind="raw-snapshot")
     if source.kind in ("csv", "parquet"):
         source_sha = ingest.file_sha256(source.path)
@@ -638,13 +631,10 @@ def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
     staging = store.staging()
     table = ingest_partitions(
         source.kind,
-        source.path or source.url,
-        query=source.query,
-        embedded=source.name,
+        source.location,
         out_dir=staging,
         partition_rows=settings.partitions.partition_rows,
-        delimiter=source.delimiter,
-        password=source.password,
+        **source.reader_options(),
     )
     snapshot = put_parts(store, staging, kind="raw-snapshot")
     return StepOutput(

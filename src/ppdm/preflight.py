@@ -107,9 +107,7 @@ def _describe(config: ReleaseConfig) -> str:
     from ppdm.prepare import ingest  # pandas: only once a source must be read
 
     source = config.source
-    return ingest.source_name(
-        source.kind, source.path or source.url, source.query, source.name
-    )
+    return ingest.source_name(source.kind, source.location, source.query, source.name)
 
 
 def _check_target(config: ReleaseConfig, folder: Path) -> None:
@@ -119,12 +117,7 @@ def _check_target(config: ReleaseConfig, folder: Path) -> None:
 
     source, target = config.source, config.target
     values = ingest.source_column(
-        source.kind,
-        source.path or source.url,
-        target,
-        query=source.query,
-        embedded=source.name,
-        delimiter=source.delimiter,
+        source.kind, source.location, target, **source.reader_options()
     )
     if values is None:
         return
@@ -164,13 +157,7 @@ def _check_feasible(config: ReleaseConfig) -> None:
     attribute = requirement.sensitive_attribute if requirement.l > 1 else None
     source = config.source
     rows, distinct = ingest.source_bounds(
-        source.kind,
-        source.path or source.url,
-        query=source.query,
-        embedded=source.name,
-        distinct_of=attribute,
-        delimiter=source.delimiter,
-        password=source.password,
+        source.kind, source.location, distinct_of=attribute, **source.reader_options()
     )
     if rows is not None and requirement.k > rows:
         raise InfeasibleConstraintError(

@@ -598,12 +598,7 @@ def release_for_attack(
     if table is None:
         source = config.source
         table = ingest.load_source(
-            source.kind,
-            source.path or source.url,
-            query=source.query,
-            embedded=source.name,
-            delimiter=source.delimiter,
-            password=source.password,
+            source.kind, source.location, **source.reader_options()
         )
     plan = plan_release(config)
     started = time.perf_counter()

@@ -289,14 +289,7 @@ def load_table(config: ReleaseConfig) -> pd.DataFrame:
     from ppdm.prepare.roles import release_bound
 
     source = config.source
-    raw = ingest.load_source(
-        source.kind,
-        source.path or source.url,
-        query=source.query,
-        embedded=source.name,
-        delimiter=source.delimiter,
-        password=source.password,
-    )
+    raw = ingest.load_source(source.kind, source.location, **source.reader_options())
     contract = load_contract(config.schema_dir)
     outcome = validation.validate_table(
         raw,

@@ -410,6 +410,7 @@ def source_column(
     query: str | None = None,
     embedded: str | None = None,
     delimiter: str | None = None,
+    password: str | None = None,
 ) -> pd.Series | None:
     """One column of a source, read as :func:`load_source` reads it, for a cheap check.
 
@@ -425,7 +426,7 @@ def source_column(
             table = datasets.load(embedded) if embedded else None
             return table[column] if table is not None and column in table else None
         if kind == "sql":
-            return _sql_column(str(location), query, column)
+            return _sql_column(str(location), query, column, password)
         path = Path(str(location))
         if path.stat().st_size > _CHEAP_BYTES:
             return None
@@ -440,15 +441,18 @@ def source_column(
         return None
 
 
-def _sql_column(url: str, query: str | None, column: str) -> pd.Series | None:
+def _sql_column(
+    url: str, query: str | None, column: str, password: str | None = None
+) -> pd.Series | None:
     import sqlalchemy as sa
 
     if not query:
         return None
-    _check_sqlite_file(sa.make_url(url))
-    engine = sa.create_engine(url)
+    # The engine the ingest step uses: a URL without its password reads the
+    # column with the password its key spec names, as the whole table is read.
+    engine, name, secrets = _sql_engine(url, password)
     try:
-        with engine.connect() as connection:
+        with _connected(engine, name, secrets) as connection:
             quoted = engine.dialect.identifier_preparer.quote(column)
             frame = pd.read_sql(
                 sa.text(f"SELECT {quoted} FROM ({query}) AS ppdm_column"), connection

@@ -140,6 +140,24 @@ def test_a_password_from_the_environment_never_shows(
     assert source_bounds(
         "sql", bare, query=QUERY, password="env:PPDM_TEST_PG_PASSWORD"
     ) == (len(ROWS), None)
+    # pre-flight's target check reads one column with the same password
+    zips = ingest.source_column(
+        "sql", bare, "zip", query=QUERY, password="env:PPDM_TEST_PG_PASSWORD"
+    )
+    assert zips is not None
+    assert zips.isna().tolist() == [False, False, True, False]
+    assert zips.dropna().tolist() == ["01001", "00012", "99999"]
+    # and a configuration hands every reader the same arguments
+    configured = SourceConfig(
+        kind="sql", url=bare, query=QUERY, password="env:PPDM_TEST_PG_PASSWORD"
+    )
+    assert configured.location == bare
+    pd.testing.assert_frame_equal(
+        load_source(
+            configured.kind, configured.location, **configured.reader_options()
+        ),
+        frame,
+    )
 
     monkeypatch.setenv("PPDM_TEST_PG_PASSWORD", "not-the-password")
     with pytest.raises(SourceError) as wrong:
