@@ -38,17 +38,20 @@ References
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from ppdm.exceptions import InvalidParameterError
+from ppdm.generalization.ordered_text import date_format
 from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition, equivalence_classes
-from ppdm.values import SUPPRESSED, format_number, parse_cell
+from ppdm.values import SUPPRESSED, Cell, format_number, parse_cell
 
 __all__ = ["RiskReport", "reidentification_risk", "population_class_sizes"]
 
@@ -228,8 +231,10 @@ def _with_feature_columns(
             continue
         value = name[len(source) + 1 :]
         codes, uniques = pd.factorize(population[source], use_na_sentinel=False)
-        texts, numbers = _value_texts(list(uniques))
-        hit = _covers(value, texts, numbers, marker, (covers or {}).get(source))
+        coverage = _Coverage(
+            _Domain(list(uniques)), [value], marker, (covers or {}).get(source)
+        )
+        hit = coverage.dense(np.array([0]))[0]
         added[name] = np.where(hit[codes], "1", "0").astype(object)
     if not added:
         return population
@@ -250,41 +255,260 @@ def _text(value: object) -> str | None:
     return str(value)
 
 
-def _covers(
-    cell: object,
-    texts: list[str | None],
-    numbers: np.ndarray,
-    marker: str,
-    labels: Mapping[str, Sequence[str]] | None = None,
-) -> np.ndarray:
-    """Which population values (as ``texts`` and ``numbers``) ``cell`` covers."""
-    parsed = parse_cell(_text(cell), marker)
-    if parsed.kind == "value" and labels and parsed.text in labels:
-        leaves = set(labels[parsed.text])
-        return np.array([t in leaves for t in texts], dtype=bool)
-    if parsed.kind == "suppressed":
-        return np.ones(len(texts), dtype=bool)
-    if parsed.kind == "missing":
-        return np.array([t is None or t == "" for t in texts], dtype=bool)
-    if parsed.kind == "set":
-        # a missing value inside a set is written as an empty member
-        members = set(parsed.members)
-        return np.array(
-            [("" if t is None else t) in members for t in texts], dtype=bool
+#: A calendar range of a date quasi-identifier as the algorithms release it
+#: (whole months, ISO days: :mod:`ppdm.generalization.ordered_text`).
+_DATE_RANGE = re.compile(r"^\[(\d{4}-\d{2}-\d{2}), (\d{4}-\d{2}-\d{2})\]$")
+#: A code released with its last digits masked (``010**``).
+_CODE_MASK = re.compile(r"^(\d*)(\*+)$")
+
+
+class _Domain:
+    """The distinct population values of one quasi-identifier, indexed for coverage.
+
+    A released cell's coverage is found by lookups (a value, a set's members,
+    hierarchy labels) and binary searches (numeric intervals, date ranges), so
+    building the coverage of every distinct released cell costs about the
+    number of values it covers, never (cells x values) Python comparisons.
+    """
+
+    def __init__(self, values: Sequence[object]) -> None:
+        self.texts = [_text(v) for v in values]
+        self.size = len(self.texts)
+        positions: dict[str | None, list[int]] = {}
+        for i, text in enumerate(self.texts):
+            positions.setdefault(text, []).append(i)
+        self._positions = {
+            t: np.asarray(p, dtype=np.int64) for t, p in positions.items()
+        }
+        self.missing = np.sort(
+            np.concatenate([self.positions(None), self.positions("")])
         )
-    same = np.array([t == parsed.text for t in texts], dtype=bool)
-    if parsed.kind == "interval":
-        x = numbers
-        above = x >= parsed.low if parsed.low_closed else x > parsed.low
-        below = x <= parsed.high if parsed.high_closed else x < parsed.high
-        return (above & below & ~np.isnan(x)) | same
-    return same
+        numbers = pd.to_numeric(pd.Series(self.texts, dtype=object), errors="coerce")
+        self._numbers = _SortedValues(numbers.to_numpy(dtype=float))
+        self._days: _SortedValues | None = None
+        self._text_array: np.ndarray | None = None
+        #: The order runs are kept in: the first range read decides.
+        self.run_order: str | None = None
+
+    def positions(self, text: str | None) -> np.ndarray:
+        return self._positions.get(text, _NONE)
+
+    def _sorted(self, order: str) -> _SortedValues:
+        return self._dates() if order == "days" else self._numbers
+
+    def _union(self, parts: list[np.ndarray | _Run]) -> np.ndarray | _Run:
+        """The coverage of ``parts``: one run as a run, else distinct positions."""
+        present = [p for p in parts if len(p)]
+        if len(present) == 1 and isinstance(present[0], _Run):
+            run = present[0]
+            if self.run_order in (None, run.order):
+                self.run_order = run.order
+                return run
+        arrays = [
+            self._sorted(p.order).order[p.start : p.stop] if isinstance(p, _Run) else p
+            for p in present
+        ]
+        if len(arrays) <= 1:
+            return arrays[0] if arrays else _NONE
+        return np.unique(np.concatenate(arrays))
+
+    def covered(
+        self,
+        cell: object,
+        marker: str,
+        labels: Mapping[str, Sequence[str]] | None = None,
+    ) -> np.ndarray | _Run:
+        """The values ``cell`` covers: distinct positions, or a run of sorted values."""
+        parsed = parse_cell(_text(cell), marker)
+        if parsed.kind == "suppressed":
+            return np.arange(self.size, dtype=np.int64)
+        if parsed.kind == "set":
+            # a missing value inside a set is written as an empty member; a
+            # member is itself a value, a range or a label
+            parts = [
+                part
+                for member in parsed.members
+                for part in self._one(parse_cell(member, marker), labels)
+            ]
+            return self._union(parts)
+        return self._union(self._one(parsed, labels))
+
+    def _one(
+        self, parsed: Cell, labels: Mapping[str, Sequence[str]] | None
+    ) -> list[np.ndarray | _Run]:
+        """What a cell that is not a set covers, in parts that may overlap."""
+        if parsed.kind == "missing":
+            return [self.missing]
+        if parsed.kind == "suppressed":
+            return [np.arange(self.size, dtype=np.int64)]
+        same = self.positions(parsed.text)
+        if parsed.kind == "interval":
+            inside = _Run(
+                "numbers",
+                *self._numbers.between(
+                    parsed.low, parsed.low_closed, parsed.high, parsed.high_closed
+                ),
+            )
+            return [inside, same]
+        if labels and parsed.text in labels:
+            return [self.positions(leaf) for leaf in labels[parsed.text]] + [same]
+        dates = _DATE_RANGE.match(parsed.text)
+        if dates:
+            low, high = (np.datetime64(d, "D").astype(np.int64) for d in dates.groups())
+            inside = _Run("days", *self._dates().between(low, True, high, True))
+            return [inside, same]
+        mask = _CODE_MASK.match(parsed.text)
+        if mask:
+            return [self._masked(mask[1], len(parsed.text)), same]
+        return [same]
+
+    def rank(self) -> np.ndarray:
+        """Each value's place in the order ranges are read in (dates, else numbers).
+
+        A released range covers consecutive ranks, so the rows it covers are
+        consecutive once the rows are sorted by this rank.
+        """
+        ordered = self._sorted(self.run_order or "numbers")
+        rest = np.setdiff1d(np.arange(self.size), ordered.order, assume_unique=True)
+        rank = np.empty(self.size, dtype=np.int64)
+        rank[np.concatenate([ordered.order, rest])] = np.arange(self.size)
+        return rank
+
+    def _dates(self) -> _SortedValues:
+        """The values as days since 1970 (NaN: not a date), read in the column's format."""
+        if self._days is None:
+            texts = pd.Series(self.texts, dtype=object)
+            fmt = date_format(texts) or "%Y-%m-%d"
+            when = pd.to_datetime(texts, format=fmt, errors="coerce")
+            days = when.to_numpy(dtype="datetime64[D]").astype(np.int64).astype(float)
+            days[when.isna().to_numpy()] = np.nan
+            self._days = _SortedValues(days)
+        return self._days
+
+    def _masked(self, prefix: str, width: int) -> np.ndarray:
+        """Codes a mask such as ``010**`` stands for: the prefix, then up to its width."""
+        if self._text_array is None:
+            self._text_array = np.array(
+                ["" if t is None else t for t in self.texts], dtype=str
+            )
+        texts = self._text_array
+        lengths = np.char.str_len(texts)
+        hit = np.char.startswith(texts, prefix) & (lengths > len(prefix))
+        return np.flatnonzero(hit & (lengths <= width))
 
 
-def _value_texts(values: list[object]) -> tuple[list[str | None], np.ndarray]:
-    texts = [_text(v) for v in values]
-    numbers = pd.to_numeric(pd.Series(texts, dtype=object), errors="coerce")
-    return texts, numbers.to_numpy(dtype=float)
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """Values ``start..stop-1`` of one order of a domain (``"numbers"`` or ``"days"``).
+
+    A numeric interval or a date range covers a run of the values sorted;
+    kept as its two ends, its coverage costs nothing to store, however many
+    values it spans.
+    """
+
+    order: str
+    start: int
+    stop: int
+
+    def __len__(self) -> int:
+        return self.stop - self.start
+
+
+class _SortedValues:
+    """Numbers sorted once, so the positions inside an interval are two binary searches."""
+
+    def __init__(self, values: np.ndarray) -> None:
+        present = np.flatnonzero(~np.isnan(values))
+        order = np.argsort(values[present], kind="stable")
+        self.order = present[order]
+        self.sorted = values[self.order]
+
+    def between(
+        self, low: float, low_closed: bool, high: float, high_closed: bool
+    ) -> tuple[int, int]:
+        """``(start, stop)``: the values in the interval are ``order[start:stop]``."""
+        left = np.searchsorted(self.sorted, low, side="left" if low_closed else "right")
+        right = np.searchsorted(
+            self.sorted, high, side="right" if high_closed else "left"
+        )
+        return int(left), int(max(left, right))
+
+
+class _Coverage:
+    """Which population values each distinct released cell of one quasi-identifier covers.
+
+    Cells that cover a run of sorted values (intervals, date ranges) are kept
+    as their ends, in rank space (:meth:`_Domain.rank`); the others as a sparse
+    (cell x value) matrix. Memory grows with the values listed, never with
+    cells x values.
+    """
+
+    def __init__(
+        self,
+        domain: _Domain,
+        cells: Sequence[object],
+        marker: str,
+        labels: Mapping[str, Sequence[str]] | None,
+    ) -> None:
+        covered = [domain.covered(cell, marker, labels) for cell in cells]
+        self.n_cells, self.n_values = len(covered), domain.size
+        self.rank = domain.rank()
+        is_run = np.array([isinstance(c, _Run) for c in covered], dtype=bool)
+        self.run_cells = np.flatnonzero(is_run)
+        runs = [covered[i] for i in self.run_cells]
+        self.run_start = np.array([r.start for r in runs], dtype=np.int64)
+        self.run_stop = np.array([r.stop for r in runs], dtype=np.int64)
+        lists = [_NONE if run else c for c, run in zip(covered, is_run, strict=True)]
+        indptr = np.zeros(len(lists) + 1, dtype=np.int64)
+        np.cumsum([len(c) for c in lists], out=indptr[1:])
+        indices = np.concatenate(lists) if lists else _NONE
+        self.listed = sparse.csr_matrix(
+            (np.ones(len(indices), dtype=bool), indices, indptr),
+            shape=(self.n_cells, self.n_values),
+        )
+
+    @property
+    def size(self) -> int:
+        """Covered (cell, value) pairs in all."""
+        return int(self.listed.nnz + (self.run_stop - self.run_start).sum())
+
+    def _by_rank(self, weights: np.ndarray) -> np.ndarray:
+        """Per rank, the sum of ``weights`` of the runs that cover it."""
+        steps = np.zeros(self.n_values + 1, dtype=np.int64)
+        np.add.at(steps, self.run_start, weights)
+        np.add.at(steps, self.run_stop, -weights)
+        return np.cumsum(steps[:-1])
+
+    def cells_per_value(self) -> np.ndarray:
+        """How many cells cover each value."""
+        listed = np.bincount(self.listed.indices, minlength=self.n_values)
+        runs = self._by_rank(np.ones(len(self.run_cells), dtype=np.int64))
+        return listed + runs[self.rank]
+
+    def cell_of_value(self) -> np.ndarray:
+        """The cell covering each value (-1: none), when at most one cell covers each."""
+        out = self._by_rank(self.run_cells + 1)[self.rank] - 1
+        out[self.listed.indices] = np.repeat(
+            np.arange(self.n_cells), np.diff(self.listed.indptr)
+        )
+        return out
+
+    def dense(self, cells: np.ndarray) -> np.ndarray:
+        """The (len(cells) x value) coverage of ``cells``, as booleans."""
+        block = self.listed[cells].toarray()
+        where = np.flatnonzero(np.isin(cells, self.run_cells))
+        if len(where):
+            runs = np.searchsorted(self.run_cells, cells[where])
+            steps = np.zeros((len(where), self.n_values + 1), dtype=np.int8)
+            rows = np.arange(len(where))
+            steps[rows, self.run_start[runs]] += 1
+            steps[rows, self.run_stop[runs]] -= 1
+            by_rank = np.cumsum(steps[:, :-1], axis=1, dtype=np.int8) > 0
+            block[where] |= by_rank[:, self.rank]
+        return block
 
 
 def population_class_sizes(
@@ -308,21 +532,17 @@ def population_class_sizes(
         np.r_[True, combo_ids[1:] > np.maximum.accumulate(combo_ids)[:-1]]
     )
     combos = population.iloc[firsts][qis]
-    # Per QI, a (distinct released cell x distinct population value) coverage
-    # matrix; the loop runs over distinct cells, never over rows.
+    # Per QI, a sparse (distinct released cell x distinct population value)
+    # coverage matrix; the loop runs over distinct cells, never over rows.
     cell_codes, value_codes, coverage = [], [], []
     functional = True
     for q in qis:
         c_codes, c_uniques = pd.factorize(keys[q], use_na_sentinel=False)
         v_codes, v_uniques = pd.factorize(combos[q], use_na_sentinel=False)
-        texts, numbers = _value_texts(list(v_uniques))
-        matrix = np.vstack(
-            [
-                _covers(cell, texts, numbers, marker, (covers or {}).get(q))
-                for cell in c_uniques
-            ]
+        matrix = _Coverage(
+            _Domain(list(v_uniques)), list(c_uniques), marker, (covers or {}).get(q)
         )
-        functional &= bool((matrix.sum(axis=0) <= 1).all())
+        functional &= bool((matrix.cells_per_value() <= 1).all())
         cell_codes.append(c_codes)
         value_codes.append(v_codes)
         coverage.append(matrix)
@@ -330,16 +550,15 @@ def population_class_sizes(
     if functional:
         # Global recoding: each population combination falls in at most one
         # class, found by mapping every value to its single covering cell.
-        class_key = _mixed_key(cell_codes, [m.shape[0] for m in coverage])
+        class_key = _mixed_key(cell_codes, [m.n_cells for m in coverage])
         lookup = pd.Index(class_key)
         combo_cells = []
         hit = np.ones(n_combos, dtype=bool)
         for matrix, v_codes in zip(coverage, value_codes, strict=True):
-            has = matrix.any(axis=0)
-            cell_of_value = np.where(has, matrix.argmax(axis=0), 0)
-            combo_cells.append(cell_of_value[v_codes])
-            hit &= has[v_codes]
-        combo_key = _mixed_key(combo_cells, [m.shape[0] for m in coverage])
+            cell_of_value = matrix.cell_of_value()
+            combo_cells.append(np.maximum(cell_of_value, 0)[v_codes])
+            hit &= cell_of_value[v_codes] >= 0
+        combo_key = _mixed_key(combo_cells, [m.n_cells for m in coverage])
         target = lookup.get_indexer(combo_key)
         ok = hit & (target >= 0)
         return np.bincount(
@@ -351,7 +570,7 @@ def population_class_sizes(
 def _bitset_counts(
     cell_codes: list[np.ndarray],
     value_codes: list[np.ndarray],
-    coverage: list[np.ndarray],
+    coverage: list[_Coverage],
     combo_ids: np.ndarray,
     n_classes: int,
 ) -> np.ndarray | None:
@@ -361,26 +580,30 @@ def _bitset_counts(
     # no library computes coverage counts of generalized records; bitsets keep
     # it to classes x rows/64 word operations per QI.
     n_rows = len(combo_ids)
-    n_bytes = (n_rows + 7) // 8
-    n_words = (n_bytes + 7) // 8
-    n_cells = sum(m.shape[0] for m in coverage)
+    n_words = (n_rows + 63) // 64
+    n_cells = sum(m.n_cells for m in coverage)
     if (
         n_classes * n_words * len(coverage) > MAX_COVERAGE_WORK
         or n_cells * n_words * 8 > _MAX_BITSET_BYTES
     ):
         return None
+    # The bits follow the rows sorted by the rank of the quasi-identifier with
+    # the most coverage (a date or number released as ranges, as a rule): each
+    # of its range cells then covers one span of consecutive rows, whose bitset
+    # is written word by word instead of gathered row by row.
+    lead = int(np.argmax([m.size for m in coverage]))
+    rows_rank = coverage[lead].rank[value_codes[lead][combo_ids]]
+    order = np.argsort(rows_rank, kind="stable")
+    rows = combo_ids[order]
     bitsets = []
-    cell_block = max(1, _BLOCK_BYTES // max(n_rows, 1))
-    for matrix, v_codes in zip(coverage, value_codes, strict=True):
-        row_codes = v_codes[combo_ids]
-        words = np.zeros((matrix.shape[0], n_words * 8), dtype=np.uint8)
-        for start in range(0, matrix.shape[0], cell_block):
-            stop = min(start + cell_block, matrix.shape[0])
-            covered = matrix[start:stop][:, row_codes]
-            words[start:stop, :n_bytes] = np.packbits(
-                covered, axis=1, bitorder="little"
-            )
-        bitsets.append(words.view(np.uint64))
+    for q, (matrix, v_codes) in enumerate(zip(coverage, value_codes, strict=True)):
+        words = np.zeros((matrix.n_cells, n_words), dtype=np.uint64)
+        gathered = np.arange(matrix.n_cells)
+        if q == lead:
+            _write_runs(words, matrix, rows_rank[order])
+            gathered = np.setdiff1d(gathered, matrix.run_cells, assume_unique=True)
+        _write_gathered(words, matrix, gathered, v_codes[rows])
+        bitsets.append(words)
     out = np.empty(n_classes, dtype=np.int64)
     block = max(1, _BLOCK_BYTES // (8 * n_words))
     for start in range(0, n_classes, block):
@@ -390,6 +613,44 @@ def _bitset_counts(
             acc &= words[codes[start:stop]]
         out[start:stop] = np.bitwise_count(acc).sum(axis=1, dtype=np.int64)
     return out
+
+
+def _write_runs(words: np.ndarray, matrix: _Coverage, sorted_rank: np.ndarray) -> None:
+    """Write the bitsets of the run cells: each covers one span of consecutive bits.
+
+    ``sorted_rank`` is the rank of each row in bit order (ascending), so a run
+    of ranks ``start..stop-1`` covers the rows from the first of rank
+    ``start`` to the last of rank ``stop - 1``.
+    """
+    first = np.searchsorted(sorted_rank, matrix.run_start, side="left")
+    last = np.searchsorted(sorted_rank, matrix.run_stop, side="left")
+    block = max(1, _BLOCK_BYTES // (8 * max(words.shape[1], 1)))
+    base = np.arange(words.shape[1], dtype=np.int64) * 64
+    for start in range(0, len(first), block):
+        part = slice(start, start + block)
+        begin = np.clip(first[part, None] - base, 0, 64)
+        end = np.clip(last[part, None] - base, 0, 64)
+        words[matrix.run_cells[part]] = _low_bits(end) & ~_low_bits(begin)
+
+
+def _low_bits(n: np.ndarray) -> np.ndarray:
+    """Words with their ``n`` lowest bits set (0 <= n <= 64)."""
+    shifted = np.left_shift(np.uint64(1), np.minimum(n, 63).astype(np.uint64))
+    return np.where(n >= 64, ~np.uint64(0), shifted - np.uint64(1))
+
+
+def _write_gathered(
+    words: np.ndarray, matrix: _Coverage, cells: np.ndarray, row_codes: np.ndarray
+) -> None:
+    """Write the bitsets of ``cells`` by gathering each row's coverage."""
+    n_rows = len(row_codes)
+    n_bytes = (n_rows + 7) // 8
+    as_bytes = words.view(np.uint8)
+    block = max(1, _BLOCK_BYTES // max(n_rows, 1))
+    for start in range(0, len(cells), block):
+        part = cells[start : start + block]
+        covered = matrix.dense(part)[:, row_codes]
+        as_bytes[part, :n_bytes] = np.packbits(covered, axis=1, bitorder="little")
 
 
 def _mixed_key(codes: list[np.ndarray], radices: list[int]) -> np.ndarray:
