@@ -479,6 +479,15 @@ def test_params_are_keyword_only_stored_unchanged_and_round_trip(name: str) -> N
     assert set(vars(stored)) == set(params)
 
 
+@pytest.mark.parametrize("name", ALGORITHM_NAMES)
+def test_every_algorithm_parameter_has_a_constraint(name: str) -> None:
+    """As scikit-learn's check_param_validation: a configuration's value of any
+    parameter is checked when the configuration is loaded, never first inside
+    the anonymize step."""
+    cls = algorithm_class(name)
+    assert sorted(cls._param_names()) == sorted(cls._parameter_constraints)
+
+
 @pytest.mark.parametrize(("name", "parameter"), CONSTRAINED_PARAMS)
 def test_bad_algorithm_parameter_raises_naming_it(name: str, parameter: str) -> None:
     cls = algorithm_class(name)

@@ -16,7 +16,14 @@ from typing import Any
 
 from ppdm.exceptions import InvalidParameterError
 
-__all__ = ["Interval", "Options", "Boolean", "did_you_mean", "validate_params"]
+__all__ = [
+    "Interval",
+    "Options",
+    "Boolean",
+    "PositiveNumbers",
+    "did_you_mean",
+    "validate_params",
+]
 
 
 def did_you_mean(word: Any, choices: Iterable[Any]) -> str:
@@ -105,6 +112,24 @@ class Boolean:
 
     def accepts(self, value: Any) -> bool:
         return isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class PositiveNumbers:
+    """A positive finite number, or a non-empty list of them (one per objective)."""
+
+    def describe(self) -> str:
+        return "a positive number or a list of positive numbers"
+
+    def accepts(self, value: Any) -> bool:
+        values = list(value) if isinstance(value, list | tuple) else [value]
+        return bool(values) and all(
+            isinstance(v, numbers.Real)
+            and not isinstance(v, bool)
+            and v > 0
+            and v != float("inf")
+            for v in values
+        )
 
 
 def validate_params(

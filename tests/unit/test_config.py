@@ -217,6 +217,16 @@ def test_the_hierarchy_fingerprint_follows_names_and_bytes(tmp_path):
         ),
         ({"source": {"kind": "csv"}}, "needs key(s) ['path']"),
         (
+            {**PBG, "params": {"eps": -1}},
+            "pbg-ea: parameter 'eps' must be a positive number or a list of positive "
+            "numbers; got -1",
+        ),
+        (
+            {**PBG, "params": {"eps": [1, 2, 3]}},
+            "pbg-ea: parameter 'eps' must be a positive number or a list of 2 "
+            "positive numbers (one per objective); got [1, 2, 3]",
+        ),
+        (
             {"target": "age"},
             "target names 'age', whose role under 'columns' is 'quasi_identifier'",
         ),

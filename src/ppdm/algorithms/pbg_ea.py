@@ -64,7 +64,7 @@ from ppdm.generalization.lattice import (
     require_hierarchies,
 )
 from ppdm.model import AnonymizationSpec, Release
-from ppdm.params import Interval, Options
+from ppdm.params import Interval, Options, PositiveNumbers
 from ppdm.privacy import CLASS_MODELS
 from ppdm.scale.frequency import FrequencyTable
 from ppdm.scale.recoding import Recoding
@@ -594,7 +594,13 @@ class PbgEa(Anonymizer):
         "selection": Options(("union", "archive")),
         "refine": Options(REFINEMENTS),
         "budget": (Interval(numbers.Integral, 1, None), None),
+        "eps": PositiveNumbers(),
     }
+
+    def check_params(self) -> None:
+        """Also refuse an ``eps`` list whose length is not the objectives' count."""
+        super().check_params()
+        _eps_vector(self.eps, len(parse_objectives(self.objectives)), self.name)
 
     def __init__(
         self,
