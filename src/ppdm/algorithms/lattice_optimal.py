@@ -157,7 +157,7 @@ def optimal_node(
         state["evals"] += 1
         done[index] = True
         if not metrics.feasible:
-            if prune and metrics.over_budget:
+            if (prune and metrics.over_budget) or metrics.infeasible_below:
                 below = (nodes <= nodes[index]).all(axis=1) & ~done
                 pruned[below] = True
                 done[below] = True

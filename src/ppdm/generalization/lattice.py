@@ -111,6 +111,9 @@ __all__ = [
 OBJECTIVES: dict[str, int] = {"k": 1, "sk": 1, "l": 1, "sl": 1, "glm": -1, "cm": -1}
 
 _MASK_BITS = 64  # sensitive values beyond this use (class, value) pairs for l
+#: Rows of a real-valued lower bound taken as float noise when set against
+#: the integer suppression budget (a bound is never rounded up to prune).
+_ROWS_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -126,6 +129,11 @@ class NodeMetrics:
     budget is zero (see :func:`ppdm.algorithms.lattice_optimal.optimal_node`).
     A node can be infeasible without being over budget: when the suppressed
     rows must be dropped and the rest then fails t-closeness.
+
+    ``infeasible_below`` says the node proves every node below it infeasible
+    whatever the models: the rows of its classes that fail the requirement's
+    bounds (fewer rows than any model accepts, or fewer distinct sensitive
+    values) exceed the budget, and a subclass of such a class fails them too.
     """
 
     levels: tuple[int, ...]
@@ -138,6 +146,7 @@ class NodeMetrics:
     suppressed: int
     feasible: bool = True
     over_budget: bool = False
+    infeasible_below: bool = False
 
     def value(self, name: str) -> float:
         """The index called ``name`` (a key of :data:`OBJECTIVES`)."""
@@ -645,7 +654,9 @@ class GeneralizationLattice:
         self.evaluations += 1
         bound = self._batch_metrics(batch, size, distinct)
         if bound["suppressed"][0] > self.eta:
-            return self._node_metrics(node, bound, False, True)
+            # Rows in classes too small, or with too few distinct sensitive
+            # values, stay in such classes at every more specific node.
+            return self._node_metrics(node, bound, False, True, infeasible_below=True)
         assert self._row_group is not None and self._sensitive is not None
         plan = release_plan(
             requirement,
@@ -658,8 +669,20 @@ class GeneralizationLattice:
             weights=self._weights,
         )
         metrics = self._batch_metrics(batch, None, None, kept=~plan.suppress)
+        over_budget = plan.rejected > self.eta
+        # Rows every more specific node rejects too, whatever the models'
+        # monotonicity: above the budget, nothing below this node is feasible.
+        below = over_budget and (
+            requirement.rows_rejected_in_refinements(
+                group_class[self._row_group],
+                len(batch.count),
+                self._encoded,
+                weights=self._weights,
+            )
+            > self.eta + _ROWS_TOLERANCE
+        )
         return self._node_metrics(
-            node, metrics, plan.feasible, plan.rejected > self.eta
+            node, metrics, plan.feasible, over_budget, infeasible_below=below
         )
 
     def _require_requirement(self) -> Requirement:
@@ -693,12 +716,15 @@ class GeneralizationLattice:
         metrics: dict[str, np.ndarray],
         feasible: bool,
         over_budget: bool,
+        *,
+        infeasible_below: bool = False,
     ) -> NodeMetrics:
         return NodeMetrics(
             levels=tuple(int(v) for v in node),
             **{name: values[0].item() for name, values in metrics.items()},
             feasible=bool(feasible),
             over_budget=bool(over_budget),
+            infeasible_below=bool(infeasible_below),
         )
 
     def evaluate_all(

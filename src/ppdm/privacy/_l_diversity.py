@@ -154,6 +154,20 @@ class EntropyLDiversity(_LDiversity):
     def per_class(self, partition: ClassPartition) -> np.ndarray:
         return partition.sensitive(self.attribute).entropy_l_per_class()
 
+    def rejected_in_refinements(self, partition: ClassPartition) -> np.ndarray:
+        """Entropy is concave: a class split into parts has at least their mean entropy.
+
+        With ``w`` the share of a class's rows in failing parts (entropy at
+        least 0) and the rest in passing ones (at least ``log l``),
+        ``H(class) >= (1 - w) log l``, so ``w >= 1 - H(class) / log l``.
+        """
+        share = super().rejected_in_refinements(partition)
+        if self.l <= 1 + TOLERANCE:
+            return share
+        entropy = np.log(np.maximum(self.per_class(partition), 1.0))
+        bound = 1.0 - entropy / math.log(self.l - TOLERANCE)
+        return np.maximum(share, np.clip(bound, 0.0, 1.0))
+
 
 @dataclass(frozen=True)
 class RecursiveCLDiversity(_LDiversity):

@@ -98,3 +98,18 @@ class TCloseness(PrivacyModel):
 
     def class_passes(self, values: np.ndarray) -> np.ndarray:
         return values <= self.t + TOLERANCE
+
+    def rejected_in_refinements(self, partition: ClassPartition) -> np.ndarray:
+        """Both distances are convex in a class's distribution and at most 1.
+
+        A class split into parts is at most their mean distance; with ``w``
+        the share of its rows in failing parts (distance at most 1) and the
+        rest within ``t``, ``d(class) <= w + (1 - w) t``, so
+        ``w >= (d(class) - t) / (1 - t)``.
+        """
+        share = super().rejected_in_refinements(partition)
+        limit = self.t + TOLERANCE
+        if limit >= 1:
+            return share
+        bound = (self.per_class(partition) - limit) / (1.0 - limit)
+        return np.maximum(share, np.clip(bound, 0.0, 1.0))

@@ -158,6 +158,30 @@ class PrivacyModel(ABC):
         """Which classes of ``partition`` satisfy the model (one bool each)."""
         return self.class_passes(self.per_class(partition))
 
+    def rejected_in_refinements(self, partition: ClassPartition) -> np.ndarray:
+        """Per class, a share of its rows the model rejects however the class is split.
+
+        Every more specific generalization splits each class into subclasses;
+        this is a lower bound, valid for every such split, on the share of a
+        class's rows that fall in subclasses the model rejects. A class below
+        :attr:`minimal_class_size`, or with fewer distinct sensitive values
+        than :attr:`minimal_distinct_values`, has every subclass fail too
+        (share 1). Models whose measure is concave or convex in a class's
+        distribution bound the share of the other failing classes (entropy
+        l-diversity, t-closeness). A lattice search prunes below a node on
+        these bounds whether or not the model is monotone.
+        """
+        fails = np.asarray(partition.sizes) < self.minimal_class_size
+        attribute = self.sensitive_attribute
+        if (
+            self.uses_sensitive_attribute
+            and attribute
+            and self.minimal_distinct_values > 1
+        ):
+            distinct = partition.sensitive(attribute).distinct_per_class()
+            fails |= distinct < self.minimal_distinct_values
+        return fails.astype(float)
+
     @abstractmethod
     def describe(self) -> dict[str, Any]:
         """Name and thresholds, for the certificate (ARX's ``render()``)."""

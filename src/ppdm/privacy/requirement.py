@@ -490,6 +490,38 @@ class Requirement:
             weighted counts. With weights, the decisions equal those on the
             expanded rows.
         """
+        return self.accepts(self._groups(ids, n_groups, encoded, rows, weights))
+
+    def rows_rejected_in_refinements(
+        self,
+        ids: np.ndarray,
+        n_groups: int,
+        encoded: Mapping[str, EncodedSensitive],
+        weights: np.ndarray | None = None,
+    ) -> float:
+        """Rows some model rejects at every refinement of the groups (a lower bound).
+
+        Each group counts the largest share any model's
+        :meth:`~ppdm.privacy.base.PrivacyModel.rejected_in_refinements` gives
+        it. Every node below a lattice node splits its classes, so the rows
+        such a node suppresses are at least this many: above the suppression
+        budget, it proves the whole down-set infeasible. Arguments as
+        :meth:`accepts_groups`.
+        """
+        partition = self._groups(ids, n_groups, encoded, None, weights)
+        share = np.zeros(partition.n_classes)
+        for model in self.class_models:
+            share = np.maximum(share, model.rejected_in_refinements(partition))
+        return float(np.dot(np.asarray(partition.sizes, dtype=float), share))
+
+    def _groups(
+        self,
+        ids: np.ndarray,
+        n_groups: int,
+        encoded: Mapping[str, EncodedSensitive],
+        rows: np.ndarray | None,
+        weights: np.ndarray | None,
+    ) -> ClassPartition:
         ids = np.asarray(ids, dtype=np.int64)
         weights = _weights_of(weights, len(ids))
         sizes = np.bincount(ids, weights=weights, minlength=n_groups).astype(np.int64)
@@ -497,8 +529,7 @@ class Requirement:
             encoded[a].counts(ids, sizes, rows, weights)
             for a in self.sensitive_attributes
         ]
-        partition = ClassPartition.from_groups(ids, n_groups, counts, weights)
-        return self.accepts(partition)
+        return ClassPartition.from_groups(ids, n_groups, counts, weights)
 
     def check(self, table: pd.DataFrame | ClassPartition) -> tuple[PrivacyResult, ...]:
         """Every class model's result on a released table (or its partition)."""
