@@ -42,4 +42,4 @@ def test_a_float_tail_is_cut_without_moving_any_row():
     values = pd.Series([7.15] * 5 + [7.1514] * 5, name="x")
     target = pd.Series(["a"] * 5 + ["b"] * 5)
     assert fit_cut_points(values, target).tolist() == [7.1507]
-    assert interval_labels([7.1507]) == ["(-inf, 7.1507)", "[7.1507, inf)"]
+    assert interval_labels([7.1507]) == ["< 7.1507", ">= 7.1507"]
