@@ -65,7 +65,15 @@ def test_the_bracket_form_of_earlier_releases_is_the_same_interval(old, new):
 def test_canonical_label_rewrites_set_members_and_leaves_the_rest():
     assert canonical_label("{[30.5, inf)|(-inf, 21.5)}") == "{< 21.5|>= 30.5}"
     assert canonical_label("{[17, 21.5)|[30.5, inf)}") == "{>= 30.5|[17, 21.5)}"
-    for same in ("*", "", "Married", "[17, 25]", "[21.5, 30.5)", "(-inf, inf)", "{a|b}"):
+    for same in (
+        "*",
+        "",
+        "Married",
+        "[17, 25]",
+        "[21.5, 30.5)",
+        "(-inf, inf)",
+        "{a|b}",
+    ):
         assert canonical_label(same) == same
     assert math.isnan(canonical_label(math.nan))  # a missing value passes through
 
@@ -88,13 +96,16 @@ def test_a_half_line_round_trips_exactly(bound, closed, below):
     cell = parse_cell(text)
     assert cell.kind == "interval"
     assert (cell.low, cell.high) == (low, high)
-    assert format_interval(
-        cell.low,
-        cell.high,
-        closed={
-            (True, True): "both",
-            (True, False): "left",
-            (False, True): "right",
-            (False, False): "neither",
-        }[(cell.low_closed, cell.high_closed)],
-    ) == text
+    assert (
+        format_interval(
+            cell.low,
+            cell.high,
+            closed={
+                (True, True): "both",
+                (True, False): "left",
+                (False, True): "right",
+                (False, False): "neither",
+            }[(cell.low_closed, cell.high_closed)],
+        )
+        == text
+    )

@@ -71,9 +71,7 @@ def test_discretized_intervals_become_ordered_midpoints():
     # finite span 21.5..30.5 (9): open ends placed one span out
     np.testing.assert_allclose(x, [17.0, 26.0, 35.0, 35.0])
     assert np.all(np.diff(np.unique(x)) > 0)
-    released = pd.DataFrame(
-        {"age": ["[21.5, 30.5)", "*", "{< 21.5|[21.5, 30.5)}"]}
-    )
+    released = pd.DataFrame({"age": ["[21.5, 30.5)", "*", "{< 21.5|[21.5, 30.5)}"]})
     np.testing.assert_allclose(
         featurizer.transform(released).toarray()[:, 0], [26.0, np.nan, 21.5]
     )
