@@ -1139,7 +1139,7 @@ def utility_report(
     covers: Covers | None = None,
     title: str | None = None,
     models: Sequence[str] = MODELS,
-    missing: str = "weka",
+    missing: str = "indicator",
     roles: Mapping[str, str] | None = None,
     passthrough: Sequence[Mapping[str, Any]] | None = None,
     pseudonymized: Sequence[str] = (),
@@ -1186,7 +1186,10 @@ def utility_report(
     title : str, optional
         Page title; default names the algorithm, k and l.
     models : sequence of str, default=MODELS
-    missing : {"weka", "zeros"}, default="weka"
+    missing : {"weka", "zeros", "indicator"}, default="indicator"
+        Treatment of unknown cells (:data:`ppdm.utility.learners.MISSING`):
+        by default naive Bayes and logistic regression read a suppressed cell
+        through a missing-value indicator, the tree as C4.5 does.
     roles : mapping of str to str, optional
         Column -> role (the configuration's ``columns``), for the section
         "Columns and how they are released".
