@@ -9,12 +9,24 @@ released text                 meaning
 empty                         the input value was missing
 ``[17, 25]``                  numeric range, both ends included
 ``[21.5, 30.5)``              interval (discretized), half-open
-``(-inf, 21.5)``              interval with an open lower end
+``< 21.5``, ``<= 21.5``       interval with an open lower end
+``>= 39.5``, ``> 39.5``       interval with an open upper end
+``(-inf, inf)``               the whole line (a column without a cut)
 ``{Divorced|Separated}``      value set: the true value is one of these
 anything else                 the value itself
 ============================  =========================================
 
 Value-set members are sorted, so the same set is always written the same way.
+
+An interval with one infinite end is written as a comparison, as people write
+it (``< 21.5`` rather than ``(-inf, 21.5)``). Releases made before this form
+wrote ``(-inf, 21.5)`` and ``[39.5, inf)``; :func:`parse_cell` still reads
+them, as the same intervals, so an earlier release of a series is read
+alike. A comparison is read only in the exact form written here (the
+operator, one space, a finite decimal number): a raw category such as
+``<=50K`` or ``<5`` stays a value. Both ends infinite keep the bracket form,
+since no number is left to compare with and a word (``any``) could be a
+category of the data.
 """
 
 from __future__ import annotations
@@ -35,12 +47,18 @@ __all__ = [
     "format_interval",
     "format_set",
     "Cell",
+    "canonical_label",
     "parse_cell",
 ]
 
 SET_SEPARATOR = "|"
 _INTERVAL = re.compile(
     r"^(?P<lb>[\[(])\s*(?P<lo>[^,\s]+)\s*,\s*(?P<hi>[^,\s]+)\s*(?P<rb>[\])])$"
+)
+#: ``< 21.5``: an operator, one space, a finite decimal number (no ``inf``,
+#: ``nan`` or ``1_000``, which ``float`` would accept).
+_COMPARISON = re.compile(
+    r"^(?P<op><=|<|>=|>) (?P<x>[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?)$"
 )
 
 
@@ -64,10 +82,21 @@ def format_range(low: float, high: float) -> str:
 def format_interval(low: float, high: float, *, closed: str = "left") -> str:
     """Interval text; ``closed`` is "left" ([a, b)), "right", "both" or "neither".
 
-    An infinite end is always written open.
+    An infinite end is always open; one infinite end makes a comparison.
+
+    >>> format_interval(20, 30), format_interval(-math.inf, 23.5)
+    ('[20, 30)', '< 23.5')
+    >>> format_interval(39.5, math.inf), format_interval(-math.inf, 28, closed="right")
+    ('>= 39.5', '<= 28')
+    >>> format_interval(30, math.inf, closed="right")
+    '> 30'
     """
     left_closed = closed in ("left", "both") and not math.isinf(low)
     right_closed = closed in ("right", "both") and not math.isinf(high)
+    if math.isinf(low) and not math.isinf(high):
+        return f"{'<=' if right_closed else '<'} {format_number(high)}"
+    if math.isinf(high) and not math.isinf(low):
+        return f"{'>=' if left_closed else '>'} {format_number(low)}"
     return (
         ("[" if left_closed else "(")
         + f"{format_number(low)}, {format_number(high)}"
@@ -111,6 +140,19 @@ def parse_cell(text: object, marker: str = SUPPRESSED) -> Cell:
         return Cell("missing")
     if raw.startswith("{") and raw.endswith("}"):
         return Cell("set", raw, members=tuple(raw[1:-1].split(SET_SEPARATOR)))
+    compared = _COMPARISON.match(raw)
+    if compared:
+        op, number = compared["op"], float(compared["x"])
+        if math.isfinite(number):
+            below = op.startswith("<")
+            return Cell(
+                "interval",
+                raw,
+                low=-math.inf if below else number,
+                high=number if below else math.inf,
+                low_closed=op == ">=",
+                high_closed=op == "<=",
+            )
     match = _INTERVAL.match(raw)
     if match:
         try:
@@ -126,3 +168,38 @@ def parse_cell(text: object, marker: str = SUPPRESSED) -> Cell:
             high_closed=match["rb"] == "]",
         )
     return Cell("value", raw)
+
+
+def canonical_label(text: object, marker: str = SUPPRESSED) -> object:
+    """A released cell in the form this version writes; others unchanged.
+
+    Only intervals with one infinite end are rewritten (``(-inf, 23.5)`` ->
+    ``< 23.5``, ``[39.5, inf)`` -> ``>= 39.5``), inside value sets too, so the
+    cells of a release written before the comparison form compare equal, as
+    text, to this version's. Any other cell, and a value that is not text (a
+    number, a missing value), is returned as it is.
+
+    >>> canonical_label("(-inf, 23.5)"), canonical_label("{[20, inf)|(-inf, 5)}")
+    ('< 23.5', '{< 5|>= 20}')
+    >>> canonical_label("Married"), canonical_label("[17, 25]")
+    ('Married', '[17, 25]')
+    """
+    if not isinstance(text, str):
+        return text
+    cell = parse_cell(text, marker)
+    if cell.kind == "interval" and math.isinf(cell.low) != math.isinf(cell.high):
+        return _format_cell_interval(cell)
+    if cell.kind == "set":
+        members = [canonical_label(m, marker) for m in cell.members]
+        return format_set(members) if members != list(cell.members) else text
+    return text
+
+
+def _format_cell_interval(cell: Cell) -> str:
+    closed = {
+        (True, True): "both",
+        (True, False): "left",
+        (False, True): "right",
+        (False, False): "neither",
+    }[(cell.low_closed, cell.high_closed)]
+    return format_interval(cell.low, cell.high, closed=closed)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import shutil
@@ -17,6 +18,7 @@ from ppdm.exceptions import VerificationError
 from ppdm.flows.cli import main
 from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.release.audit import read_entries
+from ppdm.selection import binary_encode
 
 MANIFEST_KEYS = {
     "dataset",
@@ -397,3 +399,41 @@ def test_the_flow_run_is_named_for_the_operator(published):
     with get_client(sync_client=True) as client:
         run = client.read_flow_run(manifest["flow_run_id"])
     assert re.fullmatch(r"german-mondrian-k5-\d{8}T\d{6}Z", run.name), run.name
+
+
+def test_open_intervals_read_alike_in_the_file_the_verifier_and_the_page(
+    prefect_backend, tmp_path, capsys
+):
+    # Equal-frequency bins give age two open ends; the released file writes
+    # them as comparisons, the independent verifier reads the raw ages into
+    # them, the page and fs-anonymity's feature names show the same text.
+    config = default_config("german").with_overrides(
+        k=5,
+        l=2,
+        seed=7,
+        output_dir=str(tmp_path / "out"),
+        discretize={"method": "equal-frequency", "n_bins": 4},
+    )
+    release_dir = pipeline.run_release(config).release_dir
+    released = pd.read_csv(
+        release_dir / "data" / "release.csv", dtype=str, keep_default_na=False
+    )
+    ages = set(released["age"])
+    assert not {a for a in ages if "inf" in a}, ages
+    below = {a for a in ages if re.fullmatch(r"< [\d.]+", a)}
+    above = {a for a in ages if re.fullmatch(r">= [\d.]+", a)}
+    assert below and above, ages
+    certificate = json.loads((release_dir / "verification.json").read_text())
+    assert certificate["passed"]
+    capsys.readouterr()
+    assert main(["verify", str(release_dir)]) == 0
+    assert "PASS" in capsys.readouterr().out
+    page = (release_dir / "report.html").read_text()
+    shown = [a for a in released["age"].head(5) if a in below | above]
+    assert shown, "the page's sample holds an open interval"
+    for label in shown:
+        assert html.escape(label) in page
+    assert "-inf" not in page and "inf)" not in page
+    binned = pd.DataFrame({"age": pd.Categorical(sorted(ages))})
+    names = binary_encode(binned, ["age"]).names
+    assert {f"age={a}" for a in below | above} <= set(names)

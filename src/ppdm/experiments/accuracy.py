@@ -156,7 +156,7 @@ def run_experiment(
     hierarchies : mapping, optional
         ``{attribute: Hierarchy}``: given to the algorithms through the spec,
         and used to read released hierarchy labels as the values they cover.
-    missing : {"weka", "zeros"}, default="weka"
+    missing : {"weka", "zeros", "indicator"}, default="weka"
         Treatment of suppressed and missing cells by the models
         (:data:`ppdm.utility.MISSING`).
     ranges : {"midpoint", "uniform"}, default="midpoint"

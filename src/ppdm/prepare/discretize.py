@@ -10,7 +10,7 @@ Two methods:
 
 A discretized column becomes an *ordered* pandas Categorical whose categories
 are interval labels written by :func:`ppdm.values.format_interval`
-(``"(-inf, 21.5)"``, ``"[21.5, 30.5)"``, ``"[30.5, inf)"``), so that
+(``"< 21.5"``, ``"[21.5, 30.5)"``, ``">= 30.5"``), so that
 :func:`ppdm.model.attribute_kind` reads it as ordinal. Missing values stay
 missing. The cut points are returned as plain floats so that the pipeline can
 store them and apply them to another table (a test split, a later batch) with
@@ -375,7 +375,7 @@ def interval_labels(cut_points: Sequence[float]) -> list[str]:
     """Interval labels of the bins that ``cut_points`` delimit, in order.
 
     >>> interval_labels([21.5, 30.5])
-    ['(-inf, 21.5)', '[21.5, 30.5)', '[30.5, inf)']
+    ['< 21.5', '[21.5, 30.5)', '>= 30.5']
     """
     ends = [-np.inf, *map(float, cut_points), np.inf]
     return [format_interval(lo, hi) for lo, hi in pairwise(ends)]
@@ -444,7 +444,7 @@ def discretize(
     >>> result.cut_points
     {'age': [28.0]}
     >>> result.table["age"].tolist()[:4]
-    ['(-inf, 28)', '(-inf, 28)', '(-inf, 28)', '[28, inf)']
+    ['< 28', '< 28', '< 28', '>= 28']
     """
     _check_method(method, n_bins)
     absent = [c for c in columns if c not in table.columns]

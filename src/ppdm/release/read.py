@@ -29,6 +29,7 @@ import pandas as pd
 
 from ppdm.exceptions import SourceError
 from ppdm.release.artifacts import sha256_file
+from ppdm.values import canonical_label
 
 __all__ = [
     "ReleasedFiles",
@@ -76,7 +77,9 @@ def _files(files: ReleasedFiles) -> list[Path]:
     return paths
 
 
-def read_released_table(files: ReleasedFiles) -> pd.DataFrame:
+def read_released_table(
+    files: ReleasedFiles, *, current_labels: bool = False
+) -> pd.DataFrame:
     """Read one published table exactly as released: every cell is text.
 
     Parameters
@@ -85,6 +88,12 @@ def read_released_table(files: ReleasedFiles) -> pd.DataFrame:
         A released CSV (header row), a Parquet file, a directory of Parquet
         parts, or the parts of one table (read in name order, as
         :func:`released_tables` lists them).
+    current_labels : bool, default=False
+        Rewrite interval labels in the form this version writes
+        (:func:`ppdm.values.canonical_label`: ``(-inf, 23.5)`` -> ``< 23.5``).
+        An earlier release of a series is read so, because the series check
+        compares its classes with the candidate's as text; the release being
+        verified is read as it is.
 
     Returns
     -------
@@ -101,9 +110,20 @@ def read_released_table(files: ReleasedFiles) -> pd.DataFrame:
     """
     paths = _files(files)
     frames = [_read_one(path) for path in paths]
-    if len(frames) == 1:
-        return frames[0]
-    return pd.concat(frames, ignore_index=True)
+    frame = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+    return _current_labels(frame) if current_labels else frame
+
+
+def _current_labels(frame: pd.DataFrame) -> pd.DataFrame:
+    """Every column's labels in the current form, rewritten per distinct cell."""
+    out = frame.copy()
+    for name in frame.columns:
+        codes, uniques = pd.factorize(frame[name])
+        labels = [canonical_label(u) for u in uniques]
+        if any(a != b for a, b in zip(labels, uniques)):
+            table = np.asarray(labels, dtype=object)
+            out[name] = np.where(codes >= 0, table[np.maximum(codes, 0)], frame[name])
+    return out
 
 
 def _read_one(path: Path) -> pd.DataFrame:

@@ -166,7 +166,7 @@ def load_tables(release: EarlierRelease) -> dict[str, pd.DataFrame]:
                 "changed since it was published (the audit log records its "
                 "sha256); run `ppdm audit verify` on the output directory"
             )
-        tables[name] = read_released_table(path)
+        tables[name] = read_released_table(path, current_labels=True)
     return tables
 
 

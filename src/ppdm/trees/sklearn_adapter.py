@@ -97,6 +97,20 @@ def encode(
     return matrix, features
 
 
+def _data_threshold(values: np.ndarray, threshold: float) -> float:
+    """The largest training value a threshold sends left, in place of the threshold.
+
+    scikit-learn compares float32 copies of the values and places a threshold
+    midway between two of them, so it carries a binary tail
+    (``0.7100000083446503``) into every interval label kACTUS releases. The
+    largest value whose float32 copy is at most the threshold splits the
+    training rows exactly as the threshold does (rounding to float32 keeps the
+    order), and has the data's own decimals, as C4.5's thresholds do.
+    """
+    left = values[values.astype(np.float32) <= threshold]
+    return float(left[-1]) if len(left) else threshold
+
+
 def tree_from_sklearn(
     clf: DecisionTreeClassifier,
     X_encoded: np.ndarray,
@@ -130,6 +144,13 @@ def tree_from_sklearn(
         for i in range(t.node_count)
     ]
     counts = t.value[:, 0, :] * t.weighted_n_node_samples[:, None]
+    sorted_values: dict[int, np.ndarray] = {}
+
+    def values_of(column: int) -> np.ndarray:
+        if column not in sorted_values:
+            values = X_encoded[:, column]
+            sorted_values[column] = np.unique(values[~np.isnan(values)])
+        return sorted_values[column]
 
     def make(index: int, predicate: Any) -> TreeNode:
         return TreeNode(
@@ -152,6 +173,7 @@ def tree_from_sklearn(
         threshold = float(t.threshold[index])
         name = f.attribute
         if f.kind == "numeric":
+            threshold = _data_threshold(values_of(int(t.feature[index])), threshold)
             low, high = constraints.get(name, (-math.inf, math.inf))
             sides = [(low, min(high, threshold)), (max(low, threshold), high)]
             predicates = [Interval(name, lo, hi) for lo, hi in sides]

@@ -104,7 +104,7 @@ def cross_validate(
         a sweep that already has a k=1 baseline).
     covers : mapping, optional
         As in :func:`ppdm.utility.holdout.holdout_utility`.
-    missing : {"weka", "zeros"}, default="weka"
+    missing : {"weka", "zeros", "indicator"}, default="weka"
         As in :func:`ppdm.utility.holdout.holdout_utility`.
     ranges : {"midpoint", "uniform"}, default="midpoint"
         How the C4.5 tree reads a released numeric range

@@ -1,7 +1,7 @@
 """Turn released cells into model features, on the original table's schema.
 
 A released table mixes the original values with the generalized cells of
-:mod:`ppdm.values` (``*``, ``[17, 25]``, ``(-inf, 21.5)``, ``{a|b}``). To train
+:mod:`ppdm.values` (``*``, ``[17, 25]``, ``< 21.5``, ``{a|b}``). To train
 a model on it and test that model on *original* rows, both must become the
 same numeric matrix. :class:`CellFeaturizer` is fitted on the original
 (training) table, whose schema fixes the features:

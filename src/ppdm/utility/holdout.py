@@ -218,7 +218,7 @@ def holdout_utility(
         Coverage of generalized labels (see
         :func:`ppdm.utility.loss.covers_from_hierarchies`), so that a released
         hierarchy label is read as the set of values it covers.
-    missing : {"weka", "zeros"}, default="weka"
+    missing : {"weka", "zeros", "indicator"}, default="weka"
         Treatment of unknown (suppressed or missing) cells
         (:data:`ppdm.utility.learners.MISSING`).
     prepare : callable, optional

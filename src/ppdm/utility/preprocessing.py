@@ -151,7 +151,7 @@ class FoldDiscretizer:
     >>> prepare = FoldDiscretizer(columns=["age"], target="y")
     >>> _, binned = prepare(train, test)
     >>> binned["age"].tolist(), prepare.fitted_["cut_points"]
-    (['(-inf, 28)', '[28, inf)'], {'age': [28.0]})
+    (['< 28', '>= 28'], {'age': [28.0]})
     """
 
     def __init__(

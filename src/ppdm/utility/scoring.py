@@ -106,7 +106,7 @@ def train_and_score(
         Also train on ``original_train`` (else its accuracy is NaN).
     covers : mapping, optional
         Coverage of generalized labels.
-    missing : {"weka", "zeros"}, default="weka"
+    missing : {"weka", "zeros", "indicator"}, default="weka"
         Treatment of unknown cells (:data:`ppdm.utility.learners.MISSING`).
     ranges : {"midpoint", "uniform"}, default="midpoint"
         How the C4.5 tree reads a released numeric range

@@ -243,7 +243,9 @@ def _series_check(
             passed = False
             continue
         earlier = {
-            name: read_released_table([directory / p for p in paths])
+            name: read_released_table(
+                [directory / p for p in paths], current_labels=True
+            )
             for name, paths in released_tables(
                 f["path"] for f in recorded["files"]
             ).items()

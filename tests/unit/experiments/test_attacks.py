@@ -120,8 +120,8 @@ def test_no_sensitive_attribute_gives_no_homogeneity():
 def test_coverage_rules():
     cells = [
         "[20, 30)",  # half-open interval
-        "(-inf, 21.5)",  # open lower end
-        "{[17, 21.5)|[30.5, inf)}",  # a set of intervals (binned values)
+        "< 21.5",  # open lower end
+        "{[17, 21.5)|>= 30.5}",  # a set of intervals (binned values)
         "{|US}",  # a set with a missing member
         "Married",  # a hierarchy label
         "37",  # a number written as text

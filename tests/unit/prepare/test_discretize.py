@@ -167,18 +167,18 @@ def test_discretize_builds_ordered_interval_categories():
     json.dumps(result.cut_points)
     age = result.table["age"]
     assert attribute_kind(age) is AttributeKind.ORDINAL
-    assert list(age.cat.categories) == ["(-inf, 30.5)", "[30.5, inf)"]
+    assert list(age.cat.categories) == ["< 30.5", ">= 30.5"]
     assert age.isna().tolist() == [False] * 8 + [True, False]
-    assert age.iloc[0] == "(-inf, 30.5)" and age.iloc[4] == "[30.5, inf)"
+    assert age.iloc[0] == "< 30.5" and age.iloc[4] == ">= 30.5"
     assert list(result.table["hours"].cat.categories) == ["(-inf, inf)"]
     pd.testing.assert_series_equal(result.table["city"], table["city"])
 
 
 def test_interval_labels_follow_the_value_grammar():
     assert interval_labels([21.5, 30.5]) == [
-        "(-inf, 21.5)",
+        "< 21.5",
         "[21.5, 30.5)",
-        "[30.5, inf)",
+        ">= 30.5",
     ]
     assert interval_labels([]) == ["(-inf, inf)"]
 
@@ -186,7 +186,7 @@ def test_interval_labels_follow_the_value_grammar():
 def test_value_on_a_cut_opens_the_next_bin():
     table = pd.DataFrame({"x": [1.0, 2.0, 3.0]})
     out = apply_cut_points(table, {"x": [2.0]})
-    assert out["x"].tolist() == ["(-inf, 2)", "[2, inf)", "[2, inf)"]
+    assert out["x"].tolist() == ["< 2", ">= 2", ">= 2"]
 
 
 def test_apply_cut_points_reproduces_the_fitted_table():

@@ -67,8 +67,30 @@ def test_numeric_thresholds_accumulate_into_intervals():
     tree = tree_from_sklearn(clf, matrix, features)
     middle = [leaf for leaf in tree.leaves if leaf.label == "in"]
     assert len(middle) == 1
-    assert middle[0].predicate == Interval("x", 9.5, 29.5)
+    # scikit-learn cuts at 9.5 and 29.5; the predicate keeps the largest value
+    # each cut sends left (the data's precision), which splits the rows alike
+    assert middle[0].predicate == Interval("x", 9.0, 29.0)
     assert middle[0].rows.tolist() == list(range(10, 30))
+
+
+def test_thresholds_carry_the_data_decimals_not_float32_tails():
+    rng = np.random.default_rng(0)
+    x = np.round(rng.uniform(0, 10, 400), 2)
+    y = np.where((x > 2.71) & (x <= 7.13), "in", "out")
+    matrix, features = encode(pd.DataFrame({"x": x}))
+    clf = DecisionTreeClassifier(random_state=0, max_depth=3).fit(matrix, y)
+    tree = tree_from_sklearn(clf, matrix, features)
+    ends = {
+        end
+        for leaf in tree.leaves
+        for end in (leaf.predicate.low, leaf.predicate.high)
+        if np.isfinite(end)
+    }
+    assert ends and all(round(end, 2) == end for end in ends)  # no float32 tail
+    assert ends <= set(x.tolist())  # each a value of the data
+    for leaf in tree.leaves:  # every leaf's rows are exactly its interval's
+        inside = (x > leaf.predicate.low) & (x <= leaf.predicate.high)
+        assert leaf.rows.tolist() == np.flatnonzero(inside).tolist()
 
 
 def test_missing_numeric_values_go_where_sklearn_sends_them():

@@ -68,9 +68,7 @@ def test_ncp_is_zero_for_the_original_and_one_for_everything_suppressed(original
 
 
 def test_ncp_clips_open_intervals_to_the_observed_range(original):
-    released = original.assign(
-        age=["(-inf, 25)", "[25, inf)", "(-inf, inf)", "*", "40", ""]
-    )
+    released = original.assign(age=["< 25", ">= 25", "(-inf, inf)", "*", "40", ""])
     result = ncp(original, released, ["age"])
     # (-inf,25) -> [20,25]: 0.1; [25,inf) -> [25,70]: 0.9; (-inf,inf): 1; *: 1
     assert result.total == pytest.approx(0.1 + 0.9 + 1 + 1 + 0 + 0)

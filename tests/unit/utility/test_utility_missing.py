@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -25,6 +26,7 @@ from ppdm.utility import (
     train_and_score,
 )
 from ppdm.utility.features import CellFeaturizer
+from ppdm.utility.learners import UnknownIndicator
 
 
 def _skewed_release(n: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -147,7 +149,7 @@ def test_bins_view_of_cells():
     featurizer = CellFeaturizer(numeric_bins=4).fit(original)
     assert featurizer.blocks_ == [("bins", 0, 4), ("onehot", 4, 6)]
     released = pd.DataFrame(
-        {"age": ["[0, 50]", "60", "*", "{10|80}", "(-inf, 25)"], "c": "*"}
+        {"age": ["[0, 50]", "60", "*", "{10|80}", "< 25"], "c": "*"}
     )
     out = featurizer.transform(released).toarray()[:, :4]
     np.testing.assert_allclose(
@@ -187,3 +189,79 @@ def test_missing_option_is_validated():
         cross_validate(original, lambda t: t, target="income", seed=0, missing="zero")
     with pytest.raises(InvalidParameterError):
         CellFeaturizer(numeric_bins=0).fit(original)
+
+
+# -- the missing-value indicator ("indicator") ----------------------------------------
+
+
+def test_a_suppressed_cell_gets_the_indicator_and_an_all_zero_block():
+    original = pd.DataFrame({"sex": ["F", "M", "F", "M"], "age": [20, 40, 30, 50]})
+    released = pd.DataFrame(
+        {"sex": ["F", "*", "F", "M"], "age": ["[20, 30]", "40", "*", "50"]}
+    )
+    featurizer = CellFeaturizer().fit(original)
+    x = featurizer.transform(released)
+    step = UnknownIndicator(blocks=featurizer.blocks_, attributes=["sex", "age"])
+    out = step.fit(x).transform(x)
+    assert sp.issparse(out)  # the features stay sparse
+    mean = (25 + 40 + 50) / 3  # of the known training ages (a range: its midpoint)
+    np.testing.assert_allclose(
+        out.toarray(),
+        [
+            [1, 0, 25, 0, 0],
+            [0, 0, 40, 1, 0],  # "*" sex: its one-hot block all zero, indicator 1
+            [1, 0, mean, 0, 1],  # "*" age: the training mean, indicator 1
+            [0, 1, 50, 0, 0],
+        ],
+    )
+    assert step.get_feature_names_out(featurizer.feature_names_).tolist() == [
+        "sex=F",
+        "sex=M",
+        "age",
+        "sex suppressed",
+        "age suppressed",
+    ]
+    # Test rows: the indicators fitted on the training rows, their mean kept.
+    test = pd.DataFrame({"sex": ["M", None], "age": [np.nan, 35.0]})
+    np.testing.assert_allclose(
+        step.transform(featurizer.transform(test)).toarray(),
+        [[0, 1, mean, 0, 1], [0, 0, 35, 1, 0]],
+    )
+    # An attribute never unknown in training gets no indicator.
+    known = released.assign(age=["20", "40", "30", "50"])
+    only_sex = step.fit(featurizer.transform(known))
+    assert only_sex.get_feature_names_out(featurizer.feature_names_).tolist()[3:] == [
+        "sex suppressed"
+    ]
+
+
+def test_naive_bayes_weighs_an_unknown_cell_by_its_rate_in_the_class():
+    blocks = [("onehot", 0, 2)]
+    x = np.array([[0, 0], [0, 0], [1, 0], [0, 0], [0, 1]], dtype=float)
+    y = np.array(["a", "a", "a", "b", "b"])
+    nb = make_model("naive_bayes", 0, blocks, missing="indicator").fit(x, y)
+    skip = make_model("naive_bayes", 0, blocks, missing="weka").fit(x, y)
+    # P(unknown | a) = (2 + 1) / (3 + 2), P(unknown | b) = (1 + 1) / (2 + 2)
+    np.testing.assert_allclose(np.exp(nb.log_unknown_[0]), [0.6, 0.5])
+    unknown, known = np.zeros((1, 2)), np.array([[1.0, 0.0]])
+    np.testing.assert_allclose(
+        nb.predict_log_joint(unknown),
+        skip.predict_log_joint(unknown) + np.log([[0.6, 0.5]]),
+    )
+    # a known cell reads P(v | c) of the known cells, as without the indicator
+    np.testing.assert_allclose(
+        nb.predict_log_joint(known), skip.predict_log_joint(known)
+    )
+
+
+def test_logistic_regression_reads_the_indicator_columns():
+    original, released = _skewed_release(400, seed=5)
+    featurizer = CellFeaturizer(exclude=["income"]).fit(original)
+    x = featurizer.transform(released)
+    model = make_model(
+        "logistic_regression", 0, featurizer.blocks_, missing="indicator"
+    ).fit(x, released["income"].astype(str).to_numpy())
+    coefficients = model.pipeline_.named_steps["model"].coef_
+    # noise and level are suppressed in training: two indicators more
+    assert coefficients.shape[1] == x.shape[1] + 2
+    assert model.predict_proba(featurizer.transform(original)).shape == (400, 2)

@@ -315,6 +315,29 @@ def test_a_released_value_written_as_a_float_shows_the_integer():
     assert result.proxy_shares == {"age": 0.5}
 
 
+@pytest.mark.parametrize(
+    "below, above", [("< 35", ">= 35"), ("(-inf, 35)", "[35, inf)"), ("<= 30", "> 30")]
+)
+def test_open_intervals_hold_the_raw_values_they_cover(below, above):
+    # The verifier reads a comparison (and an earlier release's bracket form)
+    # as the interval it is: "< 35" holds only the 30s, so it shows them; one
+    # open interval over both values shows neither.
+    original = pd.DataFrame({"age": [30] * 5 + [40] * 5, "code": [1] * 5 + [2] * 5})
+    requirement = Requirement.of(("age",), k=5)
+    policy = PassthroughPolicy(columns=("code",))
+    released = pd.DataFrame(
+        {"age": [below] * 5 + [above] * 5, "code": ["1"] * 5 + ["2"] * 5}
+    )
+    [shown] = check_passthrough(released, requirement, policy, original)
+    assert shown.proxy_shares == {"age": 0.0}
+    half = released.assign(age=[below] * 5 + ["*"] * 5)
+    [result] = check_passthrough(half, requirement, policy, original)
+    assert result.proxy_shares == {"age": 0.5}
+    wide = released.assign(age=["< 45"] * 10)
+    [hidden] = check_passthrough(wide, requirement, policy, original)
+    assert hidden.proxy_shares == {"age": 1.0}
+
+
 def test_without_a_policy_nothing_is_checked():
     released = release_of(adult_like(np.random.default_rng(13)), np.ones(600, bool))
     cert = verify_tables({"t": released}, REQ)

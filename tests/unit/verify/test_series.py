@@ -185,3 +185,26 @@ def test_suppressed_cells_hold_every_class():
     month2 = _table(_rows("[20, 29]", "130**", ["flu", "cold", "flu", "hiv", "flu"]))
     (result,) = check_against({"r": month2}, {"r": month1}, REQ, against="m1")
     assert result.n_rollups == 1 and result.n_leaking_rollups == 1
+
+
+def test_an_earlier_release_in_the_bracket_form_is_compared_class_by_class(tmp_path):
+    # A release written before open intervals became comparisons; this month
+    # the same classes, written now, and one newcomer with flu: a leak.
+    from ppdm.release.read import read_released_table
+
+    rows = [("(-inf, 23.5)", "130**", d) for d in ("flu", "cold", "flu")]
+    rows += [("[39.5, inf)", "130**", d) for d in ("flu", "hiv", "cold")]
+    _table(rows).to_csv(tmp_path / "old.csv", index=False)
+    now = _table(
+        [("< 23.5", "130**", d) for d in ("flu", "cold", "flu", "flu")]
+        + [(">= 39.5", "130**", d) for d in ("flu", "hiv", "cold")]
+    )
+    as_released = read_released_table(tmp_path / "old.csv")
+    (raw,) = check_against({"r": now}, {"r": as_released}, REQ, against="m1")
+    assert raw.n_common_classes == 0 and raw.passed  # as text: the leak is missed
+    earlier = read_released_table(tmp_path / "old.csv", current_labels=True)
+    assert earlier["age"].tolist() == ["< 23.5"] * 3 + [">= 39.5"] * 3
+    (result,) = check_against({"r": now}, {"r": earlier}, REQ, against="m1")
+    assert result.n_common_classes == 2
+    assert (result.rows_added, result.rows_removed, result.rows_exposed) == (1, 0, 1)
+    assert result.examples[0]["age"] == "< 23.5" and not result.passed
