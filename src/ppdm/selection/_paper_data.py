@@ -3,8 +3,10 @@
 Zhang et al. (TDP 2017, section 5) use Adult as 19 binary features of which
 27.9% of the cells are 1 ("low dimensional and dense"), and German credit
 "binarised". Neither list of features is published, so both encodings here
-are reconstructions; they are fixed (no cut point depends on a sample) and
-their shape is what the tests check against the paper.
+are reconstructions. Their cut points come from the whole table (Adult's age
+quartiles written out below, German's equal-frequency bins), not from a
+cross-validation fold, as a published binary table's would; their shape is
+what the tests check against the paper.
 
 * :func:`paper_adult`: the 48,842 rows of Adult (training and test files).
   The paper takes Adult from the k-anonymisation literature (Iyengar, KDD
