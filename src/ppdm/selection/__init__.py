@@ -9,7 +9,9 @@ Private modules, re-exported here:
 * ``_greedy``: Greedy under containment, ordinary k-anonymity or nothing;
 * ``_maximal``: Maximal (exact depth-first or fpmax);
 * ``_baselines``: the competing methods of the experiments;
-* ``_generator``: a seeded sparse binary table.
+* ``_generator``: a seeded sparse binary table;
+* ``_paper_data``: the embedded Adult and German credit as the paper's
+  binary tables.
 
 References
 ----------
@@ -59,6 +61,7 @@ from ppdm.selection._objectives import (
     hamdist_weights,
     projection_groups,
 )
+from ppdm.selection._paper_data import PaperTable, paper_adult, paper_german
 
 __all__ = [
     "BinaryEncoding",
@@ -69,6 +72,7 @@ __all__ = [
     "MAXIMAL_MODES",
     "MaximalResult",
     "OBJECTIVES",
+    "PaperTable",
     "STOPPING",
     "SearchBudgetExceeded",
     "achieved_containment",
@@ -90,6 +94,8 @@ __all__ = [
     "maximal_sets_frequent",
     "nonprivate_greedy",
     "pack_columns",
+    "paper_adult",
+    "paper_german",
     "projection_groups",
     "randomization_flipping",
     "sparse_binary_table",

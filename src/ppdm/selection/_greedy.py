@@ -123,6 +123,9 @@ def greedy(
         True for the positive class.
     k : int
     objective : {"hamdist", "distcnt", "cm"}, default="distcnt"
+        ``"cm"``: the decrease of Iyengar's classification metric, whose
+        rows in groups of identical projections smaller than ``k`` count as
+        suppressed (see :mod:`ppdm.selection._objectives`).
     constraint : {"containment", "k-anonymity", "none"}, default="containment"
     stopping : {"filtered", "literal"}, default="filtered"
     max_features : int, optional
@@ -186,8 +189,10 @@ def greedy(
                 else np.zeros_like(counts)
             )
             neg1 = counts - pos1
-            rule = distcnt_gains if objective == "distcnt" else cm_gains
-            gains = rule(pos, neg, pos1, neg1)
+            if objective == "distcnt":
+                gains = distcnt_gains(pos, neg, pos1, neg1)
+            else:  # rows of groups under k are suppressed and cost 1 each
+                gains = cm_gains(pos, neg, pos1, neg1, k)
         if constraint == "containment":
             feasible = extension_ac(groups, counts, supports[:, cols]) >= k
         elif constraint == "k-anonymity":

@@ -8,9 +8,13 @@ argmax). ``y`` is a boolean vector (True: positive class).
 * DistCnt (monotone submodular): pairs whose projections on S differ in at
   least one feature, ``|E+| |E-| - sum_g pos(g) neg(g)`` over the groups of
   identical projections.
-* CM (Iyengar's classification metric, as the rows a group's majority label
-  misclassifies): ``sum_g min(pos(g), neg(g))``; Greedy-CM maximises its
-  decrease.
+* CM (Iyengar's classification metric, Definition 2.2 of the paper, times
+  n): a row costs 1 if it is suppressed or if its label differs from the
+  majority label of its group; under k-anonymity the rows of a group smaller
+  than k are suppressed, so a group costs ``size(g)`` when ``size(g) < k``
+  and ``min(pos(g), neg(g))`` otherwise (with ``k = 1`` nothing is
+  suppressed). Greedy-CM maximises its decrease; splitting a group into
+  parts smaller than k makes the gain negative, which is what stops it.
 
 The ``*_gains`` functions give the gain of adding each candidate to the
 current groups in O(n + G m): ``pos1[g, u]`` / ``neg1[g, u]`` are the
@@ -76,11 +80,19 @@ def distcnt(matrix: np.ndarray, y: np.ndarray, features: Sequence[int]) -> int:
     return int(y.sum()) * int((~y).sum()) - int((pos * neg).sum())
 
 
-def cm_errors(matrix: np.ndarray, y: np.ndarray, features: Sequence[int]) -> int:
-    """Rows that their group's majority label misclassifies (n times CM)."""
+def _cm_penalty(pos: np.ndarray, neg: np.ndarray, k: int) -> np.ndarray:
+    """Penalised rows of groups with these class counts (suppressed below k)."""
+    size = pos + neg
+    return np.where(size < k, size, np.minimum(pos, neg))
+
+
+def cm_errors(
+    matrix: np.ndarray, y: np.ndarray, features: Sequence[int], k: int = 1
+) -> int:
+    """n times CM: suppressed rows (groups under k) plus misclassified ones."""
     y = np.asarray(y, dtype=bool)
     pos, neg = _class_counts(projection_groups(matrix, features), y)
-    return int(np.minimum(pos, neg).sum())
+    return int(_cm_penalty(pos, neg, k).sum())
 
 
 def distcnt_gains(
@@ -92,11 +104,15 @@ def distcnt_gains(
 
 
 def cm_gains(
-    pos: np.ndarray, neg: np.ndarray, pos1: np.ndarray, neg1: np.ndarray
+    pos: np.ndarray,
+    neg: np.ndarray,
+    pos1: np.ndarray,
+    neg1: np.ndarray,
+    k: int = 1,
 ) -> np.ndarray:
-    """Decrease of the misclassified rows when adding each candidate."""
-    before = np.minimum(pos, neg)[:, None]
-    after = np.minimum(pos1, neg1) + np.minimum(
-        pos[:, None] - pos1, neg[:, None] - neg1
+    """Decrease of ``cm_errors`` when adding each candidate (may be negative)."""
+    before = _cm_penalty(pos, neg, k)[:, None]
+    after = _cm_penalty(pos1, neg1, k) + _cm_penalty(
+        pos[:, None] - pos1, neg[:, None] - neg1, k
     )
     return (before - after).sum(axis=0, dtype=np.int64)

@@ -12,6 +12,7 @@ from ppdm.exceptions import InvalidParameterError
 from ppdm.selection import (
     achieved_containment,
     cm_errors,
+    cm_greedy,
     distcnt,
     greedy,
     hamdist,
@@ -132,7 +133,7 @@ def test_baselines_keep_their_constraints(table, k):
     cm = greedy(x, y, k, objective="cm")
     assert achieved_containment(x[:, cm.selected]) >= k
     assert cm.trace == [
-        cm_errors(x, y, []) - cm_errors(x, y, cm.selected[: i + 1])
+        cm_errors(x, y, [], k) - cm_errors(x, y, cm.selected[: i + 1], k)
         for i in range(len(cm.selected))
     ]
     free = nonprivate_greedy(x, y, max_features=2)
@@ -156,3 +157,30 @@ def test_bad_options_are_refused():
             greedy(x, y, 2, **kwargs)
     with pytest.raises(InvalidParameterError, match="k"):
         greedy(x, y, 0)
+
+
+def test_cm_greedy_known_answer():
+    """A hand-checked table (k = 2) where suppression changes CM Greedy's choice.
+
+    Rows (a, b; label): (1,0;-) (1,1;+) (1,0;+) (1,1;-) (0,0;+) (1,1;-);
+    3 errors with no feature. Feature a isolates the positive row (0,0): that
+    row is no longer misclassified (old gain 1) but its group of 1 < k is
+    suppressed (gain 0). Feature b splits 3/3 into groups of 3 with one
+    minority row each: gain 1. So CM Greedy takes b; then a would leave
+    (0,0) alone again and costs 1 more: it stops with [b]. Containment holds
+    throughout (supp(a) = 5, supp(b) = 3).
+    """
+    x = np.array([[1, 0], [1, 1], [1, 0], [1, 1], [0, 0], [1, 1]], dtype=bool)
+    y = np.array([False, True, True, False, True, False])
+    assert cm_errors(x, y, [], 2) == 3
+    assert cm_errors(x, y, [0], 1) == 2 and cm_errors(x, y, [0], 2) == 3
+    assert cm_errors(x, y, [1], 2) == 2 and cm_errors(x, y, [1, 0], 2) == 3
+    result = cm_greedy(x, y, 2)
+    assert result.selected == [1] and result.gains == [1]
+    # without suppression (k = 1 in the metric) the singleton would be a gain
+    assert greedy(x, y, 1, objective="cm").selected == [0]
+    # a table where every useful split leaves a row alone selects nothing
+    x2 = np.array([[0, 0], [0, 1], [0, 1], [1, 1], [0, 1]], dtype=bool)
+    y2 = np.array([False, True, True, True, True])
+    assert cm_greedy(x2, y2, 2).selected == []
+    assert greedy(x2, y2, 1, objective="cm").selected == [1]

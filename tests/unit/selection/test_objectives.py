@@ -69,10 +69,12 @@ def test_gain_formulas_equal_differences_of_evaluations(table, data):
     got = distcnt_gains(pos, neg, pos1, neg1)
     expected = [distcnt(x, y, [*s, u]) - distcnt(x, y, s) for u in range(d)]
     np.testing.assert_array_equal(got, expected)
-    cm = cm_gains(pos, neg, pos1, neg1)
-    np.testing.assert_array_equal(
-        cm, [cm_errors(x, y, s) - cm_errors(x, y, [*s, u]) for u in range(d)]
-    )
+    for k in (1, 2, 3):  # k > 1: groups under k count as suppressed
+        cm = cm_gains(pos, neg, pos1, neg1, k)
+        np.testing.assert_array_equal(
+            cm,
+            [cm_errors(x, y, s, k) - cm_errors(x, y, [*s, u], k) for u in range(d)],
+        )
 
 
 def test_known_answer():
@@ -82,3 +84,13 @@ def test_known_answer():
     np.testing.assert_array_equal(hamdist_weights(x, y), [4, 2])
     assert distcnt(x, y, [0]) == 4 and distcnt(x, y, [1]) == 2
     assert distcnt(x, y, [0, 1]) == 4 and hamdist(x, y, [0, 1]) == 6
+
+
+def test_classification_metric_charges_suppressed_rows():
+    """Iyengar's CM: a row of a group under k costs 1 whatever its label."""
+    x = np.array([[0], [1], [1], [1], [1]], dtype=bool)
+    y = np.array([False, True, True, True, True])
+    assert cm_errors(x, y, []) == 1  # one group, the negative row is the minority
+    assert cm_errors(x, y, [0], 1) == 0  # the negative row alone: its own majority
+    assert cm_errors(x, y, [0], 2) == 1  # ... but a group of 1 < 2 is suppressed
+    assert cm_errors(x, y, [0], 5) == 5  # every group under 5: all suppressed
