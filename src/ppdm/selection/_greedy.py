@@ -113,6 +113,7 @@ def greedy(
     constraint: str = "containment",
     stopping: str = "filtered",
     max_features: int | None = None,
+    cm_suppressed_below: int = 1,
 ) -> GreedyResult:
     """Greedy selection of features of a binary table for a two-class target.
 
@@ -123,11 +124,16 @@ def greedy(
         True for the positive class.
     k : int
     objective : {"hamdist", "distcnt", "cm"}, default="distcnt"
-        ``"cm"``: the decrease of Iyengar's classification metric, whose
-        rows in groups of identical projections smaller than ``k`` count as
-        suppressed (see :mod:`ppdm.selection._objectives`).
+        ``"cm"``: the decrease of Iyengar's classification metric (see
+        :mod:`ppdm.selection._objectives`).
     constraint : {"containment", "k-anonymity", "none"}, default="containment"
     stopping : {"filtered", "literal"}, default="filtered"
+    cm_suppressed_below : int, default=1
+        For ``"cm"``: rows of groups of identical projections smaller than
+        this count as suppressed (cost 1 each). The default charges none, as
+        the project decided for the paper's CM Greedy (the containment
+        constraint releases every row); ``k`` gives the variant that charges
+        what an ordinary k-anonymisation would suppress.
     max_features : int, optional
         Stop after this many features (the non-private Greedy's budget).
 
@@ -191,8 +197,8 @@ def greedy(
             neg1 = counts - pos1
             if objective == "distcnt":
                 gains = distcnt_gains(pos, neg, pos1, neg1)
-            else:  # rows of groups under k are suppressed and cost 1 each
-                gains = cm_gains(pos, neg, pos1, neg1, k)
+            else:
+                gains = cm_gains(pos, neg, pos1, neg1, cm_suppressed_below)
         if constraint == "containment":
             feasible = extension_ac(groups, counts, supports[:, cols]) >= k
         elif constraint == "k-anonymity":

@@ -10,11 +10,12 @@ argmax). ``y`` is a boolean vector (True: positive class).
   identical projections.
 * CM (Iyengar's classification metric, Definition 2.2 of the paper, times
   n): a row costs 1 if it is suppressed or if its label differs from the
-  majority label of its group; under k-anonymity the rows of a group smaller
-  than k are suppressed, so a group costs ``size(g)`` when ``size(g) < k``
-  and ``min(pos(g), neg(g))`` otherwise (with ``k = 1`` nothing is
-  suppressed). Greedy-CM maximises its decrease; splitting a group into
-  parts smaller than k makes the gain negative, which is what stops it.
+  majority label of its group. With ``k`` given, the rows of a group smaller
+  than k count as suppressed, so a group costs ``size(g)`` when
+  ``size(g) < k`` and ``min(pos(g), neg(g))`` otherwise; with ``k = 1`` (the
+  default, and Greedy-CM's under containment) nothing is suppressed and the
+  metric never grows when a feature is added. Greedy-CM maximises its
+  decrease.
 
 The ``*_gains`` functions give the gain of adding each candidate to the
 current groups in O(n + G m): ``pos1[g, u]`` / ``neg1[g, u]`` are the

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from selection_tables import PROPERTY, binary_tables
 
@@ -130,12 +130,14 @@ def test_baselines_keep_their_constraints(table, k):
     plain = kanonymity_greedy(x, y, k)
     ids = projection_groups(x, plain.selected)
     assert np.bincount(ids).min() >= k
-    cm = greedy(x, y, k, objective="cm")
-    assert achieved_containment(x[:, cm.selected]) >= k
-    assert cm.trace == [
-        cm_errors(x, y, [], k) - cm_errors(x, y, cm.selected[: i + 1], k)
-        for i in range(len(cm.selected))
-    ]
+    for charged in (1, k):  # nothing suppressed (the default), or groups under k
+        cm = greedy(x, y, k, objective="cm", cm_suppressed_below=charged)
+        assert achieved_containment(x[:, cm.selected]) >= k
+        assert cm.trace == [
+            cm_errors(x, y, [], charged)
+            - cm_errors(x, y, cm.selected[: i + 1], charged)
+            for i in range(len(cm.selected))
+        ]
     free = nonprivate_greedy(x, y, max_features=2)
     assert len(free.selected) <= 2
 
@@ -160,7 +162,7 @@ def test_bad_options_are_refused():
 
 
 def test_cm_greedy_known_answer():
-    """A hand-checked table (k = 2) where suppression changes CM Greedy's choice.
+    """A hand-checked table (k = 2) where charging small groups changes CM Greedy.
 
     Rows (a, b; label): (1,0;-) (1,1;+) (1,0;+) (1,1;-) (0,0;+) (1,1;-);
     3 errors with no feature. Feature a isolates the positive row (0,0): that
@@ -175,12 +177,29 @@ def test_cm_greedy_known_answer():
     assert cm_errors(x, y, [], 2) == 3
     assert cm_errors(x, y, [0], 1) == 2 and cm_errors(x, y, [0], 2) == 3
     assert cm_errors(x, y, [1], 2) == 2 and cm_errors(x, y, [1, 0], 2) == 3
-    result = cm_greedy(x, y, 2)
+    result = cm_greedy(x, y, 2, suppress_small_groups=True)
     assert result.selected == [1] and result.gains == [1]
-    # without suppression (k = 1 in the metric) the singleton would be a gain
+    # the project's reading (nothing suppressed under containment): a and b
+    # both gain 1, the lower index wins, and b then gains 0, so it stops
+    default = cm_greedy(x, y, 2)
+    assert default.selected == [0] and default.gains == [1]
     assert greedy(x, y, 1, objective="cm").selected == [0]
     # a table where every useful split leaves a row alone selects nothing
     x2 = np.array([[0, 0], [0, 1], [0, 1], [1, 1], [0, 1]], dtype=bool)
     y2 = np.array([False, True, True, True, True])
-    assert cm_greedy(x2, y2, 2).selected == []
+    assert cm_greedy(x2, y2, 2, suppress_small_groups=True).selected == []
     assert greedy(x2, y2, 1, objective="cm").selected == [1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 4))
+def test_cm_without_suppression_never_grows_when_a_feature_is_added(seed, k):
+    """The decision for CM Greedy: -CM never decreases, so every gain is >= 0."""
+    rng = np.random.default_rng(seed)
+    x = rng.random((30, 6)) < 0.4
+    y = rng.random(30) < 0.5
+    result = cm_greedy(x, y, k)
+    assert all(g > 0 for g in result.gains)
+    for d in range(x.shape[1]):
+        for chosen in ([], result.selected):
+            assert cm_errors(x, y, [*chosen, d]) <= cm_errors(x, y, chosen)
