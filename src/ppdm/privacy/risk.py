@@ -620,17 +620,34 @@ def _write_runs(words: np.ndarray, matrix: _Coverage, sorted_rank: np.ndarray) -
 
     ``sorted_rank`` is the rank of each row in bit order (ascending), so a run
     of ranks ``start..stop-1`` covers the rows from the first of rank
-    ``start`` to the last of rank ``stop - 1``.
+    ``start`` to the last of rank ``stop - 1``: bits ``first..last-1``. The
+    words strictly inside a span are all ones (marked by a running sum of
+    +1/-1 steps), and the two edge words are written one per cell.
     """
     first = np.searchsorted(sorted_rank, matrix.run_start, side="left")
     last = np.searchsorted(sorted_rank, matrix.run_stop, side="left")
-    block = max(1, _BLOCK_BYTES // (8 * max(words.shape[1], 1)))
-    base = np.arange(words.shape[1], dtype=np.int64) * 64
-    for start in range(0, len(first), block):
+    spans = np.flatnonzero(last > first)
+    cells, first, last = matrix.run_cells[spans], first[spans], last[spans]
+    head, tail = first // 64, (last - 1) // 64
+    n_words = words.shape[1]
+    block = max(1, _BLOCK_BYTES // max(n_words, 1))
+    for start in range(0, len(cells), block):
         part = slice(start, start + block)
-        begin = np.clip(first[part, None] - base, 0, 64)
-        end = np.clip(last[part, None] - base, 0, 64)
-        words[matrix.run_cells[part]] = _low_bits(end) & ~_low_bits(begin)
+        h, t = head[part], tail[part]
+        rows = np.arange(len(h))
+        steps = np.zeros((len(h), n_words + 1), dtype=np.int8)
+        inner = t > h + 1
+        steps[rows[inner], h[inner] + 1] = 1
+        steps[rows[inner], t[inner]] = -1
+        full = np.cumsum(steps[:, :-1], axis=1, dtype=np.int8).astype(bool)
+        words[cells[part]] = np.where(full, ~np.uint64(0), np.uint64(0))
+    low_edge = _low_bits(first - head * 64)  # bits below the span in its head word
+    high_edge = _low_bits(last - tail * 64)  # bits up to the span's end in its tail
+    one = head == tail
+    words[cells[one], head[one]] = high_edge[one] & ~low_edge[one]
+    two = ~one
+    words[cells[two], head[two]] = ~low_edge[two]
+    words[cells[two], tail[two]] = high_edge[two]
 
 
 def _low_bits(n: np.ndarray) -> np.ndarray:

@@ -186,6 +186,8 @@ def _reference_covers(cell: str, value: object) -> bool:
         bound = float(number)
         return {"<": value < bound, "<=": value <= bound, ">": value > bound,
                 ">=": value >= bound}[op]  # fmt: skip
+    if cell[0] not in "[(":  # a number released as itself
+        return float(cell) == value
     low, high = (float(x) for x in cell[1:-1].split(", "))
     above = value >= low if cell[0] == "[" else value > low
     below = value <= high if cell[-1] == "]" else value < high
@@ -273,3 +275,37 @@ def test_a_mondrian_release_of_dates_and_zips_is_found_in_its_population():
     # each class's own rows are in its population, and overlapping ranges add more
     assert r.journalist_max <= r.prosecutor_max
     assert 0 < r.marketer <= r.prosecutor_average
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_ranges_spanning_many_words_of_rows_count_as_a_row_loop(seed):
+    """Hundreds of rows: a range's rows span several 64-bit words of the bitsets."""
+    from datetime import date, timedelta
+
+    rng = np.random.default_rng(seed)
+    n = 700
+    start = date(1950, 1, 1)
+    births = [start + timedelta(days=int(d)) for d in rng.integers(0, 3650, n)]
+    population = pd.DataFrame(
+        {
+            "birth": [b.strftime("%d.%m.%Y") for b in births],
+            "stay": rng.integers(0, 40, n),
+        }
+    )
+    cells = []
+    for _ in range(60):
+        lo, hi = sorted(rng.integers(0, 3650, 2))
+        low = start + timedelta(days=int(lo))
+        high = start + timedelta(days=int(hi))
+        a, b = sorted(rng.integers(0, 40, 2))
+        stay = rng.choice([f"[{a}, {b}]", f"[{a}, {b})", "*", f"{{[{a}, {b}]|39}}"])
+        cells.append((f"[{low.isoformat()}, {high.isoformat()}]", str(stay)))
+    keys = pd.DataFrame(cells, columns=["birth", "stay"]).drop_duplicates()
+    expected = [
+        sum(
+            _reference_covers(c_birth, x) and _reference_covers(c_stay, y)
+            for x, y in zip(population["birth"], population["stay"], strict=True)
+        )
+        for c_birth, c_stay in keys.itertuples(index=False)
+    ]
+    assert list(population_class_sizes(keys, population)) == expected
