@@ -118,9 +118,10 @@ def main() -> None:
             "-" if m["journalist_max"] is None else f"{m['journalist_max']:.3f}"
         )
         marketer = "-" if m["marketer"] is None else f"{m['marketer']:.4f}"
+        missing = "-" if m["not_in_population"] is None else m["not_in_population"]
         lines.append(
             f"| {m['rows']:,} | {m['classes']:,} | {m['seconds']:.2f} | "
-            f"{m['peak_mb']:,.0f} / {m['growth_mb']:,.0f} | {m['not_in_population']} | "
+            f"{m['peak_mb']:,.0f} / {m['growth_mb']:,.0f} | {missing} | "
             f"{journalist} | {marketer} |"
         )
     head = [
