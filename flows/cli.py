@@ -10,12 +10,19 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import logging
 import os
 import sys
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from ppdm.exceptions import AnonymizationError, StorageError, UnknownDatasetError
+from ppdm.exceptions import (
+    AnonymizationError,
+    PPDMWarning,
+    StorageError,
+    UnknownDatasetError,
+)
 from ppdm.flows import compare_command, init_command, serve
 
 if TYPE_CHECKING:
@@ -604,7 +611,28 @@ def _export_sqlite(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line_warnings() -> None:
+    """Show the product's own warnings as one line: the category and the message.
+
+    Python adds the file and the source line that raised a warning, which
+    name the code, not what the user should do; Prefect's log of a step
+    formats captured warnings the same way, so both paths read alike.
+    """
+    plain = warnings.formatwarning
+
+    def formatted(message, category, filename, lineno, line=None):  # noqa: ANN001
+        if issubclass(category, PPDMWarning):
+            # A log record (Prefect captures warnings into its log) ends its
+            # own line; a warning written to stderr needs the newline.
+            captured = getattr(logging, "_warnings_showwarning", None) is not None
+            return f"{category.__name__}: {message}" + ("" if captured else "\n")
+        return plain(message, category, filename, lineno, line)
+
+    warnings.formatwarning = formatted
+
+
 def main(argv: list[str] | None = None) -> int:
+    _one_line_warnings()
     parser = _parser()
     if not (sys.argv[1:] if argv is None else argv):
         parser.print_help()

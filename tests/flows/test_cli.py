@@ -163,3 +163,31 @@ def test_version_and_bare_command(capsys):
     assert main([]) == 0
     printed = capsys.readouterr().out
     assert printed.startswith("usage: ppdm") and "serve" in printed
+
+
+def test_the_products_warnings_are_one_line_without_the_source(monkeypatch):
+    """A PPDMWarning reads as its message, never the file and code line that raised it."""
+    import logging
+    import warnings
+
+    from ppdm.exceptions import PPDMWarning
+    from ppdm.flows.cli import _one_line_warnings
+
+    monkeypatch.setattr(warnings, "formatwarning", warnings.formatwarning)
+    monkeypatch.setattr(logging, "_warnings_showwarning", None)
+    _one_line_warnings()
+    text = warnings.formatwarning(
+        "audit entry written without a MAC", PPDMWarning, "/src/publish.py", 225,
+        "log.append(entry)",
+    )  # fmt: skip
+    assert text == "PPDMWarning: audit entry written without a MAC\n"
+    # captured into a log (Prefect's), the record ends the line itself
+    logging.captureWarnings(True)
+    try:
+        captured = warnings.formatwarning("m", PPDMWarning, "f.py", 1, "x")
+    finally:
+        logging.captureWarnings(False)
+    assert captured == "PPDMWarning: m"
+    # other libraries' warnings keep Python's form, which names their code
+    other = warnings.formatwarning("deprecated", DeprecationWarning, "lib.py", 7, "x()")
+    assert other.startswith("lib.py:7: DeprecationWarning: deprecated")
