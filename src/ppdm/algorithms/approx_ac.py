@@ -419,7 +419,14 @@ class _Ball:
         self.m, self.q = rows.m, rows.q
         self.n_unc = max(3 * self.p, 16)
         self.width = self.n_unc + (k - 1)
-        self.words, self.fold = _pack(rows.codes)
+        # One small-integer column per attribute, with one more entry for the
+        # padding row ``m`` (a value no row has): distances are q comparisons
+        # of narrow columns, which move far fewer bytes than folding the XOR
+        # of packed words.
+        self.columns = [
+            _narrow(np.append(c, int(c.min()) - 1 if len(c) else -1))
+            for c in rows.codes.T
+        ]
         self.lists = np.full((self.m, self.width), self.m, dtype=np.int64)
         self.list_keys = np.full((self.m, self.width), _INF, dtype=np.int64)
         self.bound = np.full(self.m, _INF, dtype=np.int64)
@@ -428,11 +435,27 @@ class _Ball:
     def distances(self, rows: np.ndarray) -> np.ndarray:
         """Hamming distances from ``rows`` to every distinct row, (len, m)."""
         out = np.empty((len(rows), self.m), dtype=np.int64)
-        step = max(1, (1 << 21) // max(self.m * self.words.shape[1], 1))
+        step = max(1, (1 << 22) // max(self.m, 1))
+        acc_type = np.uint8 if self.q < 256 else np.int64
         for lo in range(0, len(rows), step):
-            part = self.words[rows[lo : lo + step]]
-            out[lo : lo + step] = self.fold(part[:, None, :] ^ self.words[None, :, :])
+            part = rows[lo : lo + step]
+            acc = np.zeros((len(part), self.m), dtype=acc_type)
+            for column in self.columns:
+                acc += column[part][:, None] != column[None, : self.m]
+            out[lo : lo + step] = acc
         return out
+
+    def _pair_distances(self, members: np.ndarray) -> np.ndarray:
+        """Hamming distances between the members of each candidate ball, (v, M, M).
+
+        The padding row ``m`` differs from every row in every attribute.
+        """
+        acc_type = np.uint8 if self.q < 256 else np.int64
+        acc = np.zeros((*members.shape, members.shape[1]), dtype=acc_type)
+        for column in self.columns:
+            values = column[members]
+            acc += values[:, :, None] != values[:, None, :]
+        return acc.astype(np.int64)
 
     def keys(self, rows: np.ndarray) -> np.ndarray:
         """Neighbour order keys ``distance * m + row`` from ``rows``."""
@@ -541,22 +564,16 @@ class _Ball:
         n_members = members.shape[1]
         deltas = np.arange(self.q + 1)
         n_cand = 1 + 2 * len(deltas)
-        words = np.concatenate(
-            [self.words, np.zeros((1, self.words.shape[1]), self.words.dtype)]
-        )
         best_ratio = np.empty(len(batch))
         best_new = np.empty(len(batch), dtype=np.int64)
         best_cand = np.empty(len(batch), dtype=np.int64)
         scored = 0
-        chunk = max(
-            1, _CHUNK_CELLS // (n_members * (n_members * self.words.shape[1] + n_cand))
-        )
+        chunk = max(1, _CHUNK_CELLS // (n_members * (n_members + n_cand)))
         details: dict[str, list[np.ndarray]] = {}
         for lo in range(0, len(batch), chunk):
             sl = slice(lo, lo + chunk)
-            w = words[members[sl]]
             cand = _candidates(
-                self.fold(w[:, :, None, :] ^ w[:, None, :, :]),
+                self._pair_distances(members[sl]),
                 ucnt[sl],
                 ud[sl],
                 ccnt[sl],
@@ -600,6 +617,16 @@ class _Ball:
         return float(s.best_ratio[0]), [(r_, a, b) for r_, (a, b) in plan.items()]
 
 
+def _narrow(column: np.ndarray) -> np.ndarray:
+    """``column`` in the narrowest integer type that holds its codes."""
+    low, high = (int(column.min()), int(column.max())) if len(column) else (0, 0)
+    for kind in (np.int8, np.int16, np.int32):
+        info = np.iinfo(kind)
+        if info.min <= low and high <= info.max:
+            return column.astype(kind)
+    return column.astype(np.int64)
+
+
 def _smallest(keys: np.ndarray, count: int) -> np.ndarray:
     """Column indices of the ``count`` smallest keys of every row (unsorted)."""
     if count >= keys.shape[1]:
@@ -625,42 +652,6 @@ def _compact(
         rows = np.pad(rows, ((0, 0), (0, pad)), constant_values=m)
         d = np.pad(d, ((0, 0), (0, pad)), constant_values=_INF)
     return rows, cnt, d
-
-
-def _pack(codes: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], np.ndarray]]:
-    """Rows packed into 64-bit words, and the Hamming distance of XORed words.
-
-    Every attribute's code (shifted to be >= 0) takes a field of 8, 16 or 32
-    bits; the distance counts the non-zero fields of ``a ^ b``: each field is
-    folded onto its lowest bit (``y |= y >> s`` for halving ``s``), those
-    bits are kept and counted.
-    """
-    m, q = codes.shape
-    top = int(codes.max()) + 1 if codes.size else 0
-    width = 8 if top < 1 << 8 else 16 if top < 1 << 16 else 32
-    per_word = 64 // width
-    n_words = max(1, -(-q // per_word))
-    words = np.zeros((m, n_words), dtype=np.uint64)
-    for j in range(q):
-        shift = np.uint64(width * (j % per_word))
-        words[:, j // per_word] |= (codes[:, j] + 1).astype(np.uint64) << shift
-    low = 0
-    for f in range(per_word):
-        low |= 1 << (width * f)
-    low_bits = np.uint64(low)
-    shifts = []
-    s = width // 2
-    while s >= 1:
-        shifts.append(np.uint64(s))
-        s //= 2
-
-    def fold(x: np.ndarray) -> np.ndarray:
-        y = x.copy()
-        for sh in shifts:
-            y |= y >> sh
-        return np.bitwise_count(y & low_bits).sum(axis=-1, dtype=np.int64)
-
-    return words, fold
 
 
 def _first_reaching(ends: np.ndarray, need: np.ndarray) -> np.ndarray:
