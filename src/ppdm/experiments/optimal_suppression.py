@@ -139,6 +139,8 @@ def optimal_suppression(
     *,
     weights: np.ndarray | None = None,
     time_limit: float = 60.0,
+    free_first: bool = True,
+    chunk: int | None = None,
 ) -> SuppressionOptimum:
     """Least (weighted) number of stars making ``codes`` k-anonymous.
 
@@ -152,6 +154,17 @@ def optimal_suppression(
         Integer weights give an integer optimum.
     time_limit : float, default=60
         Seconds HiGHS may spend; past it the result holds bounds.
+    free_first : bool, default=True
+        With some zero weights, first solve (a quarter of the time) the
+        restricted problem where every zero-weight cell is starred: its model
+        is far smaller (rows that differ only on free cells merge) and its
+        optimum is a release of the full problem, often the best one found.
+        The lower bound always comes from the full problem.
+    chunk : int, optional
+        Split the copies of each distinct row into variables of at most
+        ``chunk`` copies (1: one per tuple). Same optimum, larger model, a
+        tighter linear relaxation (a better lower bound under the time limit)
+        when rows repeat many times.
 
     Returns
     -------
@@ -165,6 +178,41 @@ def optimal_suppression(
     >>> res.value, res.lower_bound, res.optimal
     (6, 6, True)
     """
+    start = time.perf_counter()
+    codes = np.asarray(codes, dtype=np.int64)
+    free = None if weights is None else np.asarray(weights, dtype=float) == 0
+    if not free_first or free is None or not free.any() or codes.ndim != 2:
+        return _solve(codes, k, weights, time_limit, chunk)
+    # A free cell becomes a value no real cell has (codes are >= -1), so the
+    # restricted model sees exactly the rows the free stars leave.
+    restricted = _solve(np.where(free, -2, codes), k, weights, time_limit / 4, chunk)
+    full = _solve(codes, k, weights, time_limit - (time.perf_counter() - start), chunk)
+    if restricted.stars is None or (
+        full.value is not None and full.value <= restricted.value
+    ):
+        return full
+    stars = restricted.stars | free
+    value = restricted.value  # the free stars cost nothing
+    return SuppressionOptimum(
+        value=value,
+        lower_bound=min(full.lower_bound, value),
+        optimal=full.lower_bound >= value,
+        stars=stars,
+        pairs=full.pairs,
+        classes=full.classes,
+        seconds=time.perf_counter() - start,
+        status=full.status,
+    )
+
+
+def _solve(
+    codes: np.ndarray,
+    k: int,
+    weights: np.ndarray | None,
+    time_limit: float,
+    chunk: int | None = None,
+) -> SuppressionOptimum:
+    """One HiGHS solve of the model (the module docstring)."""
     start = time.perf_counter()
     codes = np.asarray(codes, dtype=np.int64)
     if codes.ndim != 2:
@@ -188,9 +236,17 @@ def optimal_suppression(
         keyed, axis=0, return_index=True, return_inverse=True
     )
     inverse = inverse.reshape(-1)
-    rows = codes[first]
-    row_w = w[first]
-    mult = np.bincount(inverse, minlength=len(uniq)).astype(float)
+    counts = np.bincount(inverse, minlength=len(uniq))
+    # Rows of many copies weaken the relaxation (a few copies can enter a
+    # class opened to the fraction copies / w_i); splitting each row into
+    # chunks of at most ``chunk`` copies tightens it at the price of size.
+    piece = max(int(chunk), 1) if chunk else int(counts.max(initial=1))
+    pieces = -(-counts // piece)
+    origin = np.repeat(np.arange(len(uniq)), pieces)
+    part = np.arange(len(origin)) - np.repeat(np.cumsum(pieces) - pieces, pieces)
+    mult = np.minimum(counts[origin] - part * piece, piece).astype(float)
+    rows = codes[first][origin]
+    row_w = w[first][origin]
     m = len(rows)
 
     pair_row, pair_class, class_mask = _classes(rows, mult, k)
@@ -251,7 +307,10 @@ def optimal_suppression(
         x = np.round(res.x[:n_pairs]).astype(np.int64)
         stars = np.zeros((n, q), dtype=bool)
         # Hand each distinct row's tuples (ascending ids) to its classes.
-        members = [np.flatnonzero(inverse == i) for i in range(m)]
+        members = [
+            np.flatnonzero(inverse == origin[i])[int(part[i]) * piece :][: int(mult[i])]
+            for i in range(m)
+        ]
         used = np.zeros(m, dtype=np.int64)
         for j in np.flatnonzero(x):
             i = pair_row[j]

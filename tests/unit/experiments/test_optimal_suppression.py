@@ -19,7 +19,7 @@ from ppdm.experiments.optimal_suppression import (
     is_k_anonymous_release,
     optimal_suppression,
 )
-from ppdm.utility.cfcm import cfcm_report
+from ppdm.utility.cfcm import cfcm_report, supporting_cells
 
 
 def _brute_force(codes: np.ndarray, k: int, weights: np.ndarray) -> float:
@@ -163,3 +163,28 @@ def test_mccrt_on_tuples_stars_only_the_short_tuples() -> None:
     assert optimal_suppression(codes, 2).value == 4
     rep = cfcm_report(table, result.released, ["a0", "a1"], "c", minsup=0.3)
     assert rep.count == 4
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_cfcm_optimum_is_the_weighted_optimum_on_supporting_cells(seed) -> None:
+    rng = np.random.default_rng(300 + seed)
+    codes, k = _random_table(rng, 25, 3)
+    table, qis = _frame(codes, rng.random(len(codes)) < 0.7)
+    cells = supporting_cells(table, qis, "c", minsup=0.2)
+    res = optimal_suppression(codes, k, weights=cells.astype(float))
+    assert res.optimal
+    # The weighted optimum's release has exactly that raw CFCM ...
+    released = table.copy()
+    for j, q in enumerate(qis):
+        released[q] = np.where(res.stars[:, j], "*", table[q].to_numpy())
+    rep = cfcm_report(table, released, qis, "c", minsup=0.2)
+    assert rep.raw == res.value
+    assert cells.sum() == sum(p.frequency for p in rep.pairs)
+    # ... and no other k-anonymous release does better: approx-ac's and
+    # MCCRT's are at least as costly (Lemma 1's direction: raw CFCM <= COUNT).
+    for other in (
+        mccrt(table, qis, "c", k, minsup=0.2).released,
+        mccrt(table, qis, "c", k, minsup=0.2, scope="column").released,
+    ):
+        assert cfcm_report(table, other, qis, "c", minsup=0.2).raw >= res.value
+    assert res.value <= optimal_suppression(codes, k).value
