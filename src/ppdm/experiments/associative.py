@@ -21,9 +21,19 @@ exhaustive references for tiny tables:
 - :func:`mccrt`: quasi-identifiers sorted by ascending classification
   correction rate (CCR: accuracy on the table of the CBA classifier trained on
   that attribute alone and the class; ties in quasi-identifier order), then
-  starred whole, one after the other, until the table is k-anonymous (with
-  suppression only, an attribute's one generalization step is its whole
-  column).
+  transformed one after the other, depth first, until the table is
+  k-anonymous. The paper says only that MCCRT "selects an attribute, and then
+  transforms the dataset", moving to the next attribute when that is not
+  enough. ``scope="tuples"`` (default) suppresses the attribute only in the
+  tuples whose released row is still shared by fewer than ``k`` tuples -- a
+  suppression, like approx-ac's, of cells rather than columns; the tuples
+  still short of ``k`` once every attribute is starred in them join other
+  classes' spare tuples (cheapest first) in the all-star row. ``scope="column"``
+  stars the attribute in every row (full-domain suppression; it can never
+  beat :func:`optimal_full_domain`).
+
+The true optimum over every cell suppression (not only whole columns) is
+:func:`ppdm.experiments.optimal_suppression.optimal_suppression`.
 
 References
 ----------
@@ -303,9 +313,11 @@ class MCCRTResult:
     order : tuple of str
         Quasi-identifiers by ascending CCR (the processing order).
     suppressed : tuple of str
-        Those starred, in the order they were.
+        Those transformed, in order (starred in every row with
+        ``scope="column"``, in the tuples short of ``k`` otherwise).
     released : pandas.DataFrame
     count : int
+        Suppressed cells.
     """
 
     ccr: dict[str, float]
@@ -313,6 +325,45 @@ class MCCRTResult:
     suppressed: tuple[str, ...]
     released: pd.DataFrame
     count: int
+
+
+def _star_short_tuples(codes: np.ndarray, starred: np.ndarray, k: int) -> None:
+    """Complete the all-star row when fewer than ``k`` tuples ended in it.
+
+    A class of at least ``k`` tuples is never touched, so the tuples still
+    short of ``k`` after every attribute are starred everywhere and share one
+    row; tuples that other classes can spare (those above ``k``) join it,
+    fewest kept cells first, and whole classes (cheapest per tuple first) when
+    the spares do not suffice.
+    """
+    if codes.shape[1] == 0:
+        return
+    released = np.where(starred, -2, codes)
+    _, inv, counts = np.unique(
+        released, axis=0, return_inverse=True, return_counts=True
+    )
+    inv = inv.reshape(-1)
+    short = counts[inv] < k
+    need = k - int(short.sum())
+    if not short.any() or need <= 0:
+        return
+    kept = (~starred).sum(axis=1)
+    classes = sorted(
+        (int(kept[inv == c][0]), c) for c in range(len(counts)) if counts[c] >= k
+    )
+    for _, c in classes:
+        members = np.flatnonzero(inv == c)
+        spare = members[k:][:need]
+        starred[spare] = True
+        need -= len(spare)
+        if need <= 0:
+            return
+    for _, c in classes:
+        members = np.flatnonzero((inv == c) & ~starred.all(axis=1))
+        starred[members] = True
+        need -= len(members)
+        if need <= 0:
+            return
 
 
 def mccrt(
@@ -323,9 +374,10 @@ def mccrt(
     *,
     minsup: float = 0.3,
     minconf: float = 0.5,
+    scope: str = "tuples",
     marker: str = SUPPRESSED,
 ) -> MCCRTResult:
-    """MCCRT with suppression only: star attributes by ascending CCR until k.
+    """MCCRT with suppression only: transform attributes by ascending CCR until k.
 
     Parameters
     ----------
@@ -335,12 +387,18 @@ def mccrt(
     k : int
     minsup, minconf : float
         Thresholds of the CBA classifier whose accuracy is the CCR.
+    scope : {"tuples", "column"}, default="tuples"
+        Star the attribute in the tuples not yet k-anonymous, or in every row.
     marker : str, default="*"
 
     Returns
     -------
     MCCRTResult
     """
+    if scope not in ("tuples", "column"):
+        raise InvalidParameterError(
+            f"scope must be 'tuples' or 'column'; got {scope!r}"
+        )
     if not 1 <= k <= len(table):
         raise InfeasibleConstraintError(
             f"k must be in [1, n_rows={len(table)}]; got {k}"
@@ -354,16 +412,32 @@ def mccrt(
         ccr[q] = float(np.mean(model.predict(table[[q]]) == y))
     order = tuple(sorted(qis, key=lambda q: (ccr[q], qis.index(q))))
     codes = encode_quasi_identifiers(table, qis)
-    starred: list[str] = []
+    stars = np.zeros(codes.shape, dtype=bool)
+    touched: list[str] = []
     for q in order:
-        kept = [j for j, name in enumerate(qis) if name not in starred]
-        if is_k_anonymous(codes[:, kept], k):
+        released = np.where(stars, -2, codes)
+        if is_k_anonymous(released, k):
             break
-        starred.append(q)
+        j = qis.index(q)
+        if scope == "column":
+            stars[:, j] = True
+        else:
+            _, inv, counts = np.unique(
+                released, axis=0, return_inverse=True, return_counts=True
+            )
+            stars[counts[inv.reshape(-1)] < k, j] = True
+        touched.append(q)
+    if scope == "tuples":
+        _star_short_tuples(codes, stars, k)
+    out = table.copy()
+    for j, q in enumerate(qis):
+        text = cell_text(table[q]).astype(object)
+        text[stars[:, j]] = marker
+        out[q] = pd.array(list(text), dtype="string")
     return MCCRTResult(
         ccr=ccr,
         order=order,
-        suppressed=tuple(starred),
-        released=suppress_columns(table, qis, starred, marker),
-        count=len(starred) * len(table),
+        suppressed=tuple(touched),
+        released=out,
+        count=int(stars.sum()),
     )

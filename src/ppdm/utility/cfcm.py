@@ -62,6 +62,7 @@ __all__ = [
     "count_suppressed",
     "frequency_pairs",
     "partition_count",
+    "supporting_cells",
 ]
 
 #: Readings of CFCM; the first is the default.
@@ -204,6 +205,38 @@ def frequency_pairs(
             if frequency / n >= minsup:
                 pairs.append(FrequencyPair(attribute, value, label, int(frequency)))
     return tuple(pairs)
+
+
+def supporting_cells(
+    table: pd.DataFrame,
+    quasi_identifiers: Sequence[str],
+    target: str,
+    *,
+    minsup: float = 0.3,
+    marker: str = SUPPRESSED,
+) -> np.ndarray:
+    """Which quasi-identifier cells support a frequency pair, shape (n, q).
+
+    Starring a cell loses one unit of raw CFCM exactly when it is marked
+    here, so these are the cell weights under which the least weighted
+    number of stars is the least raw CFCM.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> d = pd.DataFrame({"a": ["x", "x", "y", "y"], "c": ["p", "p", "n", "p"]})
+    >>> supporting_cells(d, ["a"], "c", minsup=0.5)[:, 0].tolist()
+    [True, True, False, False]
+    """
+    qis = list(quasi_identifiers)
+    cells = np.zeros((len(table), len(qis)), dtype=bool)
+    classes = cell_text(table[target])
+    for pair in frequency_pairs(table, qis, target, minsup=minsup, marker=marker):
+        j = qis.index(pair.attribute)
+        cells[:, j] |= (cell_text(table[pair.attribute]) == pair.value) & (
+            classes == pair.target_class
+        )
+    return cells
 
 
 def count_suppressed(
