@@ -170,7 +170,7 @@ def compare(
     )
     # approx-ac's and MCCRT's releases are feasible: the optimum is at most
     # the least of them and of the solver's best release.
-    heur = mccrt(table, qis, target, k, minsup=MINSUP, minconf=MINCONF)
+    heur = mccrt(table, qis, target, k, minsup=MINSUP, minconf=MINCONF, scope="tuples")
     heur_cfcm = cfcm_report(table, heur.released, qis, target, minsup=MINSUP)
     cols = mccrt(table, qis, target, k, minsup=MINSUP, minconf=MINCONF, scope="column")
     cols_cfcm = cfcm_report(table, cols.released, qis, target, minsup=MINSUP)

@@ -142,7 +142,7 @@ def test_mccrt_on_tuples_is_k_anonymous_and_never_below_the_optimum(seed) -> Non
     rng = np.random.default_rng(200 + seed)
     codes, k = _random_table(rng, 30, 3)
     table, qis = _frame(codes, rng.random(len(codes)) < 0.5)
-    result = mccrt(table, qis, "c", k)
+    result = mccrt(table, qis, "c", k, scope="tuples")
     released = result.released[qis].astype(str).agg("|".join, axis=1)
     assert released.value_counts().min() >= k
     assert list(result.suppressed) == list(result.order[: len(result.suppressed)])
@@ -167,8 +167,8 @@ def test_mccrt_on_tuples_stars_only_the_short_tuples() -> None:
         }
     )
     codes = encode_quasi_identifiers(table, ["a0", "a1"])
-    result = mccrt(table, ["a0", "a1"], "c", 2)
-    whole = mccrt(table, ["a0", "a1"], "c", 2, scope="column")
+    result = mccrt(table, ["a0", "a1"], "c", 2, scope="tuples")
+    whole = mccrt(table, ["a0", "a1"], "c", 2)
     assert result.count == 4 and whole.count == 12
     assert optimal_suppression(codes, 2).value == 4
     rep = cfcm_report(table, result.released, ["a0", "a1"], "c", minsup=0.3)
@@ -193,8 +193,8 @@ def test_cfcm_optimum_is_the_weighted_optimum_on_supporting_cells(seed) -> None:
     # ... and no other k-anonymous release does better: approx-ac's and
     # MCCRT's are at least as costly (Lemma 1's direction: raw CFCM <= COUNT).
     for other in (
+        mccrt(table, qis, "c", k, minsup=0.2, scope="tuples").released,
         mccrt(table, qis, "c", k, minsup=0.2).released,
-        mccrt(table, qis, "c", k, minsup=0.2, scope="column").released,
     ):
         assert cfcm_report(table, other, qis, "c", minsup=0.2).raw >= res.value
     assert res.value <= optimal_suppression(codes, k).value
