@@ -3,9 +3,9 @@
 Run from the repository root::
 
     uv run python benchmarks/dmpd_trees.py --dataset german --ks 1,10,20,30,50
-        [--repeats 1] [--generations 100] [--population 50]
+        [--repeats 1] [--generations 100] [--population 50] [--ranking c45]
 
-The folds, seeds, quasi-identifier (top9 by :func:`ppdm.trees.c45.root_ranking`),
+The folds, seeds, quasi-identifier (top9, ranked as ``--ranking`` says),
 in-fold MDL discretization and DMPD settings are those of
 ``benchmarks/bench_dmpd.py`` with the ``decision_tree`` wrapper, so the
 releases are the benchmark's. For every fold and k it prints, per released
@@ -25,13 +25,13 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
+from bench_dmpd import RANKINGS  # this folder is first on the path
 from sklearn.model_selection import StratifiedKFold
 
 from ppdm.algorithms import get_algorithm
 from ppdm.experiments.accuracy import DEFAULT_TARGETS
 from ppdm.model import AnonymizationSpec
 from ppdm.prepare import datasets
-from ppdm.trees.c45 import root_ranking
 from ppdm.utility.c45_learner import C45Learner
 from ppdm.utility.features import CellFeaturizer
 from ppdm.utility.preprocessing import DiscretizeSettings
@@ -58,11 +58,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--generations", type=int, default=100)
     parser.add_argument("--population", type=int, default=50)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--ranking", choices=sorted(RANKINGS), default="c45")
     args = parser.parse_args(argv)
     table = datasets.load(args.dataset)
     target = DEFAULT_TARGETS[args.dataset]
     table = table[table[target].notna()].reset_index(drop=True)
-    qis = root_ranking(table, target, 9)
+    qis = RANKINGS[args.ranking](table, target, 9)
     prepare = DiscretizeSettings.of({"method": "mdl", "n_bins": 5}).prepare_for(
         table, qis, target
     )
