@@ -52,7 +52,7 @@ from scipy.stats import norm
 from ppdm.model import AttributeKind, attribute_kind
 from ppdm.trees.base import Equals, Interval, PredicateTree, TreeNode
 
-__all__ = ["C45", "SplitScore", "added_errors", "entropy"]
+__all__ = ["C45", "SplitScore", "added_errors", "entropy", "root_ranking"]
 
 _EPS = 1e-12
 
@@ -325,19 +325,21 @@ class C45:
                 score = self._score_categorical(name, rows, y, base)
                 if score is not None:
                     scores.append(score)
-        scores = [s for s in scores if s.gain > _EPS]
-        if not scores:
-            return None
-        average = sum(s.gain for s in scores) / len(scores)
-        eligible = [s for s in scores if s.gain >= average - _EPS]
-        # max() keeps the first of equal ratios: ties go to the attribute order
-        order = {name: i for i, name in enumerate(self._order)}
-        eligible.sort(key=lambda s: order[s.attribute])
-        return max(eligible, key=lambda s: s.gain_ratio)
+        return _choose(scores, self._order)
 
     @property
     def _order(self) -> list[str]:
         return list(self._numeric) + list(self._codes)
+
+    def root_attribute(self, X: pd.DataFrame, y: pd.Series | np.ndarray) -> str | None:
+        """The attribute the tree grown on ``X`` and ``y`` tests at its root.
+
+        ``None`` when no attribute has an admissible split (the root is a
+        leaf). The choice is :meth:`fit`'s, without growing the rest.
+        """
+        scores = self.split_scores(X, y)
+        best = _choose(list(scores.values()), self._order)
+        return None if best is None else best.attribute
 
     def _split_categorical(self, node: TreeNode, name: str) -> None:
         rows = node.rows
@@ -371,3 +373,41 @@ class C45:
             TreeNode(Interval(name, low=threshold), rows=rows[right]),
         ]
         node.missing_child = 0 if bigger_left else 1
+
+
+def _choose(scores: list[SplitScore], order: list[str]) -> SplitScore | None:
+    """C4.5's split: the best gain ratio among gains at least the average."""
+    scores = [s for s in scores if s.gain > _EPS]
+    if not scores:
+        return None
+    average = sum(s.gain for s in scores) / len(scores)
+    eligible = [s for s in scores if s.gain >= average - _EPS]
+    # max() keeps the first of equal ratios: ties go to the attribute order
+    rank = {name: i for i, name in enumerate(order)}
+    eligible.sort(key=lambda s: rank[s.attribute])
+    return max(eligible, key=lambda s: s.gain_ratio)
+
+
+def root_ranking(
+    table: pd.DataFrame, target: str, n: int, *, min_obj: int = 2
+) -> list[str]:
+    """The ``n`` attributes C4.5 puts at the root of successive trees.
+
+    Matatov et al. (2010, Section 5.4) form the quasi-identifier of their
+    experiments this way: the root attribute of a C4.5 tree on the data as
+    it is (numbers as numbers, categories as categories), then the root of
+    the tree grown without it, and so on (J48's defaults: ``min_obj=2``).
+    Rows without a class are left out. Fewer than ``n`` come back when no
+    remaining attribute can split the root.
+    """
+    labelled = table[table[target].notna()]
+    y = labelled[target].astype(str).to_numpy(dtype=object)
+    rest = [c for c in labelled.columns if c != target]
+    chosen: list[str] = []
+    while rest and len(chosen) < n:
+        root = C45(min_obj=min_obj).root_attribute(labelled[rest], y)
+        if root is None:
+            break
+        chosen.append(root)
+        rest.remove(root)
+    return chosen
