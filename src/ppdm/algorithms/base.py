@@ -22,6 +22,7 @@ from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import validate_params
 
 if TYPE_CHECKING:
+    from ppdm.privacy.differential import PrivacyCost
     from ppdm.scale.frequency import FrequencyTable
     from ppdm.scale.recoding import Recoding
 
@@ -66,6 +67,16 @@ class Anonymizer(ABC):
     #: classifier) leave it False and the Dask engine refuses them.
     frequency_table: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
+
+    def privacy_cost(self, n_rows: int) -> PrivacyCost | None:
+        """The (epsilon, delta) a run on ``n_rows`` rows spends, or None.
+
+        None for the syntactic algorithms: they spend no differential privacy
+        budget and carry no differential privacy guarantee. A differentially
+        private algorithm returns the cost of one release, from its parameters
+        (delta's default may depend on the number of rows).
+        """
+        return None
 
     @classmethod
     def capabilities(cls) -> dict[str, Any]:
