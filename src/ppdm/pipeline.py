@@ -98,9 +98,9 @@ def run_steps(config: ReleaseConfig, *, run_step: StepRunner) -> ReleaseOutcome:
     -------
     ReleaseOutcome
     """
-    from ppdm.preflight import preflight
+    from ppdm.preflight import preflight_for_run
 
-    preflight(config)
+    preflight_for_run(config)
     plan = plan_release(config)
     if plan.cluster is None:
         return _run_planned(plan, run_step)

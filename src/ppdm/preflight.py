@@ -1,7 +1,9 @@
 """Pre-flight: what can be known wrong about a release before any step runs.
 
 Run by ``ppdm run`` before Prefect starts, and first thing by
-:func:`ppdm.pipeline.run_steps`. Everything here reads headers, file
+:func:`ppdm.pipeline.run_steps` (:func:`preflight_for_run`: once per run, so a
+configuration the command line has just checked is not checked again, and a
+scheduled run checks each time it fires). Everything here reads headers, file
 metadata and at most one column, so a user's mistake costs a second, not a
 run: the configuration against the source's header (unknown names with the
 closest existing one, columns without a role), the dataset folder (schema
@@ -16,6 +18,7 @@ not quarantine within its limit).
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import yaml
@@ -25,7 +28,29 @@ from ppdm.exceptions import InfeasibleConstraintError, UnknownDatasetError
 from ppdm.prepare.dataset_folder import SCHEMA_FILE, SUITE_FILE
 from ppdm.release import audit
 
-__all__ = ["preflight"]
+__all__ = ["preflight", "preflight_for_run"]
+
+#: Configurations (by the sha256 of their JSON) that passed pre-flight in this
+#: process and whose run has not started yet.
+_PASSED: set[str] = set()
+
+
+def _key(config: ReleaseConfig) -> str:
+    return hashlib.sha256(config.model_dump_json().encode("utf-8")).hexdigest()
+
+
+def preflight_for_run(config: ReleaseConfig) -> None:
+    """Pre-flight for a run that starts now, unless it has just passed.
+
+    A configuration that passed :func:`preflight` in this process is taken
+    once, by the run that follows; any other run (a schedule firing, a
+    notebook) is checked here.
+    """
+    key = _key(config)
+    if key in _PASSED:
+        _PASSED.discard(key)
+        return
+    _check(config)
 
 
 def _schema_yaml(folder: Path) -> tuple[dict, dict]:
@@ -63,6 +88,9 @@ def _lets_missing_through(folder: Path, column: str) -> bool:
 def preflight(config: ReleaseConfig) -> None:
     """Refuse at once a release that cannot succeed, naming what to change.
 
+    The run of ``config`` that follows in this process
+    (:func:`preflight_for_run`) does not check it again.
+
     Raises
     ------
     ConfigError
@@ -72,6 +100,11 @@ def preflight(config: ReleaseConfig) -> None:
     UnknownDatasetError
         No dataset folder (schema) for the configuration.
     """
+    _check(config)
+    _PASSED.add(_key(config))
+
+
+def _check(config: ReleaseConfig) -> None:
     columns = check_source_columns(config)
     folder = config.schema_dir
     if not (folder / SUITE_FILE).is_file():
