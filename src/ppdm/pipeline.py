@@ -50,7 +50,7 @@ from ppdm.prepare.dataset_folder import contract_fingerprint, load_contract
 from ppdm.prepare.discretize import discretize
 from ppdm.prepare.roles import release_bound
 from ppdm.privacy import Requirement
-from ppdm.release import audit, provenance
+from ppdm.release import audit, budget, provenance
 from ppdm.release.artifacts import (
     ArtifactRef,
     ArtifactStore,
@@ -1806,6 +1806,9 @@ _LOCATION_KEYS = (
     "schema",
     "audit_key",
     "parallel",
+    # The budget decides whether a release may be made, not what it holds: a
+    # re-run under a raised budget must find the release it already made.
+    "privacy_budget",
 )
 
 
@@ -1955,6 +1958,17 @@ def publish_step(
             "checked_against": series["checked_against"],
             "accepted_risk": any(r["accepted_risk"] for r in series["results"]),
         }
+    # A differentially private release records its spend and is refused, under
+    # the audit log's lock, beyond its dataset's budget (ppdm.release.budget).
+    spend = budget.publication(
+        settings.algorithm,
+        settings.params,
+        refs["evidence"].path,
+        settings.dataset,
+        settings.config.get("privacy_budget"),
+    )
+    manifest.update(spend.fields)
+    entry.update(spend.fields)
     return publish_directory(
         out_dir,
         release_dir,
@@ -1964,6 +1978,7 @@ def publish_step(
         entry,
         page,
         audit_key=settings.audit_key,
+        check=spend.check,
     )
 
 

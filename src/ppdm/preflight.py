@@ -96,11 +96,36 @@ def preflight(config: ReleaseConfig) -> None:
                     if part
                 )
             )
-    _check_feasible(config)
+    rows = _check_feasible(config)
     _check_target(config, folder)
     # A writer refuses a missing or different key once the log is keyed:
     # better now than after the anonymization.
     audit.check_key(config.output_dir, config.audit_key)
+    _check_budget(config, rows)
+
+
+def _check_budget(config: ReleaseConfig, rows: int | None) -> None:
+    """Refuse a differentially private release its dataset's budget cannot pay for.
+
+    The cost is the algorithm's for the source's rows; where they are not
+    known before the run (a SQL source), publication checks it alone (it
+    always does, under the audit log's lock, with the rows the algorithm ran on).
+    """
+    if config.privacy_budget is None or rows is None:
+        return
+    from ppdm.algorithms import get_algorithm
+    from ppdm.release import budget
+
+    cost = get_algorithm(config.algorithm, **config.params).privacy_cost(rows)
+    if cost is None:
+        return
+    budget.check_before_run(
+        config.output_dir,
+        config.dataset,
+        budget.Budget.from_config(config.privacy_budget.model_dump()),
+        cost,
+        key=config.audit_key,
+    )
 
 
 def _describe(config: ReleaseConfig) -> str:
@@ -150,7 +175,8 @@ def _check_target(config: ReleaseConfig, folder: Path) -> None:
         )
 
 
-def _check_feasible(config: ReleaseConfig) -> None:
+def _check_feasible(config: ReleaseConfig) -> int | None:
+    """Refuse k or l the source cannot meet; return its row count (None: unknown)."""
     from ppdm.prepare import ingest  # pandas: only once a source must be read
 
     requirement = config.requirement
@@ -171,3 +197,4 @@ def _check_feasible(config: ReleaseConfig) -> None:
             f"sensitive attribute {attribute!r} in {_describe(config)}; lower l to "
             f"at most {distinct}"
         )
+    return rows
