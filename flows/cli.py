@@ -465,7 +465,7 @@ def _budget(args: argparse.Namespace) -> int:
             )
             for release in ledger.non_dp:
                 print(
-                    f"  {release.created_at or '?':<25} {release.release_dir}  "
+                    f"    {release.created_at or '?':<25} {release.release_dir}  "
                     f"{release.algorithm or '?'}"
                 )
     return EXIT_OK

@@ -73,6 +73,7 @@ def _args(
         "release_id": name,
         "algorithm": "mondrian" if cost is None else "safepub",
         "verified": True,
+        "created_at": "2026-11-28T12:00:00+00:00",
         **fields,
     }
     return (
@@ -368,3 +369,79 @@ def test_an_unkeyed_log_is_no_ledger(tmp_path: Path) -> None:
             PrivacyCost(0.1, 0.0),
             key="env:PPDM_BUDGET_TEST_NO_KEY",
         )
+
+
+# -- `ppdm budget` -----------------------------------------------------------------
+PPDM = Path(sys.executable).with_name("ppdm")
+
+
+def test_ppdm_budget_lists_spent_and_remaining_per_dataset(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    limit = {"epsilon": 1.0, "delta": 1e-5, "composition": "basic"}
+    for i in range(2):
+        args = _args(out, f"dp{i}", PrivacyCost(0.25, 1e-6))
+        for fields in args[4:6]:  # as the publish step records a budget
+            fields[budget.BUDGET_FIELD] = limit
+        publish_directory(*args)
+    _publish(out, "plain", None)
+    _publish(out, "other", PrivacyCost(0.5, 0.0), dataset="census")
+    done = subprocess.run(
+        [str(PPDM), "budget", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    print(done.stdout)
+    census = lines.index(
+        "census: spent epsilon=0.5 delta=0 by 1 differentially private "
+        "release(s) (basic composition)"
+    )
+    assert lines[census + 1] == (
+        "  budget: none recorded (no release was published under one)"
+    )
+    ds = lines.index(
+        "ds: spent epsilon=0.5 delta=2e-06 by 2 differentially private "
+        "release(s) (basic composition)"
+    )
+    assert lines[ds + 1] == (
+        "  budget epsilon=1 delta=1e-05; remaining epsilon=0.5 delta=8e-06"
+    )
+    dp_lines = [line for line in lines[ds + 2 :] if "safepub" in line]
+    assert [line.split()[1] for line in dp_lines] == ["ds/dp0", "ds/dp1"]
+    apart = lines.index(
+        "  not differentially private (1; no epsilon spent, no differential "
+        "privacy guarantee):"
+    )
+    assert apart > ds and lines[apart + 1].split()[1:] == ["ds/plain", "mondrian"]
+
+
+def test_ppdm_budget_user_errors_are_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from ppdm.flows.cli import EXIT_FAILED, main
+
+    def run(out: Path) -> tuple[int, str]:
+        code = main(["budget", "--out", str(out)])
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        return code, captured.err
+
+    code, err = run(tmp_path / "nowhere")
+    assert code == EXIT_FAILED
+    assert (
+        err == f"ppdm budget: output directory {tmp_path / 'nowhere'} does not exist\n"
+    )
+
+    unkeyed = tmp_path / "unkeyed"
+    publish_directory(*_args(unkeyed, "dp0", PrivacyCost(0.1, 0.0)), audit_key=None)
+    code, err = run(unkeyed)
+    assert code == EXIT_FAILED and err.count("\n") == 1 and "UNKEYED" in err, err
+
+    tampered = tmp_path / "tampered"
+    _publish(tampered, "dp0", PrivacyCost(0.9, 0.0))
+    _edit_epsilon(tampered, "dp0", 0.1)
+    code, err = run(tampered)
+    assert code == EXIT_FAILED and err.count("\n") == 1, err
+    assert "was tampered with" in err and "seq=0" in err, err
