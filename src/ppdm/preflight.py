@@ -16,7 +16,9 @@ not quarantine within its limit).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -125,7 +127,42 @@ def _check_budget(config: ReleaseConfig, rows: int | None) -> None:
         budget.Budget.from_config(config.privacy_budget.model_dump()),
         cost,
         key=config.audit_key,
+        rerun_of=_rerun_of(config),
     )
+
+
+def _rerun_of(config: ReleaseConfig) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a published manifest records this source and configuration.
+
+    The source is read (and hashed as the ingest step does) only when the
+    budget would refuse the run and an earlier release may be this one.
+    """
+    from ppdm import pipeline
+    from ppdm.prepare import ingest
+
+    found: list[str] = []
+
+    def source_sha256() -> str:
+        if not found:
+            source = config.source
+            if source.kind in ("csv", "parquet"):
+                found.append(ingest.file_sha256(source.path))
+            else:
+                table = ingest.load_source(
+                    source.kind, source.location, **source.reader_options()
+                )
+                found.append(ingest.fingerprint(table))
+        return found[0]
+
+    identity = pipeline._identity_config(pipeline._public_config(config))
+
+    def same(manifest: Mapping[str, Any]) -> bool:
+        return (
+            pipeline._identity_config(manifest.get("config") or {}) == identity
+            and manifest.get("source_sha256") == source_sha256()
+        )
+
+    return same
 
 
 def _describe(config: ReleaseConfig) -> str:

@@ -356,8 +356,15 @@ def check_before_run(
     cost: PrivacyCost,
     *,
     key: audit.KeyArg = audit.DEFAULT_AUDIT_KEY,
+    rerun_of: Callable[[Mapping[str, Any]], bool] | None = None,
 ) -> None:
     """The pre-flight: refuse, before any step, a release ``budget`` cannot pay for.
+
+    ``rerun_of(manifest)`` says whether this run would make the release of
+    that manifest again (same source, same configuration): a re-run after a
+    kill that left its release published finds it and spends nothing, so it
+    is let through; publication checks again under the lock (a run whose
+    randomness is not replayed makes another release, and is refused there).
 
     Raises
     ------
@@ -375,7 +382,18 @@ def check_before_run(
         )
     ledger = read_ledger(out_dir, key=key).get(dataset)
     where = str(Path(out_dir) / audit.AUDIT_LOG_NAME)
-    check_against(ledger, dataset, budget, cost, where, "nothing was run")
+    try:
+        check_against(ledger, dataset, budget, cost, where, "nothing was run")
+    except BudgetExceededError:
+        if ledger is None or rerun_of is None:
+            raise
+        for spend in ledger.dp:
+            manifest = json.loads(
+                (Path(out_dir) / spend.release_dir / "manifest.json").read_bytes()
+            )
+            if rerun_of(manifest):
+                return
+        raise
 
 
 @dataclass(frozen=True)
