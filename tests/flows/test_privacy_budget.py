@@ -15,6 +15,9 @@ spends nothing, and its re-run once.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -59,7 +62,9 @@ def _spent(out: Path) -> tuple[float, float]:
 
 
 @pytest.mark.slow
-def test_safepub_series_spends_its_budget_once_per_release(tmp_path: Path) -> None:
+def test_safepub_series_spends_its_budget_once_per_release(
+    tmp_path: Path, prefect_api_url: str
+) -> None:
     out = tmp_path / "out"
 
     # A failed publication spends nothing: nothing is visible, nothing recorded.
@@ -103,6 +108,28 @@ def test_safepub_series_spends_its_budget_once_per_release(tmp_path: Path) -> No
     ):
         assert part in line, line
 
+    # The same through `ppdm run`: one line on stderr, no traceback, exit 1.
+    config_path = tmp_path / "german-safepub.yaml"
+    config_path.write_text(
+        config_file("german-safepub").read_text()
+        + f"privacy_budget: {{epsilon: {BUDGET['epsilon']}, delta: {BUDGET['delta']}}}\n"
+    )
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("ppdm")), "run", "--config"]
+        + [str(config_path), "--seed", "1", "--out", str(out)]
+        + ["--work-dir", str(tmp_path / "work")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PREFECT_API_URL": prefect_api_url},
+    )
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith(
+        "ppdm run: privacy budget of dataset 'german' exceeded: spent epsilon=1,"
+    ), done.stderr
+    assert "remaining epsilon=0.5, delta=0.0009" in done.stderr
+
     # A syntactic release of the same dataset spends nothing and records no cost
     # (the same table under other classes: the series check would refuse it,
     # its risk is accepted here, as a data owner comparing algorithms may).
@@ -122,3 +149,21 @@ def test_safepub_series_spends_its_budget_once_per_release(tmp_path: Path) -> No
     ledger = read_ledger(out)["german"]
     assert ledger.spent() == (1.0, 1e-4)
     assert len(ledger.dp) == 1 and len(ledger.non_dp) == 1
+
+
+@pytest.mark.slow
+def test_a_rerun_that_makes_another_release_is_refused_at_publication(
+    tmp_path: Path,
+) -> None:
+    # Fresh randomness on every run: the same configuration and source make
+    # another release, which the pre-flight cannot know. Publication checks
+    # the budget again under the audit log's lock and refuses it.
+    config = _config(tmp_path, params={"epsilon": 1.0, "randomness": "os"})
+    first = pipeline.run_steps(config, run_step=Steps())
+    second = Steps()
+    with pytest.raises(BudgetExceededError, match="nothing was published"):
+        pipeline.run_steps(config, run_step=second)
+    assert second.ran[-1] == "publish"
+    releases = sorted(p.name for p in (tmp_path / "out" / "german").iterdir())
+    assert releases == [Path(first.release_dir).name]
+    assert _spent(tmp_path / "out") == (1.0, 1e-4)
