@@ -353,6 +353,21 @@ def test_an_edited_spend_is_tampering(tmp_path: Path) -> None:
         budget.check_before_run(out, "ds", Budget(1.0), PrivacyCost(0.5, 0.0), key=KEY)
 
 
+def test_publication_reads_no_budget_from_a_tampered_log(tmp_path: Path) -> None:
+    # The edit is in the first entry, not the last: opening the log (head and
+    # last MAC) lets it through, the check of the whole chain under the lock
+    # does not.
+    out = tmp_path / "out"
+    _publish(out, "dp0", PrivacyCost(0.9, 0.0))
+    _publish(out, "dp1", PrivacyCost(0.05, 0.0))
+    _edit_epsilon(out, "dp0", 0.01)
+    check = BudgetCheck("ds", Budget(1.0), PrivacyCost(0.5, 0.0))
+    with pytest.raises(AuditLogError, match="tampered") as tampered:
+        _publish(out, "dp2", PrivacyCost(0.5, 0.0), check=check)
+    assert "seq=0" in _one_line(tampered.value)
+    assert not (out / "ds" / "dp2").exists()
+
+
 def test_an_unkeyed_log_is_no_ledger(tmp_path: Path) -> None:
     out = tmp_path / "out"
     publish_directory(*_args(out, "dp0", PrivacyCost(0.1, 0.0)), audit_key=None)
