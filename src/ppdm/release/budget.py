@@ -62,6 +62,7 @@ from typing import Any, Literal
 from ppdm.exceptions import AuditLogError, InfeasibleConstraintError
 from ppdm.privacy.differential import PrivacyCost
 from ppdm.release import audit
+from ppdm.release.keys import MissingKeyError
 
 __all__ = [
     "BUDGET_FIELD",
@@ -368,17 +369,20 @@ def check_before_run(
 
     Raises
     ------
-    AuditLogError
+    MissingKeyError
         No audit key is at hand (the spend could not be recorded in a keyed
-        entry), or the log is unkeyed or tampered with.
+        entry).
+    AuditLogError
+        The log is unkeyed or tampered with.
     BudgetExceededError
         Spent and asked together exceed the budget (one line: spent, asked,
         remaining).
     """
-    if audit.audit_key(key).key is None:
-        raise AuditLogError(
-            f"privacy_budget needs a keyed audit log in {out_dir}, and {key} holds "
-            "no key: set it (see SECURITY.md); nothing was run"
+    signer = audit.audit_key(key)
+    if signer.key is None:
+        raise MissingKeyError(
+            f"privacy_budget needs a keyed audit log in {out_dir}, and "
+            f"{signer.source} holds no key: set it (see SECURITY.md); nothing was run"
         )
     ledger = read_ledger(out_dir, key=key).get(dataset)
     where = str(Path(out_dir) / audit.AUDIT_LOG_NAME)
@@ -412,7 +416,7 @@ class BudgetCheck:
 
     def __call__(self, log: audit.AuditLog, release_dir: str) -> None:
         if log.signer.key is None:
-            raise AuditLogError(
+            raise MissingKeyError(
                 f"{log.path}: privacy_budget needs a keyed audit log, and "
                 f"{log.signer.source} holds no key; nothing was published"
             )

@@ -42,6 +42,7 @@ from ppdm.release.budget import (
     compose_basic,
     read_ledger,
 )
+from ppdm.release.keys import MissingKeyError
 from ppdm.release.publish import publish_directory
 
 HELPER = Path(__file__).with_name("publish_fault_points.py")
@@ -376,7 +377,7 @@ def test_an_unkeyed_log_is_no_ledger(tmp_path: Path) -> None:
     _one_line(unkeyed.value)
     # Without a key at hand the spend could not be recorded in a keyed entry.
     assert "PPDM_BUDGET_TEST_NO_KEY" not in os.environ
-    with pytest.raises(AuditLogError, match="needs a keyed audit log"):
+    with pytest.raises(MissingKeyError, match="needs a keyed audit log") as no_key:
         budget.check_before_run(
             tmp_path / "empty",
             "ds",
@@ -384,6 +385,7 @@ def test_an_unkeyed_log_is_no_ledger(tmp_path: Path) -> None:
             PrivacyCost(0.1, 0.0),
             key="env:PPDM_BUDGET_TEST_NO_KEY",
         )
+    assert "PPDM_BUDGET_TEST_NO_KEY" in _one_line(no_key.value)
 
 
 # -- `ppdm budget` -----------------------------------------------------------------
