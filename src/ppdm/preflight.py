@@ -19,7 +19,9 @@ not quarantine within its limit).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -129,11 +131,71 @@ def _check(config: ReleaseConfig) -> None:
                     if part
                 )
             )
-    _check_feasible(config)
+    rows = _check_feasible(config)
     _check_target(config, folder)
     # A writer refuses a missing or different key once the log is keyed:
     # better now than after the anonymization.
     audit.check_key(config.output_dir, config.audit_key)
+    _check_budget(config, rows)
+
+
+def _check_budget(config: ReleaseConfig, rows: int | None) -> None:
+    """Refuse a differentially private release its dataset's budget cannot pay for.
+
+    The cost is the algorithm's for the source's rows; where they are not
+    known before the run (a SQL source), publication checks it alone (it
+    always does, under the audit log's lock, with the rows the algorithm ran on).
+    """
+    if config.privacy_budget is None or rows is None:
+        return
+    from ppdm.algorithms import get_algorithm
+    from ppdm.release import budget
+
+    cost = get_algorithm(config.algorithm, **config.params).privacy_cost(rows)
+    if cost is None:
+        return
+    budget.check_before_run(
+        config.output_dir,
+        config.dataset,
+        budget.Budget.from_config(config.privacy_budget.model_dump()),
+        cost,
+        key=config.audit_key,
+        rerun_of=_rerun_of(config),
+    )
+
+
+def _rerun_of(config: ReleaseConfig) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a published manifest records this source and configuration.
+
+    The source is read (and hashed as the ingest step does) only when the
+    budget would refuse the run and an earlier release may be this one.
+    """
+    from ppdm.prepare import ingest
+    from ppdm.release.manifest import identity_config, public_config
+
+    found: list[str] = []
+
+    def source_sha256() -> str:
+        if not found:
+            source = config.source
+            if source.kind in ("csv", "parquet"):
+                found.append(ingest.file_sha256(source.path))
+            else:
+                table = ingest.load_source(
+                    source.kind, source.location, **source.reader_options()
+                )
+                found.append(ingest.fingerprint(table))
+        return found[0]
+
+    identity = identity_config(public_config(config))
+
+    def same(manifest: Mapping[str, Any]) -> bool:
+        return (
+            identity_config(manifest.get("config") or {}) == identity
+            and manifest.get("source_sha256") == source_sha256()
+        )
+
+    return same
 
 
 def _describe(config: ReleaseConfig) -> str:
@@ -183,7 +245,8 @@ def _check_target(config: ReleaseConfig, folder: Path) -> None:
         )
 
 
-def _check_feasible(config: ReleaseConfig) -> None:
+def _check_feasible(config: ReleaseConfig) -> int | None:
+    """Refuse k or l the source cannot meet; return its row count (None: unknown)."""
     from ppdm.prepare import ingest  # pandas: only once a source must be read
 
     requirement = config.requirement
@@ -204,3 +267,4 @@ def _check_feasible(config: ReleaseConfig) -> None:
             f"sensitive attribute {attribute!r} in {_describe(config)}; lower l to "
             f"at most {distinct}"
         )
+    return rows

@@ -31,6 +31,9 @@ _LOCATION_KEYS = (
     "schema",
     "audit_key",
     "parallel",
+    # The budget decides whether a release may be made, not what it holds: a
+    # re-run under a raised budget must find the release it already made.
+    "privacy_budget",
 )
 
 

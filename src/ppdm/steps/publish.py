@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import Field
 
+from ppdm.release import budget
 from ppdm.release.artifacts import (
     ArtifactRef,
     canonical_json,
@@ -144,6 +145,17 @@ def publish_step(
     )
     certificate = json.loads(Path(refs["certificate"].path).read_bytes())
     entry = audit_entry(settings, manifest, certificate.get("series"))
+    # A differentially private release records its spend and is refused, under
+    # the audit log's lock, beyond its dataset's budget (ppdm.release.budget).
+    spend = budget.publication(
+        settings.algorithm,
+        settings.params,
+        refs["evidence"].path,
+        settings.dataset,
+        settings.config.get("privacy_budget"),
+    )
+    manifest.update(spend.fields)
+    entry.update(spend.fields)
     return publish_directory(
         out_dir,
         release_dir,
@@ -153,6 +165,7 @@ def publish_step(
         entry,
         page,
         audit_key=settings.audit_key,
+        check=spend.check,
     )
 
 

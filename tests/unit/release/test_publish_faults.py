@@ -107,7 +107,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
         # The key spec is the default the replays below use as well; the
         # page renderer (report.html, written under the lock) is positional,
         # so the replays publish it too.
-        assert keywords == {"audit_key": "env:PPDM_AUDIT_KEY"}, keywords
+        assert keywords == {"audit_key": "env:PPDM_AUDIT_KEY", "check": None}, keywords
         assert callable(args[6]), args
         calls.append(args)
         return args[1]
