@@ -3,6 +3,7 @@ contract it reads by content, and the candidate tables among its references."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -75,8 +76,18 @@ class HierarchySource(BaseModel):
         )
 
     def load(self) -> dict[str, Hierarchy]:
-        """Read and validate every hierarchy file."""
-        return load_hierarchies(Path(self.directory))
+        """Read and validate every hierarchy file (once per content in a process).
+
+        The anonymize, verify and utility steps of a run each read the same
+        files; they are parsed once, keyed by the directory and the sha256
+        the plan took of them.
+        """
+        return dict(_hierarchies(self.directory, self.sha256))
+
+
+@functools.lru_cache(maxsize=8)
+def _hierarchies(directory: str, sha256: str) -> dict[str, Hierarchy]:
+    return load_hierarchies(Path(directory))
 
 
 class SchemaSource(BaseModel):
