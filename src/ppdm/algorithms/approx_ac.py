@@ -120,6 +120,8 @@ MODES = ("auto", "exact", "ball")
 _INF = np.iinfo(np.int64).max
 #: Pairwise cells (candidates x rows x rows) scored at once in ball mode.
 _CHUNK_CELLS = 1 << 22
+#: Distinct rows up to which ball mode keeps every pairwise distance (a byte each).
+_DENSE_ROWS = 6000
 
 
 def approximation_bound(k: int, mode: str = "exact") -> float:
@@ -427,39 +429,115 @@ class _Ball:
             _narrow(np.append(c, int(c.min()) - 1 if len(c) else -1))
             for c in rows.codes.T
         ]
+        self.acc_type = np.uint8 if self.q < 256 else np.int64
+        # With few distinct rows, one table of every pairwise distance (a
+        # byte each) replaces the per-attribute comparisons of every refresh
+        # and every candidate ball; the padding row ``m`` differs from every
+        # row in every attribute, and from itself in none.
+        self.dense: np.ndarray | None = None
+        if self.m <= _DENSE_ROWS:
+            dense = np.zeros((self.m + 1, self.m + 1), dtype=self.acc_type)
+            everything = np.arange(self.m)
+            dense[: self.m, : self.m] = self._compare(everything)
+            dense[self.m, : self.m] = self.q
+            dense[: self.m, self.m] = self.q
+            self.dense = dense
         self.lists = np.full((self.m, self.width), self.m, dtype=np.int64)
         self.list_keys = np.full((self.m, self.width), _INF, dtype=np.int64)
         self.bound = np.full(self.m, _INF, dtype=np.int64)
         self.refreshes = 0
+        self.near: np.ndarray | None = None
+        self.near_keys: np.ndarray | None = None
+        self.near_complete = False
 
-    def distances(self, rows: np.ndarray) -> np.ndarray:
-        """Hamming distances from ``rows`` to every distinct row, (len, m)."""
-        out = np.empty((len(rows), self.m), dtype=np.int64)
+    def _compare(self, rows: np.ndarray) -> np.ndarray:
+        """Hamming distances from ``rows`` to every distinct row, (len, m),
+        by comparing the attribute columns."""
+        out = np.empty((len(rows), self.m), dtype=self.acc_type)
         step = max(1, (1 << 22) // max(self.m, 1))
-        acc_type = np.uint8 if self.q < 256 else np.int64
         for lo in range(0, len(rows), step):
             part = rows[lo : lo + step]
-            acc = np.zeros((len(part), self.m), dtype=acc_type)
+            acc = np.zeros((len(part), self.m), dtype=self.acc_type)
             for column in self.columns:
                 acc += column[part][:, None] != column[None, : self.m]
             out[lo : lo + step] = acc
         return out
+
+    def small_distances(self, rows: np.ndarray) -> np.ndarray:
+        """Hamming distances from ``rows`` to every distinct row, (len, m), in
+        the narrow accumulator type (uint8 below 256 attributes)."""
+        if self.dense is not None:
+            return self.dense[rows, : self.m]
+        return self._compare(rows)
+
+    def distances(self, rows: np.ndarray) -> np.ndarray:
+        """Hamming distances from ``rows`` to every distinct row, (len, m)."""
+        return self.small_distances(rows).astype(np.int64)
 
     def _pair_distances(self, members: np.ndarray) -> np.ndarray:
         """Hamming distances between the members of each candidate ball, (v, M, M).
 
         The padding row ``m`` differs from every row in every attribute.
         """
-        acc_type = np.uint8 if self.q < 256 else np.int64
-        acc = np.zeros((*members.shape, members.shape[1]), dtype=acc_type)
+        if self.dense is not None:
+            return self.dense[members[:, :, None], members[:, None, :]]
+        acc = np.zeros((*members.shape, members.shape[1]), dtype=self.acc_type)
         for column in self.columns:
             values = column[members]
             acc += values[:, :, None] != values[:, None, :]
-        return acc.astype(np.int64)
+        return acc
 
     def keys(self, rows: np.ndarray) -> np.ndarray:
         """Neighbour order keys ``distance * m + row`` from ``rows``."""
         return self.distances(rows) * self.m + np.arange(self.m)
+
+    def _static_lists(self) -> None:
+        """Every row's ``W`` nearest rows (covered or not), by key.
+
+        Built once: a refresh then filters these by the current state, which
+        costs ``W`` per row instead of ``m``, and falls back to all rows only
+        when the static list runs out of the tuples it needs.
+        """
+        m = self.m
+        width = min(m, max(4 * self.width, 256))
+        self.near = np.empty((m, width), dtype=np.int64)
+        self.near_keys = np.empty((m, width), dtype=np.int64)
+        everything = np.ones(m, dtype=bool)
+        step = max(1, (1 << 22) // max(m, 1))
+        for lo in range(0, m, step):
+            part = np.arange(lo, min(lo + step, m))
+            cols, keys = self._nearest(self.small_distances(part), everything, width)
+            order = np.argsort(keys, axis=1)
+            self.near[part] = np.take_along_axis(cols, order, axis=1)
+            self.near_keys[part] = np.take_along_axis(keys, order, axis=1)
+        # A list holding every row is complete whatever the state.
+        self.near_complete = width == m
+
+    def _select(
+        self, part: np.ndarray, eligible: np.ndarray, count: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """As :meth:`_nearest` for the centres ``part``, from the static lists
+        where they hold enough eligible rows, else from every row."""
+        found = min(count, int(eligible.sum()))
+        cols = np.full((len(part), count), self.m, dtype=np.int64)
+        keys = np.full((len(part), count), _INF, dtype=np.int64)
+        if found == 0:
+            return cols, keys
+        if self.near is None:
+            self._static_lists()
+        near = self.near[part]
+        mask = eligible[near]
+        rank = np.cumsum(mask, axis=1, dtype=np.int32)
+        ok = (rank[:, -1] >= found) | self.near_complete
+        take = mask & (rank <= found) & ok[:, None]
+        cols[ok, :found] = near[take].reshape(-1, found)
+        keys[ok, :found] = self.near_keys[part][take].reshape(-1, found)
+        if not ok.all():
+            rest = part[~ok]
+            cols[~ok], keys[~ok] = self._nearest(
+                self.small_distances(rest), eligible, count
+            )
+        return cols, keys
 
     def refresh(self, batch: np.ndarray) -> None:
         """Rebuild the neighbour lists of ``batch`` from the current state."""
@@ -472,16 +550,11 @@ class _Ball:
         for lo in range(0, len(batch), step):
             part = batch[lo : lo + step]
             self.refreshes += len(part)
-            key = self.keys(part)
-            ukey = np.where(uncovered, key, _INF)
-            uidx = _smallest(ukey, n_unc)
-            ukeys = np.take_along_axis(ukey, uidx, axis=1)
+            uidx, ukeys = self._select(part, uncovered, n_unc)
             truncated = uncovered.sum() > n_unc
             bound = np.where(truncated, ukeys.max(axis=1) + 1, _INF)
             if n_cov > 0:
-                ckey = np.where(covered, key, _INF)
-                cidx = _smallest(ckey, n_cov)
-                ckeys = np.take_along_axis(ckey, cidx, axis=1)
+                cidx, ckeys = self._select(part, covered, n_cov)
                 idx = np.concatenate([uidx, cidx], axis=1)
                 keys = np.concatenate([ukeys, ckeys], axis=1)
             else:
@@ -501,6 +574,53 @@ class _Ball:
             self.lists[part, :width] = idx[:, :width]
             self.list_keys[part, :width] = keys[:, :width]
             self.bound[part] = bound
+
+    def _nearest(
+        self, dist: np.ndarray, eligible: np.ndarray, count: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``count`` eligible rows of least key ``distance * m + row`` from
+        each centre (``dist``: its distances, (v, m)), and their keys, in no
+        particular order; padded with row ``m`` and key ``_INF`` when fewer
+        are eligible.
+
+        Distances take only ``q + 1`` values, so no sort is needed: count the
+        eligible rows per distance level until the count reaches ``count``,
+        and keep every eligible row below that level plus the first ones
+        (lowest row numbers) on it.
+        """
+        v, m, top = len(dist), self.m, self.q + 1
+        found = min(count, int(eligible.sum()))
+        cols = np.full((v, count), m, dtype=np.int64)
+        keys = np.full((v, count), _INF, dtype=np.int64)
+        if found == 0 or v == 0:
+            return cols, keys
+        level = dist if eligible.all() else np.where(eligible, dist, top)
+        level = level.astype(self.acc_type, copy=False)
+        cut = np.full(v, top, dtype=np.int64)
+        below = np.zeros(v, dtype=np.int64)
+        reached = np.zeros(v, dtype=np.int64)
+        for lev in range(top):
+            open_ = cut == top
+            if not open_.any():
+                break
+            now = np.count_nonzero(level[open_] <= lev, axis=1)
+            done = now >= found
+            idx = np.flatnonzero(open_)
+            cut[idx[done]] = lev
+            below[idx[done]] = reached[idx[done]]
+            reached[idx] = now
+        keep = level < cut[:, None].astype(self.acc_type)
+        on_r, on_c = np.nonzero(level == cut[:, None].astype(self.acc_type))
+        first = np.searchsorted(on_r, np.arange(v))
+        rank = np.arange(len(on_r)) - first[on_r]
+        pick = rank < (found - below)[on_r]
+        keep[on_r[pick], on_c[pick]] = True
+        chosen = np.nonzero(keep)[1].reshape(v, found)
+        cols[:, :found] = chosen
+        keys[:, :found] = (
+            np.take_along_axis(dist, chosen, axis=1).astype(np.int64) * m + chosen
+        )
+        return cols, keys
 
     def _prefix(
         self, counts: np.ndarray, keys: np.ndarray, need: int, bound: np.ndarray
@@ -637,8 +757,13 @@ def _smallest(keys: np.ndarray, count: int) -> np.ndarray:
 def _compact(
     lst: np.ndarray, counts: np.ndarray, dist: np.ndarray, width: int, m: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The first ``width`` list entries with a positive count, in list order."""
+    """The first ``width`` list entries with a positive count, in list order.
+
+    The width is cut to the most such entries any row has: the columns past
+    it would only be padding, which no candidate uses.
+    """
     v = len(lst)
+    width = min(width, int((counts > 0).sum(axis=1).max(initial=0)))
     if width == 0:
         empty = np.zeros((v, 0), dtype=np.int64)
         return empty, empty, empty
