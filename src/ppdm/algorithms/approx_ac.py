@@ -446,9 +446,13 @@ class _Ball:
         self.list_keys = np.full((self.m, self.width), _INF, dtype=np.int64)
         self.bound = np.full(self.m, _INF, dtype=np.int64)
         self.refreshes = 0
+        self.plan_block = np.full(self.m, -1, dtype=np.int64)
+        self.plan_pos = np.zeros(self.m, dtype=np.int64)
+        self.plan_blocks: list[tuple[np.ndarray, ...] | None] = []
+        self.plan_users: list[int] = []
         self.near: np.ndarray | None = None
-        self.near_keys: np.ndarray | None = None
-        self.near_complete = False
+        self.near_dist: np.ndarray | None = None
+        self.near_limit: np.ndarray | None = None
 
     def _compare(self, rows: np.ndarray) -> np.ndarray:
         """Hamming distances from ``rows`` to every distinct row, (len, m),
@@ -495,47 +499,63 @@ class _Ball:
         """Every row's ``W`` nearest rows (covered or not), by key.
 
         Built once: a refresh then filters these by the current state, which
-        costs ``W`` per row instead of ``m``, and falls back to all rows only
-        when the static list runs out of the tuples it needs.
+        costs ``W`` per row instead of ``m``, and looks at other rows only
+        when the static list runs out of the tuples it needs. A list holds
+        every row of key below ``near_limit`` (one past its last key).
         """
         m = self.m
         width = min(m, max(4 * self.width, 256))
-        self.near = np.empty((m, width), dtype=np.int64)
-        self.near_keys = np.empty((m, width), dtype=np.int64)
-        everything = np.ones(m, dtype=bool)
+        self.near = np.empty((m, width), dtype=np.int32 if m < 2**31 else np.int64)
+        self.near_dist = np.empty((m, width), dtype=self.acc_type)
         step = max(1, (1 << 22) // max(m, 1))
         for lo in range(0, m, step):
             part = np.arange(lo, min(lo + step, m))
-            cols, keys = self._nearest(self.small_distances(part), everything, width)
-            order = np.argsort(keys, axis=1)
-            self.near[part] = np.take_along_axis(cols, order, axis=1)
-            self.near_keys[part] = np.take_along_axis(keys, order, axis=1)
-        # A list holding every row is complete whatever the state.
-        self.near_complete = width == m
+            dist = self.small_distances(part)
+            # A stable sort of byte distances is a radix sort, and keeps equal
+            # distances in row order: exactly the key order.
+            order = np.argsort(dist, axis=1, kind="stable")[:, :width]
+            self.near[part] = order
+            self.near_dist[part] = np.take_along_axis(dist, order, axis=1)
+        last = self.near_dist[:, -1].astype(np.int64) * m + self.near[:, -1]
+        self.near_limit = np.where(width == m, _INF, last + 1)
 
     def _select(
         self, part: np.ndarray, eligible: np.ndarray, count: int
     ) -> tuple[np.ndarray, np.ndarray]:
-        """As :meth:`_nearest` for the centres ``part``, from the static lists
-        where they hold enough eligible rows, else from every row."""
+        """The ``count`` eligible rows of least key ``distance * m + row`` from
+        each centre of ``part``, and their keys, nearest first; padded with
+        row ``m`` and key ``_INF`` when fewer rows are eligible.
+
+        From the static lists where they hold enough eligible rows (then the
+        first ones are the nearest of all), else from every eligible row.
+        """
+        m = self.m
         found = min(count, int(eligible.sum()))
-        cols = np.full((len(part), count), self.m, dtype=np.int64)
+        cols = np.full((len(part), count), m, dtype=np.int64)
         keys = np.full((len(part), count), _INF, dtype=np.int64)
-        if found == 0:
+        if found == 0 or len(part) == 0:
             return cols, keys
         if self.near is None:
             self._static_lists()
         near = self.near[part]
         mask = eligible[near]
         rank = np.cumsum(mask, axis=1, dtype=np.int32)
-        ok = (rank[:, -1] >= found) | self.near_complete
+        ok = (rank[:, -1] >= found) | (self.near_limit[part] == _INF)
         take = mask & (rank <= found) & ok[:, None]
-        cols[ok, :found] = near[take].reshape(-1, found)
-        keys[ok, :found] = self.near_keys[part][take].reshape(-1, found)
+        chosen = near[take].reshape(-1, found).astype(np.int64)
+        cols[ok, :found] = chosen
+        keys[ok, :found] = (
+            self.near_dist[part][take].reshape(-1, found).astype(np.int64) * m + chosen
+        )
         if not ok.all():
             rest = part[~ok]
-            cols[~ok], keys[~ok] = self._nearest(
-                self.small_distances(rest), eligible, count
+            pool = np.flatnonzero(eligible)
+            dist = self.small_distances(rest)[:, pool]
+            order = np.argsort(dist, axis=1, kind="stable")[:, :found]
+            chosen = pool[order]
+            cols[~ok, :found] = chosen
+            keys[~ok, :found] = (
+                np.take_along_axis(dist, order, axis=1).astype(np.int64) * m + chosen
             )
         return cols, keys
 
@@ -575,53 +595,6 @@ class _Ball:
             self.list_keys[part, :width] = keys[:, :width]
             self.bound[part] = bound
 
-    def _nearest(
-        self, dist: np.ndarray, eligible: np.ndarray, count: int
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The ``count`` eligible rows of least key ``distance * m + row`` from
-        each centre (``dist``: its distances, (v, m)), and their keys, in no
-        particular order; padded with row ``m`` and key ``_INF`` when fewer
-        are eligible.
-
-        Distances take only ``q + 1`` values, so no sort is needed: count the
-        eligible rows per distance level until the count reaches ``count``,
-        and keep every eligible row below that level plus the first ones
-        (lowest row numbers) on it.
-        """
-        v, m, top = len(dist), self.m, self.q + 1
-        found = min(count, int(eligible.sum()))
-        cols = np.full((v, count), m, dtype=np.int64)
-        keys = np.full((v, count), _INF, dtype=np.int64)
-        if found == 0 or v == 0:
-            return cols, keys
-        level = dist if eligible.all() else np.where(eligible, dist, top)
-        level = level.astype(self.acc_type, copy=False)
-        cut = np.full(v, top, dtype=np.int64)
-        below = np.zeros(v, dtype=np.int64)
-        reached = np.zeros(v, dtype=np.int64)
-        for lev in range(top):
-            open_ = cut == top
-            if not open_.any():
-                break
-            now = np.count_nonzero(level[open_] <= lev, axis=1)
-            done = now >= found
-            idx = np.flatnonzero(open_)
-            cut[idx[done]] = lev
-            below[idx[done]] = reached[idx[done]]
-            reached[idx] = now
-        keep = level < cut[:, None].astype(self.acc_type)
-        on_r, on_c = np.nonzero(level == cut[:, None].astype(self.acc_type))
-        first = np.searchsorted(on_r, np.arange(v))
-        rank = np.arange(len(on_r)) - first[on_r]
-        pick = rank < (found - below)[on_r]
-        keep[on_r[pick], on_c[pick]] = True
-        chosen = np.nonzero(keep)[1].reshape(v, found)
-        cols[:, :found] = chosen
-        keys[:, :found] = (
-            np.take_along_axis(dist, chosen, axis=1).astype(np.int64) * m + chosen
-        )
-        return cols, keys
-
     def _prefix(
         self, counts: np.ndarray, keys: np.ndarray, need: int, bound: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -641,8 +614,14 @@ class _Ball:
         keep = upto
         return np.where(keep, counts, 0), ok, last_key
 
-    def score(self, batch: np.ndarray, detail: bool = False) -> _Scores:
-        """Best candidate of every row of ``batch`` (each has uncovered tuples)."""
+    def score(
+        self, batch: np.ndarray, detail: bool = False, keep: bool = False
+    ) -> _Scores:
+        """Best candidate of every row of ``batch`` (each has uncovered tuples).
+
+        With ``keep``, the tuples of each row's best candidate are kept for
+        :meth:`materialize`, so a pick needs no second scoring.
+        """
         rows, k, p, m = self.rows, self.k, self.p, self.m
         u_ext = np.append(rows.u, 0)
         c_ext = np.append(rows.w - rows.u, 0)
@@ -711,6 +690,14 @@ class _Ball:
             best_ratio[sl] = low
             best_new[sl] = top_new
             best_cand[sl] = np.argmax(tie, axis=1)
+            if keep:
+                at = (np.arange(len(low)), best_cand[sl])
+                u_cnt, c_cnt = ucnt[sl], ccnt[sl]
+                u_start = np.cumsum(u_cnt, axis=1) - u_cnt
+                c_start = np.cumsum(c_cnt, axis=1) - c_cnt
+                take_u = np.clip(cand["new"][at][:, None] - u_start, 0, u_cnt)
+                take_c = np.clip(cand["old"][at][:, None] - c_start, 0, c_cnt)
+                self._keep(batch[sl], ur[sl], take_u, cr[sl], take_c, low)
             if detail:
                 for key, value in cand.items():
                     details.setdefault(key, []).append(value)
@@ -720,21 +707,58 @@ class _Ball:
             out.detail.update(ur=ur, cr=cr, ucnt=ucnt, ccnt=ccnt)
         return out
 
-    def materialize(self, r: int) -> tuple[float, list[tuple[int, int, int]]]:
-        """The best candidate of row ``r``: ratio and ``(row, new, covered)``."""
-        s = self.score(np.array([r]), detail=True)
-        d = s.detail
-        c = int(s.best_cand[0])
-        take_u = d["take_u"][0, c]
-        take_c = d["take_c"][0, c]
+    def _keep(
+        self,
+        rows: np.ndarray,
+        ur: np.ndarray,
+        take_u: np.ndarray,
+        cr: np.ndarray,
+        take_c: np.ndarray,
+        ratio: np.ndarray,
+    ) -> None:
+        """Remember the best candidate of ``rows`` (one block per scoring;
+        a block is dropped once no row refers to it)."""
+        old = self.plan_block[rows]
+        for b, n in zip(*np.unique(old[old >= 0], return_counts=True), strict=True):
+            self.plan_users[b] -= int(n)
+            if self.plan_users[b] == 0:
+                self.plan_blocks[b] = None
+        self.plan_blocks.append((ur, take_u, cr, take_c, ratio))
+        self.plan_users.append(len(rows))
+        self.plan_block[rows] = len(self.plan_blocks) - 1
+        self.plan_pos[rows] = np.arange(len(rows))
+
+    def materialize(
+        self, r: int, audit: bool = False
+    ) -> tuple[float, list[tuple[int, int, int]]]:
+        """The best candidate of row ``r``: ratio and ``(row, new, covered)``.
+
+        Read from the last scoring of ``r`` (kept by ``score(keep=True)``);
+        with ``audit`` it is checked against a fresh scoring.
+        """
+        if self.plan_block[r] < 0:
+            self.score(np.array([r]), keep=True)
+        kept = self._kept(r)
+        if audit:
+            self.score(np.array([r]), keep=True)
+            if self._kept(r) != kept:
+                raise AssertionError(f"the kept candidate of row {r} is stale")
+        return kept
+
+    def _kept(self, r: int) -> tuple[float, list[tuple[int, int, int]]]:
+        block = self.plan_blocks[self.plan_block[r]]
+        if block is None:
+            raise AssertionError(f"row {r} has no kept candidate")
+        i = self.plan_pos[r]
+        ur, take_u, cr, take_c, ratio = (x[i] for x in block)
         plan: dict[int, list[int]] = {}
-        for row, a in zip(d["ur"][0], take_u):
+        for row, a in zip(ur, take_u, strict=True):
             if a:
                 plan.setdefault(int(row), [0, 0])[0] += int(a)
-        for row, b in zip(d["cr"][0], take_c):
+        for row, b in zip(cr, take_c, strict=True):
             if b:
                 plan.setdefault(int(row), [0, 0])[1] += int(b)
-        return float(s.best_ratio[0]), [(r_, a, b) for r_, (a, b) in plan.items()]
+        return float(ratio), [(r_, a, b) for r_, (a, b) in plan.items()]
 
 
 def _narrow(column: np.ndarray) -> np.ndarray:
@@ -866,6 +890,14 @@ def _candidates(
     ratio = np.full(exists.shape, np.inf)
     ratio[exists] = diameter[exists] * size[exists] / new[exists]
     out = {"exists": exists, "ratio": ratio, "new": np.where(exists, new, -1)}
+    # Covered tuples each candidate takes (only the third kind takes any).
+    out["old"] = np.concatenate(
+        [
+            np.zeros((v, 1 + len(deltas)), dtype=np.int64),
+            np.where(exists[:, 1 + len(deltas) :], need_b, 0),
+        ],
+        axis=1,
+    )
     if detail:
         # Tuples of each listed row in each candidate.
         take_a1 = np.clip(s_a1[:, None] - u_start, 0, ucnt)
@@ -901,7 +933,7 @@ def _ball_cover(
 
     def update(batch: np.ndarray) -> None:
         nonlocal scored
-        s = ball.score(batch)
+        s = ball.score(batch, keep=True)
         best_ratio[batch] = s.best_ratio
         best_new[batch] = s.best_new
         radius[batch] = s.radius
@@ -926,7 +958,7 @@ def _ball_cover(
             raise AssertionError("no ball candidate covers the remaining tuples")
         tied = np.flatnonzero(best_ratio == low)
         r = int(tied[np.argmax(best_new[tied])])
-        ratio, plan = ball.materialize(r)
+        ratio, plan = ball.materialize(r, audit)
         if ratio != low:
             raise AssertionError(f"stale cached ratio of row {r}: {low} != {ratio}")
         before = rows.u.copy()
