@@ -457,14 +457,17 @@ class _Ball:
     def _compare(self, rows: np.ndarray) -> np.ndarray:
         """Hamming distances from ``rows`` to every distinct row, (len, m),
         by comparing the attribute columns."""
-        out = np.empty((len(rows), self.m), dtype=self.acc_type)
+        out = np.zeros((len(rows), self.m), dtype=self.acc_type)
         step = max(1, (1 << 22) // max(self.m, 1))
+        differ = np.empty((min(step, len(rows)), self.m), dtype=bool)
         for lo in range(0, len(rows), step):
             part = rows[lo : lo + step]
-            acc = np.zeros((len(part), self.m), dtype=self.acc_type)
+            acc, flags = out[lo : lo + step], differ[: len(part)]
             for column in self.columns:
-                acc += column[part][:, None] != column[None, : self.m]
-            out[lo : lo + step] = acc
+                # In place: a fresh boolean array per attribute, added with
+                # casting, costs several times the comparison itself.
+                np.not_equal(column[part][:, None], column[None, : self.m], out=flags)
+                np.add(acc, flags, out=acc, casting="unsafe")
         return out
 
     def small_distances(self, rows: np.ndarray) -> np.ndarray:
@@ -496,28 +499,46 @@ class _Ball:
         return self.distances(rows) * self.m + np.arange(self.m)
 
     def _static_lists(self) -> None:
-        """Every row's ``W`` nearest rows (covered or not), by key.
+        """Every row's nearest rows (covered or not), by key.
 
         Built once: a refresh then filters these by the current state, which
-        costs ``W`` per row instead of ``m``, and looks at other rows only
-        when the static list runs out of the tuples it needs. A list holds
-        every row of key below ``near_limit`` (one past its last key).
+        costs a list's length per row instead of ``m``, and looks at other
+        rows only when the list runs out of the tuples it needs. A row's list
+        holds every row within some distance ``L`` (the largest that keeps it
+        to at most ``W`` rows), so it is complete below key
+        ``near_limit = (L + 1) * m``.
+
+        Distances take only ``q + 1`` values: the cut is found by counting
+        rows per level, and only the rows within it are sorted.
         """
-        m = self.m
+        m, q = self.m, self.q
         width = min(m, max(4 * self.width, 256))
-        self.near = np.empty((m, width), dtype=np.int32 if m < 2**31 else np.int64)
-        self.near_dist = np.empty((m, width), dtype=self.acc_type)
+        self.near = np.full((m, width), m, dtype=np.int32 if m < 2**31 else np.int64)
+        self.near_dist = np.zeros((m, width), dtype=self.acc_type)
+        self.near_limit = np.full(m, _INF, dtype=np.int64)
         step = max(1, (1 << 22) // max(m, 1))
+        within = np.empty((min(step, m), m), dtype=bool)
         for lo in range(0, m, step):
             part = np.arange(lo, min(lo + step, m))
             dist = self.small_distances(part)
-            # A stable sort of byte distances is a radix sort, and keeps equal
-            # distances in row order: exactly the key order.
-            order = np.argsort(dist, axis=1, kind="stable")[:, :width]
-            self.near[part] = order
-            self.near_dist[part] = np.take_along_axis(dist, order, axis=1)
-        last = self.near_dist[:, -1].astype(np.int64) * m + self.near[:, -1]
-        self.near_limit = np.where(width == m, _INF, last + 1)
+            flags = within[: len(part)]
+            cut = np.zeros(len(part), dtype=np.int64)
+            over = np.zeros(len(part), dtype=bool)
+            for level in range(q + 1):
+                np.less_equal(dist, level, out=flags)
+                over |= np.count_nonzero(flags, axis=1) > width
+                if over.all():
+                    break
+                cut[~over] = level
+            np.less_equal(dist, cut.astype(self.acc_type)[:, None], out=flags)
+            r, c = np.nonzero(flags)
+            d = dist[r, c].astype(np.int64)
+            order = np.argsort((r * (q + 2) + d) * m + c)
+            r, c, d = r[order], c[order], d[order]
+            pos = np.arange(len(r)) - np.searchsorted(r, r)
+            self.near[lo + r, pos] = c
+            self.near_dist[lo + r, pos] = d
+            self.near_limit[part] = np.where(cut == q, _INF, (cut + 1) * m)
 
     def _select(
         self, part: np.ndarray, eligible: np.ndarray, count: int
@@ -538,9 +559,9 @@ class _Ball:
         if self.near is None:
             self._static_lists()
         near = self.near[part]
-        mask = eligible[near]
+        mask = np.append(eligible, False)[near]
         rank = np.cumsum(mask, axis=1, dtype=np.int32)
-        ok = (rank[:, -1] >= found) | (self.near_limit[part] == _INF)
+        ok = rank[:, -1] >= found
         take = mask & (rank <= found) & ok[:, None]
         chosen = near[take].reshape(-1, found).astype(np.int64)
         cols[ok, :found] = chosen
