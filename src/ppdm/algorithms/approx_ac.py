@@ -113,6 +113,7 @@ __all__ = [
     "greedy_cover",
     "hamming_diameter",
     "reduce_cover",
+    "stars_every_cell",
 ]
 
 #: Phase-1 modes; the first is the default.
@@ -1180,6 +1181,12 @@ class ApproxACPartition:
         COUNT: suppressed cells, ``sum of |G| * nc(G)``.
     cover : CoverResult
     reduction : Reduction
+    stopped_early : bool
+        True when no value of any quasi-identifier is shared by ``k`` tuples
+        (:func:`stars_every_cell`): every k-anonymous suppression then stars
+        every quasi-identifier cell, so the cover was not built; the groups
+        are consecutive runs of ``k..2k-1`` tuples and COUNT is the optimum
+        ``n * q`` (approximation ratio 1).
     """
 
     labels: np.ndarray
@@ -1187,6 +1194,56 @@ class ApproxACPartition:
     count: int
     cover: CoverResult
     reduction: Reduction
+    stopped_early: bool = False
+
+
+def stars_every_cell(codes: np.ndarray, k: int) -> bool:
+    """Whether every k-anonymous suppression of ``codes`` stars every cell.
+
+    A released value is shared by the ``k`` or more tuples of its class, so a
+    column none of whose values (missing included) has ``k`` tuples is starred
+    in every tuple of every k-anonymous suppression; when that holds for every
+    quasi-identifier, the cover can only degenerate to whole starred columns.
+
+    >>> import numpy as np
+    >>> stars_every_cell(np.array([[0, 1], [1, 1], [2, 0]]), 2)
+    False
+    >>> stars_every_cell(np.array([[0, 1], [1, 2], [2, 0]]), 2)
+    True
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.shape[1] == 0 or k < 2:
+        return False
+    for column in codes.T:
+        if np.unique(column, return_counts=True)[1].max() >= k:
+            return False
+    return True
+
+
+def _whole_columns(codes: np.ndarray, k: int) -> ApproxACPartition:
+    """The all-star release as consecutive runs of ``k..2k-1`` tuples."""
+    n, q = codes.shape
+    g = n // k
+    # n = g k + r with r < k: runs of floor(n/g) or ceil(n/g) <= k + r tuples.
+    labels = (np.arange(n, dtype=np.int64) * g) // n
+    groups = [np.flatnonzero(labels == i) for i in range(g)]
+    cover = CoverResult(
+        cover=groups,
+        ratios=[float(q)] * g,
+        new=[len(ids) for ids in groups],
+        mode="whole-columns",
+        candidates_scored=0,
+        zero_cost_steps=0,
+        distinct_rows=len(np.unique(codes, axis=0)),
+    )
+    return ApproxACPartition(
+        labels=labels,
+        suppressed=np.ones((g, q), dtype=bool),
+        count=n * q,
+        cover=cover,
+        reduction=Reduction(groups=groups, removals=0, merges=0),
+        stopped_early=True,
+    )
 
 
 def approx_ac_partition(
@@ -1209,6 +1266,10 @@ def approx_ac_partition(
     """
     codes = np.asarray(codes, dtype=np.int64)
     n = len(codes)
+    if mode not in MODES:
+        raise InvalidParameterError(f"mode must be one of {list(MODES)}; got {mode!r}")
+    if 1 <= k <= n and stars_every_cell(codes, k):
+        return _whole_columns(codes, k)
     cover = greedy_cover(codes, k, mode=mode, exact_limit=exact_limit, on_pick=on_pick)
     reduction = reduce_cover(cover.cover, k, n)
     labels = np.empty(n, dtype=np.int64)
@@ -1340,13 +1401,27 @@ class ApproxAC(Anonymizer):
                 "total": float(quality.total),
                 "mean": float(quality.mean),
             },
+            "stopped_early": bool(part.stopped_early),
+        }
+        if part.stopped_early:
+            # No value of any quasi-identifier is shared by k tuples: every
+            # k-anonymous suppression stars every cell, this one included.
+            evidence["stop_reason"] = (
+                "no quasi-identifier value is shared by k tuples: every "
+                "k-anonymous suppression stars whole columns, so the cover "
+                "was not built"
+            )
+            evidence["approximation_bound"] = 1.0
+            evidence["approximation_bound_formula"] = "1 (COUNT = OPT_COUNT = n q)"
+        else:
             # The guarantee of the mode that ran: ball picks are within 2x
             # of the best set, so their bound is twice the paper's.
-            "approximation_bound": float(approximation_bound(k, part.cover.mode)),
-            "approximation_bound_formula": (
+            evidence["approximation_bound"] = float(
+                approximation_bound(k, part.cover.mode)
+            )
+            evidence["approximation_bound_formula"] = (
                 "3k(1 + ln 2k)"
                 if part.cover.mode == "exact"
                 else "2 x 3k(1 + ln 2k) (ball candidates)"
-            ),
-        }
+            )
         return self._release(released, spec, table, evidence)
