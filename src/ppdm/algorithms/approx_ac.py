@@ -455,19 +455,21 @@ class _Ball:
         self.near_dist: np.ndarray | None = None
         self.near_limit: np.ndarray | None = None
 
-    def _compare(self, rows: np.ndarray) -> np.ndarray:
-        """Hamming distances from ``rows`` to every distinct row, (len, m),
-        by comparing the attribute columns."""
-        out = np.zeros((len(rows), self.m), dtype=self.acc_type)
-        step = max(1, (1 << 22) // max(self.m, 1))
-        differ = np.empty((min(step, len(rows)), self.m), dtype=bool)
+    def _compare(self, rows: np.ndarray, to: np.ndarray | None = None) -> np.ndarray:
+        """Hamming distances from ``rows`` to every distinct row (or to the
+        rows ``to``), (len(rows), m or len(to)), by comparing the attributes."""
+        width = self.m if to is None else len(to)
+        out = np.zeros((len(rows), width), dtype=self.acc_type)
+        step = max(1, (1 << 22) // max(width, 1))
+        differ = np.empty((min(step, len(rows)), width), dtype=bool)
         for lo in range(0, len(rows), step):
             part = rows[lo : lo + step]
             acc, flags = out[lo : lo + step], differ[: len(part)]
             for column in self.columns:
+                other = column[: self.m] if to is None else column[to]
                 # In place: a fresh boolean array per attribute, added with
                 # casting, costs several times the comparison itself.
-                np.not_equal(column[part][:, None], column[None, : self.m], out=flags)
+                np.not_equal(column[part][:, None], other[None, :], out=flags)
                 np.add(acc, flags, out=acc, casting="unsafe")
         return out
 
@@ -490,9 +492,11 @@ class _Ball:
         if self.dense is not None:
             return self.dense[members[:, :, None], members[:, None, :]]
         acc = np.zeros((*members.shape, members.shape[1]), dtype=self.acc_type)
+        flags = np.empty(acc.shape, dtype=bool)
         for column in self.columns:
             values = column[members]
-            acc += values[:, :, None] != values[:, None, :]
+            np.not_equal(values[:, :, None], values[:, None, :], out=flags)
+            np.add(acc, flags, out=acc, casting="unsafe")
         return acc
 
     def keys(self, rows: np.ndarray) -> np.ndarray:
@@ -572,7 +576,10 @@ class _Ball:
         if not ok.all():
             rest = part[~ok]
             pool = np.flatnonzero(eligible)
-            dist = self.small_distances(rest)[:, pool]
+            if self.dense is not None:
+                dist = self.dense[rest][:, pool]
+            else:
+                dist = self._compare(rest, pool)
             order = np.argsort(dist, axis=1, kind="stable")[:, :found]
             chosen = pool[order]
             cols[~ok, :found] = chosen
