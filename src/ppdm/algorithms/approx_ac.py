@@ -123,6 +123,8 @@ _INF = np.iinfo(np.int64).max
 _CHUNK_CELLS = 1 << 22
 #: Distinct rows up to which ball mode keeps every pairwise distance (a byte each).
 _DENSE_ROWS = 6000
+#: A static neighbour list holds up to this many times a refreshed list's rows.
+_STATIC_FACTOR = 4
 
 
 def approximation_bound(k: int, mode: str = "exact") -> float:
@@ -517,7 +519,7 @@ class _Ball:
         rows per level, and only the rows within it are sorted.
         """
         m, q = self.m, self.q
-        width = min(m, max(4 * self.width, 256))
+        width = min(m, max(_STATIC_FACTOR * self.width, 256))
         self.near = np.full((m, width), m, dtype=np.int32 if m < 2**31 else np.int64)
         self.near_dist = np.zeros((m, width), dtype=self.acc_type)
         self.near_limit = np.full(m, _INF, dtype=np.int64)
