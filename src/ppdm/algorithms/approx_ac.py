@@ -57,11 +57,26 @@ ascending tuple order) and has two modes, as the project's notes
 
 Ball mode is fast because (i) the zero-cost sets (at least ``k`` identical
 rows, ratio 0) are taken first in bulk, in exactly the order the greedy would
-take them; (ii) each row keeps its nearest rows (by distance, then row) in a
-short list, refreshed from a one-hot matrix product when it runs out; (iii)
-each row's best candidate is cached and recomputed only when a tuple within
-the radius its candidates look at became covered; candidates of many rows are
-scored at once with numpy.
+take them; (ii) each row keeps its nearest uncovered and covered rows (by
+distance, then row) in a short list, refreshed when it runs out from a static
+table of every row's nearest rows, built once; Hamming distances take only
+``q + 1`` values, so that table is cut at a whole distance level found by
+counting rows per level (no sort over all rows), and only a row whose static
+list runs out is compared with every eligible row; (iii) each row's best
+candidate, and the tuples it takes, are kept and recomputed only when a tuple
+within the radius its candidates look at became covered, so a pick needs no
+second scoring; candidates of many rows are scored at once with numpy, over
+byte-sized distances (a table of all pairwise distances when there are at
+most ``_DENSE_ROWS`` distinct rows). None of this changes a pick: the
+partitions equal those of the earlier implementation, which compared every
+row and sorted per refresh (pinned in the tests).
+
+Early stop: when no value of any quasi-identifier (missing included) is
+shared by ``k`` tuples, every k-anonymous suppression stars every cell, so
+the cover could only degenerate to whole starred columns;
+:func:`approx_ac_partition` then returns that release at once (groups of
+``k..2k-1`` consecutive tuples, ``COUNT = n q = OPT_COUNT``, ratio 1) and the
+evidence says it stopped early (``stopped_early``, ``stop_reason``).
 
 Ordering and release conventions: rows keep the input order and index; the
 target and every non-quasi-identifier column are copied unchanged; released

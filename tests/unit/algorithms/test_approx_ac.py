@@ -5,7 +5,9 @@ partition sizes and k-anonymity, stars exactly on the non-constant
 quasi-identifiers, each greedy pick against brute force, the approximation
 bound against the brute-force optimum, exact mode against literal tuple-level
 enumeration, the reduction's invariants after every step, the verifier, and
-byte-identical output.
+byte-identical output; partitions equal to those of the implementation before
+the distance-level neighbour search (pinned digests), and the early stop when
+every cell must be starred.
 """
 
 from __future__ import annotations
