@@ -487,7 +487,7 @@ class _Ball:
                 # In place: a fresh boolean array per attribute, added with
                 # casting, costs several times the comparison itself.
                 np.not_equal(column[part][:, None], other[None, :], out=flags)
-                np.add(acc, flags, out=acc, casting="unsafe")
+                _accumulate(acc, flags)
         return out
 
     def small_distances(self, rows: np.ndarray) -> np.ndarray:
@@ -513,7 +513,7 @@ class _Ball:
         for column in self.columns:
             values = column[members]
             np.not_equal(values[:, :, None], values[:, None, :], out=flags)
-            np.add(acc, flags, out=acc, casting="unsafe")
+            _accumulate(acc, flags)
         return acc
 
     def keys(self, rows: np.ndarray) -> np.ndarray:
@@ -548,12 +548,13 @@ class _Ball:
             over = np.zeros(len(part), dtype=bool)
             for level in range(q + 1):
                 np.less_equal(dist, level, out=flags)
-                over |= np.count_nonzero(flags, axis=1) > width
+                over |= flags.view(np.uint8).sum(axis=1, dtype=np.int64) > width
                 if over.all():
                     break
                 cut[~over] = level
             np.less_equal(dist, cut.astype(self.acc_type)[:, None], out=flags)
-            r, c = np.nonzero(flags)
+            # One flat scan: two-dimensional nonzero is several times slower.
+            r, c = np.divmod(np.flatnonzero(flags), m)
             d = dist[r, c].astype(np.int64)
             order = np.argsort((r * (q + 2) + d) * m + c)
             r, c, d = r[order], c[order], d[order]
@@ -805,6 +806,15 @@ class _Ball:
             if b:
                 plan.setdefault(int(row), [0, 0])[1] += int(b)
         return float(ratio), [(r_, a, b) for r_, (a, b) in plan.items()]
+
+
+def _accumulate(acc: np.ndarray, flags: np.ndarray) -> None:
+    """``acc += flags`` in place; a byte accumulator adds the flags' bytes
+    directly (adding booleans with casting is several times slower)."""
+    if acc.dtype == np.uint8:
+        np.add(acc, flags.view(np.uint8), out=acc)
+    else:
+        np.add(acc, flags, out=acc, casting="unsafe")
 
 
 def _narrow(column: np.ndarray) -> np.ndarray:
