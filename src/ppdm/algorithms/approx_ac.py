@@ -598,7 +598,7 @@ class _Ball:
                 dist = self.dense[rest][:, pool]
             else:
                 dist = self._compare(rest, pool)
-            order = np.argsort(dist, axis=1, kind="stable")[:, :found]
+            order = _first_by_level(dist, found, self.q)
             chosen = pool[order]
             cols[~ok, :found] = chosen
             keys[~ok, :found] = (
@@ -806,6 +806,41 @@ class _Ball:
             if b:
                 plan.setdefault(int(row), [0, 0])[1] += int(b)
         return float(ratio), [(r_, a, b) for r_, (a, b) in plan.items()]
+
+
+def _first_by_level(dist: np.ndarray, count: int, q: int) -> np.ndarray:
+    """Per row of ``dist`` ((v, n) distances in ``0..q``), the positions of its
+    ``count`` least (distance, position) entries, in that order.
+
+    What a stable sort of each row would put first, without sorting the row:
+    count the entries per distance level until ``count`` is reached, keep all
+    entries below that level and the first ones on it, and sort only those.
+    """
+    v, n = dist.shape
+    flags = np.empty((v, n), dtype=bool)
+    cut = np.full(v, q + 1, dtype=np.int64)
+    below = np.zeros(v, dtype=np.int64)
+    reached = np.zeros(v, dtype=np.int64)
+    for level in range(q + 1):
+        np.less_equal(dist, level, out=flags)
+        now = flags.view(np.uint8).sum(axis=1, dtype=np.int64)
+        hit = (now >= count) & (cut > q)
+        cut[hit] = level
+        below[hit] = reached[hit]
+        reached = now
+        if (cut <= q).all():
+            break
+    edge = cut.astype(dist.dtype)[:, None]
+    np.less(dist, edge, out=flags)
+    inside = np.flatnonzero(flags)
+    np.equal(dist, edge, out=flags)
+    on_edge = np.flatnonzero(flags)
+    row = on_edge // n
+    rank = np.arange(len(on_edge)) - np.searchsorted(row, row)
+    chosen = np.concatenate([inside, on_edge[rank < (count - below)[row]]])
+    r, c = np.divmod(chosen, n)
+    order = np.argsort((r * (q + 2) + dist[r, c]) * n + c)
+    return c[order].reshape(v, count)
 
 
 def _accumulate(acc: np.ndarray, flags: np.ndarray) -> None:
