@@ -53,19 +53,6 @@ __all__ = [
     "PartitionAnonymity",
 ]
 
-#: The models that judge the equivalence classes of one released table; an
-#: algorithm that releases one table and asks the requirement per class
-#: supports them all (``supported_models = CLASS_MODELS``).
-CLASS_MODELS: frozenset[str] = frozenset(
-    {
-        "k-anonymity",
-        "distinct-l-diversity",
-        "entropy-l-diversity",
-        "recursive-cl-diversity",
-        "t-closeness",
-    }
-)
-
 PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     "k-anonymity": KAnonymity,
     "distinct-l-diversity": DistinctLDiversity,
@@ -76,3 +63,11 @@ PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
     "set-anonymity": SetAnonymity,
     "partition-anonymity": PartitionAnonymity,
 }
+
+#: The models that judge the equivalence classes of one released table
+#: (``scope == "class"``; the others judge the released files together); an
+#: algorithm that releases one table and asks the requirement per class
+#: supports them all (``supported_models = CLASS_MODELS``).
+CLASS_MODELS: frozenset[str] = frozenset(
+    name for name, model in PRIVACY_MODELS.items() if model.scope == "class"
+)
