@@ -436,7 +436,7 @@ class SafePub(Anonymizer):
     needs_target: ClassVar[bool] = True
     numeric_input: ClassVar[str] = "raw"
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "epsilon": Interval(numbers.Real, 0, 50, "right"),
+        "epsilon": Interval(numbers.Real, 0, 5, "right"),
         "delta": (Interval(numbers.Real, 0, 1, "neither"), None),
         "search_fraction": Interval(numbers.Real, 0, 1, "neither"),
         "steps": Interval(numbers.Integral, 0, 100_000, "both"),
