@@ -67,6 +67,7 @@ from ppdm.utility.report import (
     utility_report,
 )
 from ppdm.verify import read_released_table, verify_files
+from ppdm.verify.differential import check_released_files
 from ppdm.verify.passthrough import PassthroughPolicy
 
 __all__ = [
@@ -340,6 +341,10 @@ class VerifySettings(_Settings):
     republication: RepublicationSettings | None = Field(
         None, description="earlier releases the candidate is checked against"
     )
+    # Differential privacy entry (ppdm.verify.differential): the algorithm's
+    # parameters and the columns the configuration releases.
+    algorithm_params: dict[str, Any] = Field(default_factory=dict)
+    released_columns: tuple[str, ...] = ()
 
 
 class UtilitySettings(_Settings):
@@ -563,6 +568,8 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             audit_key=config.audit_key,
             passthrough=passthrough,
             republication=republication if republication.series else None,
+            algorithm_params=dict(config.params),  # differential privacy entry
+            released_columns=tuple(config.released_columns),
         ),
         utility=UtilitySettings(
             dataset=dataset,
@@ -1491,6 +1498,15 @@ def verify_step(
         certificate = _checked_against_series(
             certificate, settings.republication, files, store, original, source_sha256
         )
+    certificate = certificate.with_differential_privacy(  # None: not a DP release
+        check_released_files(
+            files,
+            settings.algorithm,
+            settings.algorithm_params,
+            declared_columns=settings.released_columns,
+            n_rows=len(common["original"]),
+        )
+    )
     return _verified(settings, store, certificate)
 
 
