@@ -507,6 +507,23 @@ class SafePub(Anonymizer):
             f"keyed: the configured seed under HMAC-SHA256 with key {key_id(key)}",
         )
 
+    def _search(
+        self,
+        scorer: _SampleScorer,
+        heights: Sequence[int],
+        p: SafePubParameters,
+        rng: np.random.Generator,
+    ) -> SearchResult:
+        """The search with this release's budget and score."""
+        return safepub_search(
+            heights,
+            lambda node: scorer.score(node, self.score),
+            epsilon=p.epsilon_search,
+            sensitivity=scorer.sensitivity(self.score),
+            steps=int(self.steps),
+            rng=rng,
+        )
+
     def _anonymize(
         self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
     ) -> Release:
@@ -520,14 +537,7 @@ class SafePub(Anonymizer):
         secret, source = self._generator(rng)
         sample = table[secret.random(len(table)) < p.beta]
         scorer = _SampleScorer(sample, qis, chain, spec.target, k)
-        result = safepub_search(
-            [h.height for h in chain],
-            lambda node: scorer.score(node, self.score),
-            epsilon=p.epsilon_search,
-            sensitivity=scorer.sensitivity(self.score),
-            steps=int(self.steps),
-            rng=secret,
-        )
+        result = self._search(scorer, [h.height for h in chain], p, secret)
         released = sample.copy()
         for q, h, level in zip(qis, chain, result.levels):
             released[q] = h.generalize(sample[q], level)
