@@ -3,7 +3,8 @@
 Run from the repository root::
 
     PPDM_BENCH_SAFEPUB_KEY=<any 16+ byte text> uv run python benchmarks/bench_safepub.py \\
-        [--epsilons 0.01,0.1,0.5,1,2] [--repeats 5] [--steps 300] [--out PATH]
+        [--epsilons 0.01,0.1,0.5,1,2] [--repeats 5] [--steps 300]
+        [--search-fraction 0.1] [--out PATH]
 
 Setting: ``configs/adult-safepub.yaml`` (the quasi-identifiers with hierarchies
 in ``hierarchies/adult/``: age, workclass, education, marital-status, race,
@@ -68,14 +69,22 @@ class SafePubBestPivot(SafePub):
         return type(result)(best, result.pivots, result.draws, result.epsilon_per_draw)
 
 
-def run(epsilons: list[float], repeats: int, steps: int) -> dict[str, Any]:
+def run(
+    epsilons: list[float], repeats: int, steps: int, search_fraction: float
+) -> dict[str, Any]:
     ALGORITHMS["safepub-best-pivot"] = SafePubBestPivot
     config = load_config(CONFIG)
     table = C.load_table(config).dropna().reset_index(drop=True)
     rows = []
     baseline = None
     for epsilon in epsilons:
-        params = {"epsilon": epsilon, "steps": steps, "randomness": "keyed", "key": KEY}
+        params = {
+            "epsilon": epsilon,
+            "steps": steps,
+            "search_fraction": search_fraction,
+            "randomness": "keyed",
+            "key": KEY,
+        }
         plan = C.plan_comparison(
             config,
             [2],
@@ -103,7 +112,7 @@ def run(epsilons: list[float], repeats: int, steps: int) -> dict[str, Any]:
     seconds = []
     for seed in range(3):
         started = time.perf_counter()
-        SafePub(epsilon=1.0, steps=steps).anonymize(
+        SafePub(epsilon=1.0, steps=steps, search_fraction=search_fraction).anonymize(
             table, spec, np.random.default_rng(seed)
         )
         seconds.append(time.perf_counter() - started)
@@ -112,8 +121,18 @@ def run(epsilons: list[float], repeats: int, steps: int) -> dict[str, Any]:
         "baseline": baseline,
         "n": len(table),
         "seconds": seconds,
-        "k": {e: SafePub(epsilon=e).parameters(len(table)).k for e in epsilons},
-        "beta": {e: SafePub(epsilon=e).parameters(len(table)).beta for e in epsilons},
+        "k": {
+            e: SafePub(epsilon=e, search_fraction=search_fraction)
+            .parameters(len(table))
+            .k
+            for e in epsilons
+        },
+        "beta": {
+            e: SafePub(epsilon=e, search_fraction=search_fraction)
+            .parameters(len(table))
+            .beta
+            for e in epsilons
+        },
     }
 
 
@@ -129,7 +148,8 @@ def write(results: dict[str, Any], args: argparse.Namespace, load: str) -> str:
     ).stdout.strip()
     command = (
         "PPDM_BENCH_SAFEPUB_KEY=... uv run python benchmarks/bench_safepub.py "
-        f"--epsilons {args.epsilons} --repeats {args.repeats} --steps {args.steps}"
+        f"--epsilons {args.epsilons} --repeats {args.repeats} --steps {args.steps} "
+        f"--search-fraction {args.search_fraction}"
     )
     base = results["baseline"]
     lines = [
@@ -145,7 +165,8 @@ def write(results: dict[str, Any], args: argparse.Namespace, load: str) -> str:
         "native-country (hierarchies/adult/), target income; nothing else released",
         f"- protocol: {args.repeats} x 2-fold stratified cross-validation "
         "(`ppdm compare` folds); SafePub on the training half, learners trained on "
-        "the release, tested on the untouched half; search_fraction 0.1, "
+        "the release, tested on the untouched half; search_fraction "
+        f"{args.search_fraction}, "
         f"steps {args.steps}, score classification, delta default "
         "10^-(ceil(log10 n_train)+1), keyed randomness",
         "",
@@ -188,11 +209,12 @@ def main() -> None:
     parser.add_argument("--epsilons", default="0.01,0.1,0.5,1,2")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--steps", type=int, default=300)
+    parser.add_argument("--search-fraction", type=float, default=0.1)
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args()
     load = Path("/proc/loadavg").read_text().strip()
     epsilons = [float(e) for e in args.epsilons.split(",")]
-    results = run(epsilons, args.repeats, args.steps)
+    results = run(epsilons, args.repeats, args.steps, args.search_fraction)
     text = write(results, args, load)
     print(text)
     if args.out is not None:
