@@ -313,3 +313,30 @@ def test_missing_key_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None
     algorithm = SafePub(randomness="keyed", key=f"env:{KEY_VARIABLE}")
     with pytest.raises(InvalidParameterError, match=KEY_VARIABLE):
         algorithm.anonymize(table, spec_of(hierarchies), np.random.default_rng(0))
+
+
+@pytest.mark.parametrize("score", ["classification", "loss"])
+@pytest.mark.parametrize("k", [1, 2, 5])
+def test_one_record_moves_a_score_by_at_most_its_sensitivity(
+    score: str, k: int
+) -> None:
+    """Brute force on small tables: every node, every added record."""
+    from ppdm.algorithms.safepub import _SampleScorer
+
+    rng = np.random.default_rng(k)
+    table, hierarchies = person_table(400, seed=k)
+    qis = ["age", "sex", "zip"]
+    chain = [hierarchies[q] for q in qis]
+    nodes = [(a, s, z) for a in range(3) for s in range(2) for z in range(3)]
+    largest = 0.0
+    for _ in range(6):
+        base = table.iloc[rng.choice(len(table), 25, replace=False)]
+        extra = table.iloc[[int(rng.integers(len(table)))]]
+        before = _SampleScorer(base, qis, chain, "y", k)
+        after = _SampleScorer(pd.concat([base, extra]), qis, chain, "y", k)
+        sensitivity = before.sensitivity(score)
+        for node in nodes:
+            change = abs(after.score(node, score) - before.score(node, score))
+            assert change <= sensitivity + 1e-9, (node, change, sensitivity)
+            largest = max(largest, change)
+    assert largest > 0  # the scores do move: the check could fail
