@@ -227,6 +227,19 @@ def exponential_mechanism(
 
 
 # ------------------------------------------------------------------ scoring
+def _combine(columns: Sequence[np.ndarray], n: int) -> np.ndarray:
+    """Dense ids ``0..`` of the distinct rows of integer ``columns`` (length ``n``).
+
+    Hash-factorized one column at a time, so the combined key never
+    overflows whatever the columns' ranges.
+    """
+    ids = np.zeros(n, dtype=np.int64)
+    for column in columns:
+        width = int(column.max()) + 1 if len(column) else 1
+        ids = pd.factorize(ids * width + column)[0].astype(np.int64)
+    return ids
+
+
 class _SampleScorer:
     """Scores of lattice nodes on the sample, from its distinct tuples.
 
@@ -253,33 +266,33 @@ class _SampleScorer:
             pd.factorize(sample[c], use_na_sentinel=False)[0].astype(np.int64)
             for c in others
         ]
-        if len(sample):
-            stacked = (
-                np.column_stack(columns) if columns else np.zeros((len(sample), 0))
-            )
-            distinct, inverse = np.unique(stacked, axis=0, return_inverse=True)
-            self.count = np.bincount(inverse.ravel(), minlength=len(distinct))
-        else:
-            distinct = np.zeros((0, len(columns)), dtype=np.int64)
-            self.count = np.zeros(0, dtype=np.int64)
-        self.leaves = distinct[:, : self.d]
-        self.rest = distinct[:, self.d :]
-        self.label = (
-            distinct[:, self.d + others.index(target)] if target is not None else None
-        )
-        self.radix = [h.n_labels(0) + 1 for h in hierarchies]
+        ids = _combine(columns, len(sample))
+        n = int(ids.max()) + 1 if len(ids) else 0
+        first = np.zeros(n, dtype=np.int64)
+        first[ids[::-1]] = np.arange(len(ids))[::-1]
+        self.count = np.bincount(ids, minlength=n)
+        self.leaves = [c[first] for c in columns[: self.d]]
+        rest = [c[first] for c in columns[self.d :]]
+        self.rest = _combine(rest, n)
+        self.n_rest = int(self.rest.max()) + 1 if n else 1
+        self.label = rest[others.index(target)] if target is not None else None
+        self._codes: dict[tuple[int, int], np.ndarray] = {}
+
+    def codes(self, a: int, level: int) -> np.ndarray:
+        """Label code at ``level`` of attribute ``a`` of every distinct tuple."""
+        if (a, level) not in self._codes:
+            mapping = self.hierarchies[a].level_codes(level)
+            self._codes[(a, level)] = mapping[self.leaves[a]]
+        return self._codes[(a, level)]
 
     def _keys(self, levels: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """Class ids (whole tuple) and group ids (quasi-identifiers) at ``levels``."""
-        n = len(self.count)
-        qi = np.zeros(n, dtype=np.int64)
-        for a, (h, level) in enumerate(zip(self.hierarchies, levels)):
-            codes = h.level_codes(int(level))[self.leaves[:, a]]
-            qi = qi * (h.n_labels(int(level)) + 1) + codes
-        groups = pd.factorize(qi)[0]
-        if self.rest.shape[1]:
-            whole = np.column_stack([groups, self.rest])
-            classes = np.unique(whole, axis=0, return_inverse=True)[1].ravel()
+        groups = _combine(
+            [self.codes(a, int(level)) for a, level in enumerate(levels)],
+            len(self.count),
+        )
+        if self.n_rest > 1:
+            classes = pd.factorize(groups * self.n_rest + self.rest)[0]
         else:
             classes = groups
         return classes, groups
@@ -306,8 +319,7 @@ class _SampleScorer:
             return float(per_pair.max(axis=1).sum())
         loss = np.zeros(len(self.count))
         for a, (h, level) in enumerate(zip(self.hierarchies, levels)):
-            codes = h.level_codes(int(level))[self.leaves[:, a]]
-            loss += h.label_loss(int(level))[codes]
+            loss += h.label_loss(int(level))[self.codes(a, int(level))]
         loss = np.where(kept, loss, float(self.d))
         return -float(loss @ self.count)
 
@@ -436,7 +448,7 @@ class SafePub(Anonymizer):
     needs_target: ClassVar[bool] = True
     numeric_input: ClassVar[str] = "raw"
     _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "epsilon": Interval(numbers.Real, 0, 50, "right"),
+        "epsilon": Interval(numbers.Real, 0, 5, "right"),
         "delta": (Interval(numbers.Real, 0, 1, "neither"), None),
         "search_fraction": Interval(numbers.Real, 0, 1, "neither"),
         "steps": Interval(numbers.Integral, 0, 100_000, "both"),
@@ -495,6 +507,23 @@ class SafePub(Anonymizer):
             f"keyed: the configured seed under HMAC-SHA256 with key {key_id(key)}",
         )
 
+    def _search(
+        self,
+        scorer: _SampleScorer,
+        heights: Sequence[int],
+        p: SafePubParameters,
+        rng: np.random.Generator,
+    ) -> SearchResult:
+        """The search with this release's budget and score."""
+        return safepub_search(
+            heights,
+            lambda node: scorer.score(node, self.score),
+            epsilon=p.epsilon_search,
+            sensitivity=scorer.sensitivity(self.score),
+            steps=int(self.steps),
+            rng=rng,
+        )
+
     def _anonymize(
         self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
     ) -> Release:
@@ -508,14 +537,7 @@ class SafePub(Anonymizer):
         secret, source = self._generator(rng)
         sample = table[secret.random(len(table)) < p.beta]
         scorer = _SampleScorer(sample, qis, chain, spec.target, k)
-        result = safepub_search(
-            [h.height for h in chain],
-            lambda node: scorer.score(node, self.score),
-            epsilon=p.epsilon_search,
-            sensitivity=scorer.sensitivity(self.score),
-            steps=int(self.steps),
-            rng=secret,
-        )
+        result = self._search(scorer, [h.height for h in chain], p, secret)
         released = sample.copy()
         for q, h, level in zip(qis, chain, result.levels):
             released[q] = h.generalize(sample[q], level)

@@ -390,17 +390,18 @@ def plan_comparison(
     chosen: dict[str, dict[str, Any]] = {}
     for name in names:
         own = dict(config.params) if name == config.algorithm else {}
-        chosen[name] = given.get(name, own)
-        for k in ks:
-            try:
-                candidate = config.with_overrides(
-                    algorithm=name, k=k, params=chosen[name]
-                )
-            except AnonymizationError as err:
-                reason = _one_line(err).removeprefix("config overrides: ")
-                candidates.append(Candidate(name, k, reason=reason))
-                continue
-            candidates.append(Candidate(name, k, candidate))
+        for label, variant in _variants(name, given.get(name, own)):
+            chosen[label] = variant
+            for k in ks:
+                try:
+                    candidate = config.with_overrides(
+                        algorithm=name, k=k, params=variant
+                    )
+                except AnonymizationError as err:
+                    reason = _one_line(err).removeprefix("config overrides: ")
+                    candidates.append(Candidate(label, k, reason=reason))
+                    continue
+                candidates.append(Candidate(label, k, candidate))
     hierarchies = None
     if config.hierarchy_dir is not None:
         from ppdm.generalization.hierarchies import load_hierarchies
@@ -418,6 +419,33 @@ def plan_comparison(
         hierarchies=hierarchies or None,
         sample=sample,
         params=chosen,
+    )
+
+
+#: Budgets a differentially private algorithm is compared at, when its
+#: parameters do not fix epsilon: one row per budget, labelled
+#: ``"<name> epsilon=<value>"``, next to the k-anonymity algorithms.
+DP_EPSILONS = (0.5, 1.0, 2.0)
+
+
+def _variants(name: str, params: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    """``(label, params)`` of each row of ``name``: one, or one per budget."""
+    cls = ALGORITHMS[name]
+    if (
+        "epsilon" in params
+        or "epsilon" not in cls._param_names()
+        or cls().privacy_cost(1000) is None
+    ):
+        return [(name, dict(params))]
+    return [(f"{name} epsilon={e:g}", {**params, "epsilon": e}) for e in DP_EPSILONS]
+
+
+def _registry_name(candidate: Candidate) -> str:
+    """The registered algorithm behind a candidate's label."""
+    return (
+        candidate.config.algorithm
+        if candidate.config is not None
+        else candidate.algorithm
     )
 
 
@@ -593,7 +621,7 @@ def evaluate_fold(
     if candidate.refused:
         return FoldOutcome(**head, status="refused", reason=candidate.reason)
     try:
-        cls = ALGORITHMS[candidate.algorithm]
+        cls = ALGORITHMS[_registry_name(candidate)]
         raw, train, test = _halves(plan, cls, split)
         assert candidate.config is not None
         anonymizer = candidate.config.build_algorithm()
@@ -639,7 +667,7 @@ def probe_memory(plan: ComparisonPlan, candidate: Candidate) -> float:
         return math.nan
     split = plan.splits[0]
     try:
-        cls = ALGORITHMS[candidate.algorithm]
+        cls = ALGORITHMS[_registry_name(candidate)]
         _, train, _ = _halves(plan, cls, split)
         assert candidate.config is not None
         anonymizer = candidate.config.build_algorithm()

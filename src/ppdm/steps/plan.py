@@ -210,6 +210,8 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             audit_key=config.audit_key,
             passthrough=passthrough,
             republication=republication if republication.series else None,
+            algorithm_params=dict(config.params),  # differential privacy entry
+            released_columns=tuple(config.released_columns),
         ),
         utility=UtilitySettings(
             dataset=dataset,

@@ -29,6 +29,7 @@ from ppdm.steps.base import (
 from ppdm.steps.republication import RepublicationSettings
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.verify import verify_files
+from ppdm.verify.differential import check_released_files
 from ppdm.verify.passthrough import PassthroughPolicy
 
 
@@ -52,6 +53,10 @@ class VerifySettings(StepSettings):
     republication: RepublicationSettings | None = Field(
         None, description="earlier releases the candidate is checked against"
     )
+    # Differential privacy entry (ppdm.verify.differential): the algorithm's
+    # parameters and the columns the configuration releases.
+    algorithm_params: dict[str, Any] = Field(default_factory=dict)
+    released_columns: tuple[str, ...] = ()
 
 
 def verify_step(
@@ -90,6 +95,15 @@ def verify_step(
         certificate = checked_against_series(
             certificate, settings.republication, files, store, original, source_sha256
         )
+    certificate = certificate.with_differential_privacy(  # None: not a DP release
+        check_released_files(
+            files,
+            settings.algorithm,
+            settings.algorithm_params,
+            declared_columns=settings.released_columns,
+            n_rows=len(common["original"]),
+        )
+    )
     return _verified(settings, store, certificate)
 
 

@@ -207,6 +207,18 @@ class Certificate:
     release_results: tuple[PrivacyResult, ...] = ()
     series: tuple[Any, ...] | None = None
     composition: Any = None
+    #: :class:`ppdm.verify.differential.DifferentialPrivacyCheck` of a
+    #: differentially private release; None for the others.
+    differential_privacy: Any = None
+
+    def with_differential_privacy(self, check: Any) -> Certificate:
+        """This certificate with the differential privacy entry ``check`` (or
+        unchanged for None); a failed check fails the certificate."""
+        if check is None:
+            return self
+        return replace(
+            self, differential_privacy=check, passed=self.passed and check.passed
+        )
 
     def with_series(
         self, results: Sequence[Any], composition: Any = None
@@ -267,6 +279,8 @@ class Certificate:
         }
         if self.release_results:
             content["release"] = [r.to_dict() for r in self.release_results]
+        if self.differential_privacy is not None:
+            content["differential_privacy"] = self.differential_privacy.to_dict()
         if self.series is not None:
             content["series"] = {
                 "checked_against": sorted({r.against for r in self.series}),
@@ -300,6 +314,8 @@ class Certificate:
                 f"all tables together: {r.model} ({r.measure}={_fmt(r.achieved)})"
                 for r in self.release_results
             )
+            if self.differential_privacy is not None:
+                parts.append(self.differential_privacy.describe())
             text = "PASSED: " + "; ".join(parts)
             for r in self.series or ():
                 text += "; " + r.describe()
@@ -346,6 +362,9 @@ class Certificate:
         for r in self.series or ():
             if not r.passed:
                 lines.append(f"FAILED: {r.describe()}")
+        dp = self.differential_privacy
+        if dp is not None and not dp.passed:
+            lines.append(f"FAILED: {dp.describe()}")
         if self.composition is not None and not self.composition.passed:
             lines.extend(
                 f"FAILED: {r.describe()}"

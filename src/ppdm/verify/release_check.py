@@ -27,6 +27,7 @@ from ppdm.release.audit import KeyArg
 from ppdm.release.read import ReleasedFiles, read_released_table, released_tables
 from ppdm.release.seal import SealCheck, check_seal
 from ppdm.verify import Certificate, certificate_of, verify_files
+from ppdm.verify.differential import DifferentialPrivacyCheck, check_released_files
 from ppdm.verify.out_of_core import (
     DASK_THRESHOLD_BYTES,
     verify_csv_files,
@@ -160,6 +161,9 @@ def check_release(
         lines.append(f"{result.describe()}: {result.status}")
     series = _series_check(release_dir, manifest, requirement, data, against)
     lines.extend(series.lines)
+    certificate = certificate.with_differential_privacy(
+        _differential_privacy(release_dir, manifest, data)
+    )
     lines.append(certificate.summary())
     passed = intact and certificate.passed and series.passed and not seal.problems
     if not passed:
@@ -262,3 +266,33 @@ def _series_check(
             )
             passed = passed and result.passed
     return ReleaseCheck(passed, lines)
+
+
+def _differential_privacy(
+    release_dir: Path, manifest: dict, data: dict[str, ReleasedFiles]
+) -> DifferentialPrivacyCheck | None:
+    """The differential privacy entry, derived afresh from the manifest's
+    algorithm and parameters; a default delta (it depends on the input's
+    rows, which a release does not hold) is the one its certificate recorded."""
+    algorithm, params = manifest.get("algorithm"), manifest.get("params") or {}
+    recorded = release_dir / "verification.json"
+    delta = None
+    if recorded.is_file():
+        entry = json.loads(recorded.read_text(encoding="utf-8")).get(
+            "differential_privacy"
+        )
+        delta = None if entry is None else entry.get("delta")
+    config = manifest.get("config") if isinstance(manifest.get("config"), dict) else {}
+    kept = {"quasi_identifier", "sensitive", "target", "insensitive"}
+    declared = [
+        column
+        for column, role in (manifest.get("roles") or {}).items()
+        if role in kept
+        or (role == "weight" and column in (config.get("keep_weights") or ()))
+        or (role == "identifying" and config.get("pseudonymize"))
+    ]
+    if not isinstance(algorithm, str):
+        return None
+    return check_released_files(
+        data, algorithm, params, declared_columns=declared, delta=delta
+    )

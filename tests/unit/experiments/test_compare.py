@@ -128,7 +128,12 @@ def test_folds_partition_the_table_and_are_stratified():
 def test_registry_is_read_and_a_toy_algorithm_appears(config, toy_algorithms):
     table = _sample(datasets.load("german")[list(config.released_columns)])
     plan = C.plan_comparison(config, [5, 10], table=table)
-    assert plan.algorithms == list(ALGORITHMS)
+    # a differentially private algorithm has one row per budget
+    registered = [a.split(" epsilon=")[0] for a in plan.algorithms]
+    assert list(dict.fromkeys(registered)) == list(ALGORITHMS)
+    assert [a for a in plan.algorithms if a.startswith("safepub")] == [
+        f"safepub epsilon={e:g}" for e in C.DP_EPSILONS
+    ]
     assert "two-projections" in plan.algorithms
     plan = C.plan_comparison(
         config, [5], algorithms=["mondrian", "two-projections"], table=table
@@ -314,3 +319,25 @@ def test_overview_page_merges_comparisons_and_peers(config, german_table, tmp_pa
         assert sentence in markdown
     page = (docs / "compare.html").read_text()
     assert page.count("data:image/png;base64,") == 1
+
+
+def test_safepub_is_compared_at_each_budget(monkeypatch):
+    """German with its quasi-identifiers and target only (whole-row classes)."""
+    monkeypatch.setenv("PPDM_COMPARE_KEY", "compare-test-key-0123456789abcdef")
+    config = load_config(ROOT / "configs" / "german-safepub.yaml")
+    table = datasets.load("german")[list(config.released_columns)]
+    params = {"safepub": {"randomness": "keyed", "key": "env:PPDM_COMPARE_KEY"}}
+    plan = C.plan_comparison(
+        config, [5], algorithms=["safepub"], table=table, params=params, repeats=1
+    )
+    result = C.run_comparison(plan, measure_memory=False)
+    summary = result.summary.set_index("algorithm")
+    for e in C.DP_EPSILONS:
+        row = summary.loc[f"safepub epsilon={e:g}"]
+        # a training half of 500 rows: a release, or "no class reaches k"
+        assert row["status"] in ("ok", "failed"), row["reason"]
+        if row["status"] == "ok":
+            assert row["achieved_k"] >= 5
+        else:
+            assert "reaches k" in row["reason"]
+    assert (summary["status"] == "ok").any()
