@@ -58,6 +58,15 @@ PARAMS = {
 ZIPS = ("130", "148", "149", "150", "151")
 
 
+#: The syntactic algorithms. A differentially private release is kept safe
+#: across the series by its privacy budget (tests/flows/test_privacy_budget.py);
+#: on these months of 60 people its derived k (32 and more) leaves no class to
+#: release, so the hold-back properties have nothing to judge.
+SERIES_ALGORITHMS = sorted(
+    n for n in ALGORITHMS if ALGORITHMS[n]().privacy_cost(60) is None
+)
+
+
 def population(rng: np.random.Generator, n: int = 110) -> pd.DataFrame:
     """People with two categorical and one numeric quasi-identifier, a diagnosis, a class."""
     return pd.DataFrame(
@@ -235,7 +244,7 @@ def compared(later: dict, earlier: dict) -> set[str]:
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+@pytest.mark.parametrize("name", SERIES_ALGORITHMS)
 def test_hold_back_leaves_no_leak_and_loses_no_row(series_of, name, seed):
     requirement, covers, out = series_of(name, seed)
     releases = [tables for _, _, tables, _ in out if tables is not None]
@@ -292,7 +301,7 @@ def test_hold_back_leaves_no_leak_and_loses_no_row(series_of, name, seed):
             assert summary["against"] == [] and summary["rows_held_back"] == 0
 
 
-@pytest.mark.parametrize("name", sorted(ALGORITHMS))
+@pytest.mark.parametrize("name", SERIES_ALGORITHMS)
 def test_without_the_policy_the_same_months_leak(series_of, name):
     """The property has teeth: the candidates (before hold-back) leak for some seed.
 
@@ -344,7 +353,7 @@ def composition_of(out, requirement, covers, releases=None):
     "name",
     [
         n
-        for n in sorted(ALGORITHMS)
+        for n in SERIES_ALGORITHMS
         if "distinct-l-diversity" in ALGORITHMS[n].supported_models
     ],
 )
@@ -386,7 +395,7 @@ def test_without_the_composition_hold_back_the_candidates_expose_persons(series_
     assert exposed > 0
 
 
-TABLE_ALGORITHMS = [n for n in sorted(ALGORITHMS) if ALGORITHMS[n].releases == "table"]
+TABLE_ALGORITHMS = [n for n in SERIES_ALGORITHMS if ALGORITHMS[n].releases == "table"]
 
 
 @pytest.mark.parametrize("record_key", [False, True], ids=["no-key", "record-key"])
