@@ -71,6 +71,7 @@ from ppdm.experiments.significance import (
 )
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
+from ppdm.release.artifacts import write_json
 from ppdm.utility.cross_validation import CV_PROTOCOL
 from ppdm.utility.learners import MISSING_TEXT, MODELS
 from ppdm.utility.loss import (
@@ -1405,9 +1406,7 @@ def write_outputs(
     document = result.to_dict()
     if notes:
         document["config"]["notes"] = notes
-    paths["json"].write_text(
-        json.dumps(document, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_json(paths["json"], document)
     plots = {"Accuracy vs k": plot_accuracy_vs_k(result)}
     paths["plot"].write_bytes(plots["Accuracy vs k"])
     images = {"Accuracy vs k": paths["plot"].name}
