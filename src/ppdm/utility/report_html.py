@@ -2,29 +2,19 @@
 
 :func:`render_report_html` computes what the page shows from a
 ``utility.json`` dict (rows of every table, plots, sentences) and hands it to
-the Jinja2 templates in ``ppdm/utility/templates/``, which hold all the
-markup. The page is a pure function of the dict and the title: no timestamp,
-no random state, deterministic PNGs (:mod:`ppdm.utility.plots`).
-
-Autoescaping is on. Every value a template writes goes through
-:func:`html.escape` (the ``finalize`` hook), the escaping of the pages
-released before the templates, so the same release keeps the same
-``report.html`` bytes and hash; markup the templates build (macros,
-``Markup``) passes as it is.
+the Jinja2 templates ``ppdm/templates/report*.j2``, which hold all the
+markup (:mod:`ppdm.pages` renders them, escaping every value). The page is a
+pure function of the dict and the title: no timestamp, no random state,
+deterministic PNGs (:mod:`ppdm.utility.plots`).
 """
 
 from __future__ import annotations
 
-import base64
-import functools
-import html
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import jinja2
-from markupsafe import Markup
-
+from ppdm.pages import render
 from ppdm.utility.plots import accuracy_plot, class_size_plot, pareto_plot
 from ppdm.utility.report_text import (
     accuracy_rows,
@@ -36,34 +26,7 @@ from ppdm.utility.report_text import (
     utc,
 )
 
-__all__ = ["render_report_html", "template_environment"]
-
-
-def _escape(value: Any) -> Markup:
-    """A template value as page text: markup as is, anything else escaped."""
-    if isinstance(value, Markup):
-        return value
-    return Markup(html.escape(str(value)))
-
-
-@functools.cache
-def template_environment() -> jinja2.Environment:
-    """The Jinja2 environment of the report templates shipped in the package."""
-    env = jinja2.Environment(
-        loader=jinja2.PackageLoader("ppdm.utility", "templates"),
-        autoescape=True,
-        finalize=_escape,
-        # One line of template, one line of page: block tags leave no line.
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        # A name the Python side forgot to pass is an error, never an empty cell.
-        undefined=jinja2.StrictUndefined,
-    )
-    env.filters["fmt"] = fmt
-    env.filters["thousands"] = lambda n: f"{n:,}"
-    env.filters["base64"] = lambda png: base64.b64encode(png).decode("ascii")
-    return env
+__all__ = ["page_context", "render_report_html"]
 
 
 def render_report_html(
@@ -96,7 +59,7 @@ def render_report_html(
         plots_dir.mkdir(parents=True, exist_ok=True)
         for name, png in context["plots"].items():
             (plots_dir / f"{name}.png").write_bytes(png)
-    return template_environment().get_template("report.html.j2").render(context)
+    return render("report.html.j2", context)
 
 
 def page_context(utility: Mapping[str, Any], *, title: str) -> dict[str, Any]:

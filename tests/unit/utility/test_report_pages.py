@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from ppdm.utility.report import render_report_html
-from ppdm.utility.report_html import template_environment
+from ppdm.pages import environment
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "reports"
 PAGES = ("german", "adult", "every-section", "empty")
@@ -61,7 +61,7 @@ def test_text_from_the_data_is_escaped_and_markup_of_the_template_is_not():
 
 
 def test_environment_escapes_what_it_is_given():
-    env = template_environment()
+    env = environment()
     assert env.autoescape is True
     rendered = env.from_string("<p>{{ x }}</p>").render(x="<a href='x'>&</a>")
     assert rendered == "<p>&lt;a href=&#x27;x&#x27;&gt;&amp;&lt;/a&gt;</p>"
