@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from ppdm.utility.report import render_report_html
 from ppdm.pages import environment
+from ppdm.utility.report import render_report_html
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "reports"
 PAGES = ("german", "adult", "every-section", "empty")
