@@ -132,6 +132,18 @@ def _parser() -> argparse.ArgumentParser:
         "releases", help="list the releases the audit log records"
     )
     releases.add_argument("--out", type=Path, default=Path("releases"))
+    budget = commands.add_parser(
+        "budget",
+        help="differential privacy spent and remaining per dataset, from the "
+        "verified audit log",
+    )
+    budget.add_argument("--out", type=Path, default=Path("releases"))
+    budget.add_argument(
+        "--key",
+        default="env:PPDM_AUDIT_KEY",
+        help="the audit key: env:<VARIABLE> (default env:PPDM_AUDIT_KEY) or "
+        "prefect-secret:<block name>",
+    )
     show = commands.add_parser(
         "show", help="what a published release holds: manifest and certificate"
     )
@@ -405,6 +417,60 @@ def _releases(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _budget(args: argparse.Namespace) -> int:
+    from ppdm.release.audit import AUDIT_LOG_NAME
+    from ppdm.release.budget import read_ledger
+
+    if not args.out.is_dir():
+        raise AnonymizationError(f"output directory {args.out} does not exist")
+    log = args.out / AUDIT_LOG_NAME
+    if not log.is_file():
+        raise AnonymizationError(f"no audit log {log}: nothing was released there")
+    _load_key_resolver(args.key)
+    ledgers = read_ledger(args.out, key=args.key)
+    if not ledgers:
+        print(f"no release recorded in {log}")
+    for name in sorted(ledgers):
+        ledger = ledgers[name]
+        limit = ledger.budget
+        spent = (
+            ledger.spent(limit.composition, limit.delta_prime)
+            if limit is not None
+            else ledger.spent()
+        )
+        how = limit.composition if limit is not None else "basic"
+        print(
+            f"{name}: spent epsilon={spent[0]:.6g} delta={spent[1]:.6g} by "
+            f"{len(ledger.dp)} differentially private release(s) ({how} composition)"
+        )
+        if limit is not None:
+            print(
+                f"  budget epsilon={limit.epsilon:g} delta={limit.delta:g}; remaining "
+                f"epsilon={max(limit.epsilon - spent[0], 0.0):.6g} "
+                f"delta={max(limit.delta - spent[1], 0.0):.6g}"
+            )
+        else:
+            print("  budget: none recorded (no release was published under one)")
+        for spend in ledger.dp:
+            assert spend.cost is not None
+            print(
+                f"  {spend.created_at or '?':<25} {spend.release_dir}  "
+                f"{spend.algorithm or '?'}  epsilon={spend.cost.epsilon:.6g} "
+                f"delta={spend.cost.delta:.6g}"
+            )
+        if ledger.non_dp:
+            print(
+                f"  not differentially private ({len(ledger.non_dp)}; no epsilon "
+                "spent, no differential privacy guarantee):"
+            )
+            for release in ledger.non_dp:
+                print(
+                    f"    {release.created_at or '?':<25} {release.release_dir}  "
+                    f"{release.algorithm or '?'}"
+                )
+    return EXIT_OK
+
+
 def _models_in_words(described: object) -> str:
     """``5-anonymity; distinct 2-diversity of diagnosis`` from a recorded requirement."""
     from ppdm.release.seal import models_in_words
@@ -644,6 +710,7 @@ def main(argv: list[str] | None = None) -> int:
         "algorithms": _algorithms,
         "audit": _audit_verify,
         "releases": _releases,
+        "budget": _budget,
         "show": _show,
         "export-sqlite": _export_sqlite,
         "serve": serve.run,

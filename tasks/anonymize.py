@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from prefect import task
 
-from ppdm.pipeline import AnonymizeSettings, StepOutput, anonymize_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
+from ppdm.steps.anonymize import AnonymizeSettings, anonymize_step
+from ppdm.steps.base import StepOutput
 from ppdm.tasks._ui import STEP_CACHE, log_fact, progress_artifact, table_artifact
 
 

@@ -2,8 +2,9 @@ from __future__ import annotations
 
 from prefect import task
 
-from ppdm.pipeline import DiscretizeSettings, StepOutput, discretize_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
+from ppdm.steps.base import StepOutput
+from ppdm.steps.discretize import DiscretizeSettings, discretize_step
 from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 
 

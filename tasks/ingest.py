@@ -3,8 +3,9 @@ from __future__ import annotations
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from ppdm.pipeline import IngestSettings, StepOutput, ingest_step
 from ppdm.release.artifacts import ArtifactStore
+from ppdm.steps.base import StepOutput
+from ppdm.steps.ingest import IngestSettings, ingest_step
 from ppdm.tasks._ui import log_fact, table_artifact, transient_only
 
 

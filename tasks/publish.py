@@ -8,8 +8,9 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
-from ppdm.pipeline import PublishSettings, publish_step, report_markdown
 from ppdm.release.artifacts import ArtifactRef
+from ppdm.release.manifest import report_markdown
+from ppdm.steps.publish import PublishSettings, publish_step
 from ppdm.tasks._ui import log_fact, markdown_artifact, transient_only
 
 

@@ -4,8 +4,9 @@ from collections.abc import Mapping
 
 from prefect import task
 
-from ppdm.pipeline import StepOutput, UtilitySettings, utility_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
+from ppdm.steps.base import StepOutput
+from ppdm.steps.utility import UtilitySettings, utility_step
 from ppdm.tasks._ui import STEP_CACHE, log_fact, markdown_artifact, progress_artifact
 from ppdm.utility.report import accuracy_markdown
 

@@ -4,8 +4,9 @@ from collections.abc import Mapping
 
 from prefect import task
 
-from ppdm.pipeline import RepublicationSettings, StepOutput, republication_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
+from ppdm.steps.base import StepOutput
+from ppdm.steps.republication import RepublicationSettings, republication_step
 from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 
 

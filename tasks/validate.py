@@ -3,8 +3,9 @@ from __future__ import annotations
 import pandas as pd
 from prefect import task
 
-from ppdm.pipeline import StepOutput, ValidateSettings, validate_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
+from ppdm.steps.base import StepOutput
+from ppdm.steps.validate import ValidateSettings, validate_step
 from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 
 SHOWN_REJECTIONS = 50

@@ -5,8 +5,9 @@ from collections.abc import Mapping
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from ppdm.pipeline import StepOutput, VerifySettings, verify_step
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
+from ppdm.steps.base import StepOutput
+from ppdm.steps.verify import VerifySettings, verify_step
 from ppdm.tasks._ui import log_fact, markdown_artifact
 
 

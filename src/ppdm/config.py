@@ -325,6 +325,50 @@ class RepublicationConfig(_Strict):
     )
 
 
+class PrivacyBudgetConfig(_Strict):
+    """A dataset's differential privacy budget across its release series.
+
+    The differentially private releases of the dataset that the output
+    directory's audit log records, composed (``basic``: epsilons and deltas
+    add up; ``advanced``: Dwork, Rothblum and Vadhan 2010, with its slack
+    ``delta_prime``), plus this release's cost must stay within ``epsilon``
+    and ``delta`` (see :mod:`ppdm.release.budget`).
+    """
+
+    epsilon: float = Field(..., gt=0.0, **_NUMBER)
+    delta: float = Field(0.0, ge=0.0, lt=1.0, **_NUMBER)
+    composition: Literal["basic", "advanced"] = "basic"
+    delta_prime: float | None = Field(
+        None,
+        gt=0.0,
+        lt=1.0,
+        description="advanced composition's slack delta', part of the composed "
+        "delta (required for it)",
+        **_NUMBER,
+    )
+
+    @model_validator(mode="after")
+    def _slack(self) -> PrivacyBudgetConfig:
+        if self.composition == "advanced":
+            if self.delta_prime is None:
+                raise ValueError(
+                    "privacy_budget.composition 'advanced' needs delta_prime (the "
+                    "slack delta' of Dwork, Rothblum and Vadhan's bound), e.g. 1e-6"
+                )
+            if self.delta_prime > self.delta:
+                raise ValueError(
+                    f"privacy_budget.delta_prime = {self.delta_prime:g} is above "
+                    f"privacy_budget.delta = {self.delta:g}: the composed delta "
+                    "includes delta_prime, so no release would fit"
+                )
+        elif self.delta_prime is not None:
+            raise ValueError(
+                "privacy_budget.delta_prime is for composition 'advanced'; "
+                "composition is 'basic'"
+            )
+        return self
+
+
 class UtilityConfig(_Strict):
     """The utility report's hold-out protocol."""
 
@@ -415,6 +459,12 @@ class ReleaseConfig(_Strict):
     out_of_core: OutOfCoreConfig = OutOfCoreConfig()
     utility: UtilityConfig = UtilityConfig()
     republication: RepublicationConfig = RepublicationConfig()
+    privacy_budget: PrivacyBudgetConfig | None = Field(
+        None,
+        description="the dataset's differential privacy budget {epsilon, delta, "
+        "composition}: a differentially private release that would exceed it is "
+        "refused before any step runs",
+    )
     hierarchies: str | None = Field(
         None,
         description="directory of the dataset's generalization hierarchies, one "

@@ -1,7 +1,9 @@
 """Pre-flight: what can be known wrong about a release before any step runs.
 
 Run by ``ppdm run`` before Prefect starts, and first thing by
-:func:`ppdm.pipeline.run_steps`. Everything here reads headers, file
+:func:`ppdm.pipeline.run_steps` (:func:`preflight_for_run`: once per run, so a
+configuration the command line has just checked is not checked again, and a
+scheduled run checks each time it fires). Everything here reads headers, file
 metadata and at most one column, so a user's mistake costs a second, not a
 run: the configuration against the source's header (unknown names with the
 closest existing one, columns without a role), the dataset folder (schema
@@ -16,7 +18,10 @@ not quarantine within its limit).
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -25,7 +30,29 @@ from ppdm.exceptions import InfeasibleConstraintError, UnknownDatasetError
 from ppdm.prepare.dataset_folder import SCHEMA_FILE, SUITE_FILE
 from ppdm.release import audit
 
-__all__ = ["preflight"]
+__all__ = ["preflight", "preflight_for_run"]
+
+#: Configurations (by the sha256 of their JSON) that passed pre-flight in this
+#: process and whose run has not started yet.
+_PASSED: set[str] = set()
+
+
+def _key(config: ReleaseConfig) -> str:
+    return hashlib.sha256(config.model_dump_json().encode("utf-8")).hexdigest()
+
+
+def preflight_for_run(config: ReleaseConfig) -> None:
+    """Pre-flight for a run that starts now, unless it has just passed.
+
+    A configuration that passed :func:`preflight` in this process is taken
+    once, by the run that follows; any other run (a schedule firing, a
+    notebook) is checked here.
+    """
+    key = _key(config)
+    if key in _PASSED:
+        _PASSED.discard(key)
+        return
+    _check(config)
 
 
 def _schema_yaml(folder: Path) -> tuple[dict, dict]:
@@ -63,6 +90,9 @@ def _lets_missing_through(folder: Path, column: str) -> bool:
 def preflight(config: ReleaseConfig) -> None:
     """Refuse at once a release that cannot succeed, naming what to change.
 
+    The run of ``config`` that follows in this process
+    (:func:`preflight_for_run`) does not check it again.
+
     Raises
     ------
     ConfigError
@@ -72,6 +102,11 @@ def preflight(config: ReleaseConfig) -> None:
     UnknownDatasetError
         No dataset folder (schema) for the configuration.
     """
+    _check(config)
+    _PASSED.add(_key(config))
+
+
+def _check(config: ReleaseConfig) -> None:
     columns = check_source_columns(config)
     folder = config.schema_dir
     if not (folder / SUITE_FILE).is_file():
@@ -96,11 +131,71 @@ def preflight(config: ReleaseConfig) -> None:
                     if part
                 )
             )
-    _check_feasible(config)
+    rows = _check_feasible(config)
     _check_target(config, folder)
     # A writer refuses a missing or different key once the log is keyed:
     # better now than after the anonymization.
     audit.check_key(config.output_dir, config.audit_key)
+    _check_budget(config, rows)
+
+
+def _check_budget(config: ReleaseConfig, rows: int | None) -> None:
+    """Refuse a differentially private release its dataset's budget cannot pay for.
+
+    The cost is the algorithm's for the source's rows; where they are not
+    known before the run (a SQL source), publication checks it alone (it
+    always does, under the audit log's lock, with the rows the algorithm ran on).
+    """
+    if config.privacy_budget is None or rows is None:
+        return
+    from ppdm.algorithms import get_algorithm
+    from ppdm.release import budget
+
+    cost = get_algorithm(config.algorithm, **config.params).privacy_cost(rows)
+    if cost is None:
+        return
+    budget.check_before_run(
+        config.output_dir,
+        config.dataset,
+        budget.Budget.from_config(config.privacy_budget.model_dump()),
+        cost,
+        key=config.audit_key,
+        rerun_of=_rerun_of(config),
+    )
+
+
+def _rerun_of(config: ReleaseConfig) -> Callable[[Mapping[str, Any]], bool]:
+    """Whether a published manifest records this source and configuration.
+
+    The source is read (and hashed as the ingest step does) only when the
+    budget would refuse the run and an earlier release may be this one.
+    """
+    from ppdm.prepare import ingest
+    from ppdm.release.manifest import identity_config, public_config
+
+    found: list[str] = []
+
+    def source_sha256() -> str:
+        if not found:
+            source = config.source
+            if source.kind in ("csv", "parquet"):
+                found.append(ingest.file_sha256(source.path))
+            else:
+                table = ingest.load_source(
+                    source.kind, source.location, **source.reader_options()
+                )
+                found.append(ingest.fingerprint(table))
+        return found[0]
+
+    identity = identity_config(public_config(config))
+
+    def same(manifest: Mapping[str, Any]) -> bool:
+        return (
+            identity_config(manifest.get("config") or {}) == identity
+            and manifest.get("source_sha256") == source_sha256()
+        )
+
+    return same
 
 
 def _describe(config: ReleaseConfig) -> str:
@@ -150,7 +245,8 @@ def _check_target(config: ReleaseConfig, folder: Path) -> None:
         )
 
 
-def _check_feasible(config: ReleaseConfig) -> None:
+def _check_feasible(config: ReleaseConfig) -> int | None:
+    """Refuse k or l the source cannot meet; return its row count (None: unknown)."""
     from ppdm.prepare import ingest  # pandas: only once a source must be read
 
     requirement = config.requirement
@@ -171,3 +267,4 @@ def _check_feasible(config: ReleaseConfig) -> None:
             f"sensitive attribute {attribute!r} in {_describe(config)}; lower l to "
             f"at most {distinct}"
         )
+    return rows

@@ -19,6 +19,12 @@ from ppdm.flows.cli import main
 from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.release.audit import read_entries
 from ppdm.selection import binary_encode
+from ppdm.steps import anonymize as steps_anonymize
+from ppdm.steps import base as steps_base
+from ppdm.steps import discretize as steps_discretize
+from ppdm.steps import ingest as steps_ingest
+from ppdm.steps import validate as steps_validate
+from ppdm.steps import verify as steps_verify
 
 MANIFEST_KEYS = {
     "dataset",
@@ -245,20 +251,22 @@ def test_failed_verification_publishes_nothing(tmp_path):
     )
     plan = pipeline.plan_release(config)
     store = plan.store
-    ingested = pipeline.ingest_step(plan.ingest, store)
-    validated = pipeline.validate_step(plan.validate, store, ingested.refs["raw"])
-    binned = pipeline.discretize_step(plan.discretize, store, validated.refs["clean"])
-    candidate = pipeline.anonymize_step(
+    ingested = steps_ingest.ingest_step(plan.ingest, store)
+    validated = steps_validate.validate_step(plan.validate, store, ingested.refs["raw"])
+    binned = steps_discretize.discretize_step(
+        plan.discretize, store, validated.refs["clean"]
+    )
+    candidate = steps_anonymize.anonymize_step(
         plan.anonymize, store, binned.refs["discretized"]
     )
-    tables = pipeline.candidate_refs(candidate)
+    tables = steps_base.candidate_refs(candidate)
     # Make one person unique: the candidate no longer meets k = 5.
     path = Path(next(iter(tables.values())).path)
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     table.loc[0, "housing"] = "castle"
     forged = {"table:release": store.put_csv(table, kind="release-candidate")}
     with pytest.raises(VerificationError, match="nothing was published"):
-        pipeline.verify_step(
+        steps_verify.verify_step(
             plan.verify,
             store,
             forged,
@@ -309,7 +317,7 @@ def test_release_from_a_sqlite_database(tmp_path):
     embedded_plan = pipeline.plan_release(
         default_config("german").with_overrides(output_dir=str(tmp_path / "e"))
     )
-    embedded = pipeline.ingest_step(embedded_plan.ingest, embedded_plan.store)
+    embedded = steps_ingest.ingest_step(embedded_plan.ingest, embedded_plan.store)
     assert manifest["source_sha256"] == embedded.summary["source_sha256"]
 
 
@@ -340,18 +348,20 @@ def test_out_of_core_verification_gives_the_same_certificate(tmp_path):
     config = default_config("german").with_overrides(seed=7, output_dir=str(tmp_path))
     plan = pipeline.plan_release(config)
     store = plan.store
-    ingested = pipeline.ingest_step(plan.ingest, store)
-    validated = pipeline.validate_step(plan.validate, store, ingested.refs["raw"])
-    binned = pipeline.discretize_step(plan.discretize, store, validated.refs["clean"])
-    candidate = pipeline.anonymize_step(
+    ingested = steps_ingest.ingest_step(plan.ingest, store)
+    validated = steps_validate.validate_step(plan.validate, store, ingested.refs["raw"])
+    binned = steps_discretize.discretize_step(
+        plan.discretize, store, validated.refs["clean"]
+    )
+    candidate = steps_anonymize.anonymize_step(
         plan.anonymize, store, binned.refs["discretized"]
     )
-    tables = pipeline.candidate_refs(candidate)
+    tables = steps_base.candidate_refs(candidate)
     source = ingested.summary["source_sha256"]
     certificates = {}
     for engine in ("pandas", "dask"):
         chosen = plan.verify.model_copy(update={"engine": engine})
-        output = pipeline.verify_step(
+        output = steps_verify.verify_step(
             chosen, store, tables, validated.refs["clean"], source
         )
         certificates[engine] = output.summary

@@ -24,6 +24,7 @@ from ppdm.prepare import datasets
 from ppdm.release.artifacts import ArtifactStore, sha256_file
 from ppdm.release.audit import read_entries
 from ppdm.release.series_state import load_state
+from ppdm.steps import publish as steps_publish
 from ppdm.verify.certificate import read_released_table
 from ppdm.verify.series import check_composition, person_values
 
@@ -197,7 +198,7 @@ def test_a_run_killed_before_publication_changes_nothing(
     _release(crashed, 1, months[0], record_key=KEY)
     # The crashed series: month 2 stops after its republication step (its
     # state is kept), before anything is published; then runs again.
-    real = pipeline.publish_step
+    real = steps_publish.publish_step
 
     def killed(*args, **kwargs):
         raise KeyboardInterrupt

@@ -16,6 +16,7 @@ from ppdm import pipeline
 from ppdm.config import default_config, default_work_dir
 from ppdm.flows.release import TASKS
 from ppdm.release.artifacts import ArtifactRef
+from ppdm.steps import base as steps_base
 from ppdm.tasks._ui import STEP_CACHE
 
 #: ReleasePlan attribute of each step name.
@@ -104,12 +105,12 @@ def test_hierarchies_are_keyed_by_content_not_place(tmp_path):
     copy.mkdir()
     for path in shipped.iterdir():
         (copy / path.name).write_bytes(path.read_bytes())
-    here = pipeline.HierarchySource.of(shipped)
-    there = pipeline.HierarchySource.of(copy)
+    here = steps_base.HierarchySource.of(shipped)
+    there = steps_base.HierarchySource.of(copy)
     assert here.directory != there.directory
     assert here.model_dump() == there.model_dump()  # what a cache key hashes
     (copy / "job.csv").write_bytes((copy / "job.csv").read_bytes() + b"\n")
-    assert pipeline.HierarchySource.of(copy).sha256 != here.sha256
+    assert steps_base.HierarchySource.of(copy).sha256 != here.sha256
 
 
 def _anonymize_key(config, discretized: ArtifactRef) -> str:

@@ -175,14 +175,15 @@ def test_concurrent_publishers_record_each_release_once_and_overwrite_none(
 def _run_release(out: str, work: str, seed: int, barrier: Any, result: str) -> None:
     from ppdm import pipeline
     from ppdm.config import default_config
+    from ppdm.steps import publish as steps_publish
 
-    publish = pipeline.publish_directory
+    publish = steps_publish.publish_directory
 
     def together(*args: Any, **kwargs: Any) -> Path:
         barrier.wait(TIMEOUT)  # every run has computed its release: publish now
         return publish(*args, **kwargs)
 
-    pipeline.publish_directory = together
+    steps_publish.publish_directory = together
     config = default_config("german").with_overrides(
         output_dir=out, work_dir=work, seed=seed
     )

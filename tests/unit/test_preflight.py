@@ -92,3 +92,17 @@ def test_a_column_without_a_role_is_a_usage_error(tmp_path, capsys):
     assert main(["run", "--config", str(config)]) == EXIT_USAGE
     err = capsys.readouterr().err
     assert "'ssn'" in err and "no role" in err and "Traceback" not in err
+
+
+def test_a_run_checks_once_and_a_later_run_checks_again(tmp_path):
+    """The run that follows the command line's pre-flight does not repeat it;
+    the next run of the same configuration (a schedule firing) checks anew."""
+    from ppdm.preflight import preflight_for_run
+
+    table = datasets.load("german").head(40)
+    config = _german_from(tmp_path, table)
+    preflight(config)  # the command line's check
+    (tmp_path / "german.csv").write_text("a,b\n1,2\n", encoding="utf-8")
+    preflight_for_run(config)  # taken from the check just made
+    with pytest.raises(ConfigError, match="not a column of the source"):
+        preflight_for_run(config)  # a later run reads the source again

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ppdm import pipeline
 from ppdm.config import default_config
 from ppdm.exceptions import InvalidParameterError
 from ppdm.prepare.init_folder import source_entry
+from ppdm.release import manifest
 from ppdm.release.keys import KeyConfigError, MissingKeyError, resolve_secret
 
 URL = "postgresql+psycopg://ann@db.example:5432/clinic"
@@ -54,14 +54,14 @@ def test_a_configuration_without_password_serialises_as_before():
 
 
 def test_the_manifest_masks_a_urls_password_and_the_release_id_ignores_the_spec():
-    inline = pipeline._public_config(_sql_config(url=URL.replace("ann@", "ann:pw@")))
+    inline = manifest.public_config(_sql_config(url=URL.replace("ann@", "ann:pw@")))
     assert inline["source"]["url"] == URL.replace("ann@", "ann:***@")
     plain = _sql_config(url=URL)
-    assert pipeline._public_config(plain)["source"]["url"] == URL  # as written
-    one = pipeline._identity_config(
-        pipeline._public_config(_sql_config(url=URL, password="env:A"))
+    assert manifest.public_config(plain)["source"]["url"] == URL  # as written
+    one = manifest.identity_config(
+        manifest.public_config(_sql_config(url=URL, password="env:A"))
     )
-    other = pipeline._identity_config(
-        pipeline._public_config(_sql_config(url=URL, password="prefect-secret:b"))
+    other = manifest.identity_config(
+        manifest.public_config(_sql_config(url=URL, password="prefect-secret:b"))
     )
-    assert one == other == pipeline._identity_config(pipeline._public_config(plain))
+    assert one == other == manifest.identity_config(manifest.public_config(plain))

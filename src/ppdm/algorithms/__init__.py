@@ -12,6 +12,7 @@ from ppdm.algorithms.kactus import Kactus
 from ppdm.algorithms.lattice_optimal import LatticeOptimal
 from ppdm.algorithms.mondrian import Mondrian
 from ppdm.algorithms.pbg_ea import PbgEa
+from ppdm.algorithms.safepub import SafePub
 from ppdm.exceptions import InvalidParameterError, UnknownAlgorithmError
 from ppdm.params import did_you_mean
 
@@ -25,6 +26,7 @@ ALGORITHMS: dict[str, type[Anonymizer]] = {
     "approx-ac": ApproxAC,
     "dmpd": Dmpd,
     "fs-anonymity": FsAnonymity,
+    "safepub": SafePub,
 }
 
 

@@ -629,18 +629,14 @@ def _write_runs(words: np.ndarray, matrix: _Coverage, sorted_rank: np.ndarray) -
     spans = np.flatnonzero(last > first)
     cells, first, last = matrix.run_cells[spans], first[spans], last[spans]
     head, tail = first // 64, (last - 1) // 64
-    n_words = words.shape[1]
-    block = max(1, _BLOCK_BYTES // max(n_words, 1))
-    for start in range(0, len(cells), block):
-        part = slice(start, start + block)
-        h, t = head[part], tail[part]
-        rows = np.arange(len(h))
-        steps = np.zeros((len(h), n_words + 1), dtype=np.int8)
-        inner = t > h + 1
-        steps[rows[inner], h[inner] + 1] = 1
-        steps[rows[inner], t[inner]] = -1
-        full = np.cumsum(steps[:, :-1], axis=1, dtype=np.int8).astype(bool)
-        words[cells[part]] = np.where(full, ~np.uint64(0), np.uint64(0))
+    # The words strictly inside each span: one slice each (the spans' lengths
+    # in all, rather than cells x words of running sums).
+    ones = ~np.uint64(0)
+    inner = np.flatnonzero(tail > head + 1)
+    for cell, h, t in zip(
+        cells[inner].tolist(), head[inner].tolist(), tail[inner].tolist(), strict=True
+    ):
+        words[cell, h + 1 : t] = ones
     low_edge = _low_bits(first - head * 64)  # bits below the span in its head word
     high_edge = _low_bits(last - tail * 64)  # bits up to the span's end in its tail
     one = head == tail

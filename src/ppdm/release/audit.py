@@ -109,6 +109,7 @@ __all__ = [
     "KeyArg",
     "append_entry",
     "audit_key",
+    "chain_problems",
     "check_key",
     "entry_hash",
     "entry_mac",
@@ -762,6 +763,13 @@ def _recovered_release(
         "intact": not problems,
         "problems": problems,
         "created_at": _now(),
+        # A differentially private release spends its budget once visible:
+        # the spend its manifest names goes on the record (ppdm.release.budget).
+        **{
+            name: manifest[name]
+            for name in ("privacy_cost", "privacy_budget")
+            if manifest.get(name) is not None
+        },
     }
 
 
@@ -1108,6 +1116,29 @@ def _check_entries(
                     )
         prev = entry.get("entry_hash", "")
     return problems, recoveries, files_checked, vouched
+
+
+def chain_problems(
+    out_dir: Path | str,
+    entries: list[dict[str, Any]],
+    keys: Mapping[str, bytes],
+) -> list[str]:
+    """What :func:`verify_audit_log` would find wrong with ``entries``, as they are.
+
+    For a writer holding the log's lock (:func:`opened`), which cannot open
+    it a second time: the chain, every MAC and recorded file, and entries no
+    key in ``keys`` vouches for. An unkeyed log is one problem of its own.
+    """
+    problems, _, _, vouched = _check_entries(Path(out_dir), entries, keys)
+    if not entries:
+        return problems
+    if not any(e.get("mac") is not None for e in entries):
+        return [
+            *problems,
+            f"the log is UNKEYED: its {len(entries)} entries carry no MAC",
+        ]
+    signing = next(iter(keys.values()), None) if keys else None
+    return problems + _key_problems(entries, vouched, signing, "the keys at hand")
 
 
 def _key_problems(

@@ -89,6 +89,7 @@ def publish_directory(
     page: Callable[[int], bytes] | None = None,
     *,
     audit_key: audit.KeyArg = audit.DEFAULT_AUDIT_KEY,
+    check: Callable[[audit.AuditLog, str], None] | None = None,
 ) -> Path:
     """Publish ``named`` files and ``manifest`` as ``release_dir``, with its audit entry.
 
@@ -118,6 +119,11 @@ def publish_directory(
         so the page can name it. It is listed in the manifest's
         ``artifacts`` and the entry's files like every other file. A
         republication keeps the page first published.
+    check : callable, optional
+        ``check(log, release_dir relative to out_dir)``, run under the audit
+        log's lock before anything is renamed into place: it raises to refuse
+        the publication on what the log records (a dataset's privacy budget,
+        :mod:`ppdm.release.budget`), with no other writer in between.
 
     Returns
     -------
@@ -151,7 +157,7 @@ def publish_directory(
     signer = audit.audit_key(audit_key)
     try:
         return _publish(
-            out_dir, release_dir, named, hashes, manifest, entry, signer, page
+            out_dir, release_dir, named, hashes, manifest, entry, signer, page, check
         )
     except OSError as err:
         # A full disk or a read-only directory is no reason to retry: say so.
@@ -167,6 +173,7 @@ def _publish(
     entry: Mapping[str, Any],
     signer: audit.AuditKey,
     page: Callable[[int], bytes] | None = None,
+    check: Callable[[audit.AuditLog, str], None] | None = None,
 ) -> Path:
     files = {f["path"]: f["sha256"] for f in manifest["files"]}
     hashes = dict(hashes)
@@ -188,6 +195,8 @@ def _publish(
                 _copy_durably(path, staging / rel)
             fsync_directory(staging / "data")
         with audit.opened(out_dir, key=signer) as log:
+            if check is not None:
+                check(log, release_dir.relative_to(out_dir).as_posix())
             event = "publish"
             if staging is not None and not release_dir.exists():
                 # Under the lock: the next entry's number is this release's.

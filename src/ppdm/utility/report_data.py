@@ -336,7 +336,7 @@ def release_record(
     Only what leaves the building: the released files' hashes, a few released
     rows, the verifier's verdict and the source's hash (never its rows). The
     release id, date, audit sequence number and key id are added when the
-    release is published (:func:`ppdm.pipeline.publish_step` renders the
+    release is published (:func:`ppdm.steps.publish.publish_step` renders the
     published page).
     """
     series = certificate.get("series")

@@ -440,10 +440,12 @@ def _fit_score(
     """:func:`ppdm.utility.metrics.class_scores` of one model on the test rows."""
     if len(y_train) == 0:
         return _NOT_MEASURED
-    if _constant_features(x_train):
+    if _constant_features(x_train) or len(np.unique(y_train)) < 2:
         # No feature varies (e.g. every quasi-identifier suppressed and no
-        # other attribute): every inducer reduces to the training majority
-        # class; say so directly rather than rely on each model's corner case.
+        # other attribute), or one class is left (a sampled and suppressed
+        # release can keep one): every inducer reduces to the training
+        # majority class; say so directly rather than rely on each model's
+        # corner case.
         model = DummyClassifier(strategy="most_frequent").fit(x_train, y_train)
         return class_scores(
             y_test, model.predict(x_test), model.predict_proba(x_test), model.classes_

@@ -16,11 +16,11 @@ import pandas as pd
 import pytest
 
 from ppdm.exceptions import VerificationError
-from ppdm.pipeline import RepublicationSettings, republication_step
 from ppdm.privacy import Requirement
 from ppdm.release import audit
 from ppdm.release.artifacts import ArtifactStore
 from ppdm.release.series import earlier_releases, hold_back
+from ppdm.steps.republication import RepublicationSettings, republication_step
 from ppdm.verify.series import check_against
 
 QIS = ("age", "sex")

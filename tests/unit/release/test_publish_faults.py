@@ -50,6 +50,7 @@ from ppdm.release.audit import (
     verify_audit_log,
 )
 from ppdm.release.publish import publish_directory
+from ppdm.steps import publish as steps_publish
 
 HELPER = Path(__file__).with_name("publish_fault_points.py")
 SCENARIOS = ("empty", "logged")
@@ -106,7 +107,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
         # The key spec is the default the replays below use as well; the
         # page renderer (report.html, written under the lock) is positional,
         # so the replays publish it too.
-        assert keywords == {"audit_key": "env:PPDM_AUDIT_KEY"}, keywords
+        assert keywords == {"audit_key": "env:PPDM_AUDIT_KEY", "check": None}, keywords
         assert callable(args[6]), args
         calls.append(args)
         return args[1]
@@ -116,7 +117,7 @@ def inputs(tmp_path_factory: pytest.TempPathFactory) -> Inputs:
             return fn(*args)
         # publish_step builds the manifest and the entry, then hands them to
         # publish_directory: keep that call instead of making it.
-        with mock.patch.object(pipeline, "publish_directory", record):
+        with mock.patch.object(steps_publish, "publish_directory", record):
             return fn(*args)
 
     pipeline.run_steps(config, run_step=run_step)

@@ -2,8 +2,8 @@
 
 Random tables (a seeded numpy generator, several seeds) lose and gain random
 people between three monthly releases. Each month goes through the pipeline's
-own step functions (:func:`ppdm.pipeline.discretize_step`,
-:func:`~ppdm.pipeline.anonymize_step`, :func:`~ppdm.pipeline.republication_step`
+own step functions (:func:`ppdm.steps.discretize.discretize_step`,
+:func:`~ppdm.steps.anonymize.anonymize_step`, :func:`~ppdm.steps.republication.republication_step`
 under ``hold-back``), each release being an earlier release of the next. Then
 the independent differencing check (:func:`ppdm.verify.series.check_against`)
 reads every pair of the released tables and must find no leak, and the
@@ -32,20 +32,13 @@ import pytest
 from ppdm.algorithms import ALGORITHMS
 from ppdm.exceptions import VerificationError
 from ppdm.generalization.hierarchies import load_hierarchies
-from ppdm.pipeline import (
-    AnonymizeSettings,
-    DiscretizeSettings,
-    HierarchySource,
-    RepublicationSettings,
-    anonymize_step,
-    candidate_files,
-    candidate_refs,
-    discretize_step,
-    republication_step,
-)
 from ppdm.privacy import Requirement
 from ppdm.release.artifacts import ArtifactStore
 from ppdm.release.series import EarlierRelease
+from ppdm.steps.anonymize import AnonymizeSettings, anonymize_step
+from ppdm.steps.base import HierarchySource, candidate_files, candidate_refs
+from ppdm.steps.discretize import DiscretizeSettings, discretize_step
+from ppdm.steps.republication import RepublicationSettings, republication_step
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.verify.certificate import read_released_table
 from ppdm.verify.series import (

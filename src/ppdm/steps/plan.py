@@ -1,0 +1,246 @@
+"""The plan of a release: one configuration sliced into each step's settings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ppdm.algorithms import ALGORITHMS
+from ppdm.config import ConfigError, ReleaseConfig
+from ppdm.release import audit
+from ppdm.release.artifacts import (
+    ArtifactStore,
+)
+from ppdm.release.manifest import public_config
+from ppdm.steps.anonymize import AnonymizeSettings
+from ppdm.steps.base import (
+    HierarchySource,
+    PartitionSettings,
+    SchemaSource,
+    resolve_pseudonym_key,
+)
+from ppdm.steps.discretize import DiscretizeSettings
+from ppdm.steps.ingest import IngestSettings, describe_source
+from ppdm.steps.publish import PublishSettings
+from ppdm.steps.republication import RepublicationSettings
+from ppdm.steps.utility import UtilitySettings
+from ppdm.steps.validate import ValidateSettings
+from ppdm.steps.verify import VerifySettings
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """The artifact store and every step's settings, made from one configuration."""
+
+    store: ArtifactStore
+    ingest: IngestSettings
+    validate: ValidateSettings
+    discretize: DiscretizeSettings
+    anonymize: AnonymizeSettings
+    republication: RepublicationSettings
+    verify: VerifySettings
+    utility: UtilitySettings
+    publish: PublishSettings
+    #: The Dask cluster of an out-of-core release (None: in memory).
+    cluster: Any = None
+
+
+def resolve_engine(config: ReleaseConfig) -> Literal["pandas", "dask"]:
+    """The engine a release runs on: the configured one, or for ``auto`` by size.
+
+    ``auto`` runs out of core when the source file (or the Parquet
+    directory's files) is above ``out_of_core.size_threshold_mb`` and the
+    algorithm runs on the frequency table; a database source is read in
+    memory unless ``engine: dask`` says otherwise.
+    """
+    if config.engine != "auto":
+        return config.engine
+    if (
+        not ALGORITHMS[config.algorithm].frequency_table
+        or config.republication.policy == "consistent"
+        or config.republication.record_key is not None
+        or config.source.kind not in ("csv", "parquet")
+    ):
+        return "pandas"
+    path = Path(config.source.path)
+    if path.is_dir():
+        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    else:
+        size = path.stat().st_size if path.is_file() else 0
+    threshold = config.out_of_core.size_threshold_mb * 2**20
+    return "dask" if size > threshold else "pandas"
+
+
+def store_for(config: ReleaseConfig) -> ArtifactStore:
+    """The artifact store of a configuration (``work_dir``, else the default work dir)."""
+    return ArtifactStore(config.store_dir.resolve())
+
+
+def passthrough_policy(config: ReleaseConfig) -> dict[str, Any]:
+    """What the verifier's pass-through check reads: columns, acceptances, limits."""
+    return {
+        "columns": list(config.released_as_is),
+        "accepted": list(config.accept_passthrough),
+        **(
+            {"acknowledged": list(config.acknowledge_identifier_passthrough)}
+            if config.acknowledge_identifier_passthrough
+            else {}
+        ),
+        **config.passthrough.model_dump(),
+    }
+
+
+def _discretize_settings(
+    config: ReleaseConfig, partitions: PartitionSettings | None = None
+) -> DiscretizeSettings:
+    method = config.discretize.method
+    if ALGORITHMS[config.algorithm].numeric_input == "raw":
+        method = "none"  # the algorithm generalizes the raw values itself
+    if method == "none":
+        return DiscretizeSettings(
+            dataset=config.dataset, method="none", partitions=partitions
+        )
+    columns = config.discretize.columns
+    return DiscretizeSettings(
+        dataset=config.dataset,
+        method=method,
+        n_bins=config.discretize.n_bins if method == "equal-frequency" else None,
+        columns=tuple(columns) if columns is not None else None,
+        quasi_identifiers=tuple(config.quasi_identifiers) if columns is None else (),
+        target=config.target if method == "mdl" else None,
+        partitions=partitions,
+    )
+
+
+def plan_release(config: ReleaseConfig) -> ReleasePlan:
+    """Slice ``config`` into the settings of each step.
+
+    The hierarchy files are fingerprinted here (not parsed): a step that
+    generalizes along them is keyed on their content.
+    """
+    directory = config.hierarchy_dir
+    hierarchies = HierarchySource.of(directory) if directory is not None else None
+    uses_hierarchies = ALGORITHMS[config.algorithm].uses_hierarchies
+    out_dir = Path(config.output_dir).resolve()
+    schema = SchemaSource.of(config.schema_dir)
+    key_id = None
+    if config.pseudonymized:
+        from ppdm.release.keys import key_id as identify_key
+
+        key_id = identify_key(resolve_pseudonym_key(config.pseudonym_key))
+    passthrough = passthrough_policy(config)
+    dataset = config.dataset
+    source = describe_source(config.source)
+    partitions = cluster = None
+    if resolve_engine(config) == "dask":
+        from ppdm.scale.engine import ClusterSettings
+
+        scale = config.out_of_core
+        partitions = PartitionSettings(
+            partition_rows=scale.partition_rows, sample_rows=scale.sample_rows
+        )
+        cluster = ClusterSettings(
+            workers=scale.workers,
+            threads_per_worker=scale.threads_per_worker,
+            memory_limit=scale.memory_limit,
+            address=scale.address,
+        )
+    anonymize = AnonymizeSettings(
+        dataset=dataset,
+        algorithm=config.algorithm,
+        params=dict(config.params),
+        requirement=config.requirement,
+        target=config.target,
+        suppression_limit=config.suppression_limit,
+        seed=config.seed,
+        hierarchies=hierarchies if uses_hierarchies else None,
+        partitions=partitions,
+    )
+    from ppdm.release.series import earlier_releases
+
+    republication = RepublicationSettings(
+        dataset=dataset,
+        requirement=config.requirement,
+        policy=config.republication.policy,
+        series=[
+            r.to_dict()
+            for r in earlier_releases(out_dir, dataset, config.republication.against)
+        ],
+        seed=config.seed,
+        hierarchies=hierarchies,
+        record_key=config.republication.record_key,
+        anonymize=anonymize if config.republication.policy == "consistent" else None,
+    )
+    if partitions is not None and republication.series:
+        raise ConfigError(
+            f"the output directory already holds releases of {dataset!r}; checking "
+            "a new release against them (republication) runs in memory, which "
+            "the Dask engine does not do yet: use engine: pandas, or another "
+            "output_dir"
+        )
+    return ReleasePlan(
+        store=store_for(config),
+        ingest=IngestSettings(
+            dataset=dataset, source=config.source, partitions=partitions
+        ),
+        validate=ValidateSettings(
+            dataset=dataset,
+            source=source,
+            max_rejected_fraction=config.validation.max_rejected_fraction,
+            schema_source=schema,
+            released_columns=tuple(config.released_columns),
+            pseudonymized=tuple(config.pseudonymized),
+            pseudonym_key=config.pseudonym_key if config.pseudonymized else None,
+            pseudonym_key_id=key_id,
+            partitions=partitions,
+        ),
+        discretize=_discretize_settings(config, partitions),
+        anonymize=anonymize,
+        republication=republication,
+        verify=VerifySettings(
+            dataset=dataset,
+            algorithm=config.algorithm,
+            requirement=config.requirement,
+            engine=config.verification.engine,
+            size_threshold_mb=config.verification.size_threshold_mb,
+            memory_limit=config.verification.memory_limit,
+            hierarchies=hierarchies,
+            audit_log=str(out_dir / audit.AUDIT_LOG_NAME),
+            audit_key=config.audit_key,
+            passthrough=passthrough,
+            republication=republication if republication.series else None,
+        ),
+        utility=UtilitySettings(
+            dataset=dataset,
+            anonymize=anonymize,
+            discretize=_discretize_settings(config),
+            test_size=config.utility.test_size,
+            hierarchies=hierarchies,
+            title=f"{dataset}: {config.algorithm}, "
+            + ", ".join(str(m) for m in config.requirement.models),
+            roles=config.roles,
+            pseudonymized=tuple(config.pseudonymized),
+            partitions=partitions,
+        ),
+        publish=PublishSettings(
+            dataset=dataset,
+            output_dir=str(out_dir),
+            algorithm=config.algorithm,
+            params=dict(config.params),
+            quasi_identifiers=tuple(config.quasi_identifiers),
+            sensitive_attribute=config.sensitive_attribute,
+            target=config.target,
+            requirement=config.requirement,
+            suppression_limit=config.suppression_limit,
+            seed=config.seed,
+            source=source,
+            config=public_config(config),
+            hierarchies=hierarchies,
+            schema_source=schema,
+            roles=config.roles,
+            passthrough=passthrough,
+            audit_key=config.audit_key,
+        ),
+        cluster=cluster,
+    )

@@ -1,0 +1,193 @@
+"""Publish: the release directory assembled, renamed into place and logged in the audit chain."""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from ppdm.release import budget
+from ppdm.release.artifacts import (
+    ArtifactRef,
+    canonical_json,
+    sha256_bytes,
+    sha256_file,
+)
+from ppdm.release.manifest import (
+    audit_entry,
+    file_columns,
+    identity_config,
+    parquet_rows_of,
+    record_page,
+    release_manifest,
+)
+from ppdm.release.publish import publish_directory
+from ppdm.steps.base import (
+    HierarchySource,
+    RequirementField,
+    SchemaSource,
+    StepOutput,
+    StepSettings,
+    candidate_refs,
+    tables_by_name,
+    utc_now,
+)
+
+
+class PublishSettings(StepSettings):
+    """Publish: the whole configuration, for the manifest, and where to publish."""
+
+    output_dir: str
+    algorithm: str
+    params: dict[str, Any]
+    quasi_identifiers: tuple[str, ...]
+    sensitive_attribute: str | None
+    target: str | None
+    requirement: RequirementField
+    suppression_limit: float
+    seed: int
+    source: str
+    config: dict[str, Any]
+    hierarchies: HierarchySource | None = None
+    schema_source: SchemaSource | None = None
+    roles: dict[str, str] = Field(default_factory=dict)
+    passthrough: dict[str, Any] = Field(default_factory=dict)
+    audit_key: str = "env:PPDM_AUDIT_KEY"
+
+
+def publish_step(
+    settings: PublishSettings,
+    source_sha256: str,
+    refs: Mapping[str, ArtifactRef],
+    series: Mapping[str, Any] | None = None,
+    flow_run_id: str | None = None,
+) -> Path:
+    """Publish an immutable release directory atomically and log it in the audit chain.
+
+    ``refs`` holds the candidate tables (``table:<name>``) and the keys
+    ``certificate``, ``utility``, ``report``, ``evidence``, ``cut_points`` and
+    ``validation``. The directory is assembled under a temporary name beside its
+    final place and renamed in one step. Its id is derived from the released
+    content, so a re-run with the same inputs, config and seed finds its own
+    release instead of writing a second copy.
+
+    ``report.html`` is rendered here, from ``utility.json``, as the record of
+    the release: its id, creation time and audit key id are known only now,
+    so the page is left out of the id (it is derived from the other files)
+    and a republication keeps the page first published. ``series`` is the
+    republication step's summary (rows held back, counts only).
+    """
+    out_dir = Path(settings.output_dir)
+    for ref in refs.values():
+        ref.verify()
+    named: dict[str, Path] = {}
+    rows: dict[str, int | None] = {}
+    for name, ref in tables_by_name(refs).items():
+        if ref.partitioned:  # an out-of-core table: its Parquet parts
+            for part in ref.parts:
+                named[f"data/{name}/{part.name}"] = part
+                rows[f"data/{name}/{part.name}"] = parquet_rows_of(part)
+        else:
+            named[f"data/{name}.csv"] = Path(ref.path)
+            rows[f"data/{name}.csv"] = ref.rows
+    named.update(
+        {
+            "verification.json": Path(refs["certificate"].path),
+            "utility.json": Path(refs["utility"].path),
+            "evidence.json": Path(refs["evidence"].path),
+            "cut_points.json": Path(refs["cut_points"].path),
+            "validation.json": Path(refs["validation"].path),
+        }
+    )
+    hashes = {rel: sha256_file(path) for rel, path in named.items()}
+    files = [
+        {
+            "path": rel,
+            "sha256": hashes[rel],
+            "rows": rows[rel],
+            "columns": file_columns(named[rel]),
+        }
+        for rel in sorted(named)
+        if rel.startswith("data/")
+    ]
+    identity = {
+        "source_sha256": source_sha256,
+        "config": identity_config(settings.config),
+        "files": hashes,
+    }
+    release_id = sha256_bytes(canonical_json(identity))[:16]
+    release_dir = out_dir / settings.dataset / release_id
+    created_at = utc_now()
+    # The page is rendered under the audit log's lock, once its entry's number
+    # is known; a partial (not a closure) so the call can be pickled.
+    page = functools.partial(
+        record_page,
+        settings,
+        Path(refs["utility"].path),
+        release_id=release_id,
+        created_at=created_at,
+        source_sha256=source_sha256,
+        series=dict(series) if series is not None else None,
+    )
+
+    manifest = release_manifest(
+        settings,
+        release_id=release_id,
+        source_sha256=source_sha256,
+        files=files,
+        artifacts={rel: h for rel, h in hashes.items() if not rel.startswith("data/")},
+        created_at=created_at,
+        flow_run_id=flow_run_id,
+    )
+    certificate = json.loads(Path(refs["certificate"].path).read_bytes())
+    entry = audit_entry(settings, manifest, certificate.get("series"))
+    # A differentially private release records its spend and is refused, under
+    # the audit log's lock, beyond its dataset's budget (ppdm.release.budget).
+    spend = budget.publication(
+        settings.algorithm,
+        settings.params,
+        refs["evidence"].path,
+        settings.dataset,
+        settings.config.get("privacy_budget"),
+    )
+    manifest.update(spend.fields)
+    entry.update(spend.fields)
+    return publish_directory(
+        out_dir,
+        release_dir,
+        named,
+        hashes,
+        manifest,
+        entry,
+        page,
+        audit_key=settings.audit_key,
+        check=spend.check,
+    )
+
+
+def publication_refs(
+    validated: StepOutput,
+    binned: StepOutput,
+    anonymized: StepOutput,
+    verified: StepOutput,
+    reported: StepOutput,
+    tables: Mapping[str, ArtifactRef] | None = None,
+) -> dict[str, ArtifactRef]:
+    """Everything :func:`publish_step` puts in a release directory, by role.
+
+    ``tables`` are the released tables when the republication step changed
+    the anonymize step's candidate.
+    """
+    return {
+        **(candidate_refs(anonymized) if tables is None else dict(tables)),
+        "certificate": verified.refs["certificate"],
+        "utility": reported.refs["utility"],
+        "report": reported.refs["report"],
+        "evidence": anonymized.refs["evidence"],
+        "cut_points": binned.refs["cut_points"],
+        "validation": validated.refs["validation"],
+    }

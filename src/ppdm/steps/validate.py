@@ -1,0 +1,138 @@
+"""Validate: pandera and Great Expectations on the snapshot; rejected rows to quarantine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ppdm.exceptions import DataValidationError
+from ppdm.prepare import validation
+from ppdm.prepare.roles import release_bound
+from ppdm.release.artifacts import (
+    ArtifactRef,
+    ArtifactStore,
+)
+from ppdm.steps.base import (
+    PartitionSettings,
+    SchemaSource,
+    StepOutput,
+    StepSettings,
+    resolve_pseudonym_key,
+)
+
+
+class ValidateSettings(StepSettings):
+    """Validate: the contract, the rejection limit, and what may leave the building.
+
+    ``released_columns`` are kept of the valid rows (identifiers, weights and
+    dropped columns stop here); ``pseudonymized`` identifying columns are
+    replaced by keyed pseudonyms, the key named by ``pseudonym_key`` and
+    recorded only by its id (so a new key re-runs the step).
+    """
+
+    source: str
+    max_rejected_fraction: float
+    schema_source: SchemaSource
+    released_columns: tuple[str, ...]
+    pseudonymized: tuple[str, ...] = ()
+    pseudonym_key: str | None = None
+    pseudonym_key_id: str | None = None
+    partitions: PartitionSettings | None = None
+
+
+def validate_step(
+    settings: ValidateSettings, store: ArtifactStore, raw: ArtifactRef
+) -> StepOutput:
+    """Validate with pandera and Great Expectations; quarantine rejected rows.
+
+    The clean table keeps only what may be released (by role), with
+    identifying columns as keyed pseudonyms when asked.
+    """
+    if settings.partitions is not None:
+        return _validate_parts(settings, store, raw)
+    table = store.read_table(raw)
+    schema, suite = settings.schema_source.load()
+    try:
+        outcome = validation.validate_table(
+            table,
+            schema,
+            suite,
+            max_rejected_fraction=settings.max_rejected_fraction,
+            source=settings.source,
+        )
+    except DataValidationError as err:
+        outcome = getattr(err, "outcome", None)
+        if outcome is not None:
+            ref = store.put_csv(outcome.quarantine, kind="quarantine")
+            raise type(err)(
+                f"{err} Rejected rows and reasons: {ref.path}", err.failure_cases
+            ) from err
+        raise
+    key = (
+        resolve_pseudonym_key(settings.pseudonym_key)
+        if settings.pseudonym_key is not None
+        else None
+    )
+    clean = release_bound(
+        outcome.clean,
+        settings.released_columns,
+        pseudonymized=settings.pseudonymized,
+        key=key,
+    )
+    refs = {
+        "clean": store.put_table(clean, kind="clean-table"),
+        "quarantine": store.put_csv(outcome.quarantine, kind="quarantine"),
+        "validation": store.put_json(outcome.report, kind="validation-report"),
+    }
+    return StepOutput(refs, dict(outcome.report))
+
+
+def _validate_parts(
+    settings: ValidateSettings, store: ArtifactStore, raw: ArtifactRef
+) -> StepOutput:
+    """Validate out of core: per part, the table-level expectations from summaries."""
+    from ppdm.scale.engine import map_parts
+    from ppdm.scale.steps import bound_parts, parts_of, put_parts
+    from ppdm.scale.validate_parts import validate_partitions
+
+    schema, suite = settings.schema_source.load()
+    checked = store.staging()
+    try:
+        outcome = validate_partitions(
+            parts_of(raw),
+            schema,
+            suite,
+            max_rejected_fraction=settings.max_rejected_fraction,
+            source=settings.source,
+            out_dir=checked,
+            map_parts=map_parts,
+        )
+    except DataValidationError as err:
+        outcome = getattr(err, "outcome", None)
+        if outcome is not None:
+            ref = store.put_csv(outcome.quarantine, kind="quarantine")
+            raise type(err)(
+                f"{err} Rejected rows and reasons: {ref.path}", err.failure_cases
+            ) from err
+        raise
+    key = (
+        resolve_pseudonym_key(settings.pseudonym_key)
+        if settings.pseudonym_key is not None
+        else None
+    )
+    clean = store.staging()
+    bound_parts(
+        [Path(p) for p in outcome.clean.paths],
+        clean,
+        settings.released_columns,
+        pseudonymized=settings.pseudonymized,
+        key=key,
+    )
+    import shutil
+
+    shutil.rmtree(checked, ignore_errors=True)
+    refs = {
+        "clean": put_parts(store, clean, kind="clean-table"),
+        "quarantine": store.put_csv(outcome.quarantine, kind="quarantine"),
+        "validation": store.put_json(outcome.report, kind="validation-report"),
+    }
+    return StepOutput(refs, dict(outcome.report))
