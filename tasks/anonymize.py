@@ -4,14 +4,14 @@ from prefect import task
 
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from ppdm.steps.anonymize import AnonymizeSettings, anonymize_step
-from ppdm.steps.base import StepOutput
+from ppdm.steps.base import Candidate
 from ppdm.tasks._ui import STEP_CACHE, log_fact, progress_artifact, table_artifact
 
 
 @task(name="anonymize", cache_policy=STEP_CACHE)
 def anonymize(
     settings: AnonymizeSettings, store: ArtifactStore, discretized: ArtifactRef
-) -> StepOutput:
+) -> Candidate:
     """Anonymize: run the configured algorithm; release candidate + evidence artifacts."""
     with progress_artifact(settings.algorithm):
         output = anonymize_step(settings, store, discretized)
@@ -19,7 +19,7 @@ def anonymize(
     return output
 
 
-def show(settings: AnonymizeSettings, output: StepOutput) -> None:
+def show(settings: AnonymizeSettings, output: Candidate) -> None:
     """The step's artifact: the rows of each released table."""
     log_fact(
         "anonymize (%s): %d records in; released %s",

@@ -3,7 +3,7 @@ from __future__ import annotations
 from prefect import task
 
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.steps.base import StepOutput
+from ppdm.steps.base import Discretized
 from ppdm.steps.discretize import DiscretizeSettings, discretize_step
 from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 
@@ -11,14 +11,14 @@ from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 @task(name="discretize", cache_policy=STEP_CACHE)
 def discretize(
     settings: DiscretizeSettings, store: ArtifactStore, clean: ArtifactRef
-) -> StepOutput:
+) -> Discretized:
     """Discretize: numeric quasi-identifiers to intervals; cut points artifact."""
     output = discretize_step(settings, store, clean)
     show(settings, output)
     return output
 
 
-def show(settings: DiscretizeSettings, output: StepOutput) -> None:
+def show(settings: DiscretizeSettings, output: Discretized) -> None:
     """The step's artifact: the cut points of each numeric quasi-identifier."""
     cuts = output.summary["cut_points"]
     log_fact(

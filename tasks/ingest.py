@@ -4,7 +4,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from ppdm.release.artifacts import ArtifactStore
-from ppdm.steps.base import StepOutput
+from ppdm.steps.base import Ingested
 from ppdm.steps.ingest import IngestSettings, ingest_step
 from ppdm.tasks._ui import log_fact, table_artifact, transient_only
 
@@ -16,7 +16,7 @@ from ppdm.tasks._ui import log_fact, table_artifact, transient_only
     retry_condition_fn=transient_only,
     cache_policy=NO_CACHE,
 )
-def ingest(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
+def ingest(settings: IngestSettings, store: ArtifactStore) -> Ingested:
     """Ingest: read the source (embedded, CSV, Parquet or SQL) into a raw Parquet snapshot."""
     output = ingest_step(settings, store)
     table_artifact(
@@ -30,7 +30,7 @@ def ingest(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
                 "source_sha256": output.summary["source_sha256"],
                 # the raw snapshot stays in the private work directory; its
                 # path stays out of the UI
-                "snapshot_sha256": output.refs["raw"].sha256,
+                "snapshot_sha256": output.raw.sha256,
             }
         ],
         "Raw snapshot of the source",

@@ -8,9 +8,8 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 from prefect.runtime import flow_run
 
-from ppdm.release.artifacts import ArtifactRef
 from ppdm.release.manifest import report_markdown
-from ppdm.steps.publish import PublishSettings, publish_step
+from ppdm.steps.publish import PublishSettings, ReleaseFiles, publish_step
 from ppdm.tasks._ui import log_fact, markdown_artifact, transient_only
 
 
@@ -24,14 +23,14 @@ from ppdm.tasks._ui import log_fact, markdown_artifact, transient_only
 def publish(
     settings: PublishSettings,
     source_sha256: str,
-    refs: Mapping[str, ArtifactRef],
+    files: ReleaseFiles,
     series: Mapping[str, Any] | None = None,
 ) -> str:
     """Publish: atomic, content-addressed release directory + audit-log entry."""
     release_dir = publish_step(
         settings,
         source_sha256,
-        refs,
+        files,
         series,
         flow_run_id=str(flow_run.id) if flow_run.id else None,
     )

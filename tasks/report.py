@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from prefect import task
 
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.steps.base import StepOutput
+from ppdm.steps.base import Reported
 from ppdm.steps.utility import UtilitySettings, utility_step
 from ppdm.tasks._ui import STEP_CACHE, log_fact, markdown_artifact, progress_artifact
 from ppdm.utility.report import accuracy_markdown
@@ -19,7 +19,7 @@ def utility_report(
     candidate: Mapping[str, ArtifactRef],
     evidence: ArtifactRef,
     certificate: ArtifactRef,
-) -> StepOutput:
+) -> Reported:
     """Utility report: accuracy, information loss, risk; utility.json + report.html."""
     with progress_artifact("utility report: hold-out split, then the models"):
         output = utility_step(settings, store, clean, candidate, evidence, certificate)
@@ -27,7 +27,7 @@ def utility_report(
     return output
 
 
-def show(settings: UtilitySettings, output: StepOutput) -> None:
+def show(settings: UtilitySettings, output: Reported) -> None:
     """The step's artifact: accuracy before and after, per model."""
     accuracy = output.summary.get("holdout", {}).get("accuracy", {})
     log_fact(

@@ -5,7 +5,7 @@ from collections.abc import Mapping
 from prefect import task
 
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.steps.base import StepOutput
+from ppdm.steps.base import Candidate
 from ppdm.steps.republication import RepublicationSettings, republication_step
 from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 
@@ -20,7 +20,7 @@ def republication(
     clean: ArtifactRef | None = None,
     discretized: ArtifactRef | None = None,
     source_sha256: str | None = None,
-) -> StepOutput:
+) -> Candidate:
     """Republication: the candidate made safe next to the dataset's earlier releases.
 
     ``raw``, ``quarantine`` and ``clean`` are read only with a record key
@@ -35,7 +35,7 @@ def republication(
     return output
 
 
-def show(settings: RepublicationSettings, output: StepOutput) -> None:
+def show(settings: RepublicationSettings, output: Candidate) -> None:
     """The step's artifact and log line: counts of what was held back, never which rows."""
     summary = output.summary
     row = {

@@ -4,7 +4,7 @@ import pandas as pd
 from prefect import task
 
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.steps.base import StepOutput
+from ppdm.steps.base import Validated
 from ppdm.steps.validate import ValidateSettings, validate_step
 from ppdm.tasks._ui import STEP_CACHE, log_fact, table_artifact
 
@@ -14,7 +14,7 @@ SHOWN_REJECTIONS = 50
 @task(name="validate", cache_policy=STEP_CACHE)
 def validate(
     settings: ValidateSettings, store: ArtifactStore, raw: ArtifactRef
-) -> StepOutput:
+) -> Validated:
     """Validate: pandera schema + Great Expectations suite; rejected rows to quarantine.
 
     The schema and suite are keyed by content (``settings.schema_source``).
@@ -24,10 +24,10 @@ def validate(
     return output
 
 
-def show(settings: ValidateSettings, output: StepOutput) -> None:
+def show(settings: ValidateSettings, output: Validated) -> None:
     """The step's artifacts: counts, and the first quarantined rows with their reasons."""
     report = output.summary
-    quarantine = output.refs["quarantine"]
+    quarantine = output.quarantine
     log_fact(
         "validate: %s rows in, %s rejected to quarantine (%.2f%%; limit %.0f%%), %s clean",
         report.get("rows_in"),

@@ -6,7 +6,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
-from ppdm.steps.base import StepOutput
+from ppdm.steps.base import Verified
 from ppdm.steps.verify import VerifySettings, verify_step
 from ppdm.tasks._ui import log_fact, markdown_artifact
 
@@ -18,7 +18,7 @@ def verify(
     candidate: Mapping[str, ArtifactRef],
     original: ArtifactRef,
     source_sha256: str,
-) -> StepOutput:
+) -> Verified:
     """Verify: independent check of the candidate files; the certificate artifact."""
     output = verify_step(settings, store, candidate, original, source_sha256)
     for name, table in output.summary["tables"].items():

@@ -29,11 +29,11 @@ from typing import Any
 from ppdm.config import ReleaseConfig
 from ppdm.exceptions import VerificationError
 from ppdm.steps.anonymize import anonymize_step
-from ppdm.steps.base import StepOutput, candidate_refs
+from ppdm.steps.base import StepOutput
 from ppdm.steps.discretize import discretize_step
 from ppdm.steps.ingest import ingest_step
 from ppdm.steps.plan import ReleasePlan, plan_release, store_for
-from ppdm.steps.publish import publication_refs, publish_step
+from ppdm.steps.publish import publish_step, release_files
 from ppdm.steps.republication import republication_step
 from ppdm.steps.utility import utility_step
 from ppdm.steps.validate import validate_step
@@ -113,22 +113,12 @@ def run_steps(config: ReleaseConfig, *, run_step: StepRunner) -> ReleaseOutcome:
 def _run_planned(plan: ReleasePlan, run_step: StepRunner) -> ReleaseOutcome:
     store = plan.store
     ingested = run_step("ingest", ingest_step, plan.ingest, store)
-    source_sha = ingested.summary["source_sha256"]
-    validated = run_step(
-        "validate",
-        validate_step,
-        plan.validate,
-        store,
-        ingested.refs["raw"],
+    validated = run_step("validate", validate_step, plan.validate, store, ingested.raw)
+    binned = run_step(
+        "discretize", discretize_step, plan.discretize, store, validated.clean
     )
-    clean = validated.refs["clean"]
-    binned = run_step("discretize", discretize_step, plan.discretize, store, clean)
     candidate = run_step(
-        "anonymize",
-        anonymize_step,
-        plan.anonymize,
-        store,
-        binned.refs["discretized"],
+        "anonymize", anonymize_step, plan.anonymize, store, binned.discretized
     )
     try:
         republished = run_step(
@@ -136,33 +126,44 @@ def _run_planned(plan: ReleasePlan, run_step: StepRunner) -> ReleaseOutcome:
             republication_step,
             plan.republication,
             store,
-            candidate_refs(candidate),
-            ingested.refs["raw"],
-            validated.refs["quarantine"],
-            clean,
-            binned.refs["discretized"],
-            source_sha,
+            candidate.tables,
+            ingested.raw,
+            validated.quarantine,
+            validated.clean,
+            binned.discretized,
+            ingested.source_sha256,
         )
     except VerificationError as refused:
         record_refusal(plan.verify, "republication", refused)
         raise
-    tables = {k: v for k, v in republished.refs.items() if k.startswith("table:")}
     verified = run_step(
-        "verify", verify_step, plan.verify, store, tables, clean, source_sha
+        "verify",
+        verify_step,
+        plan.verify,
+        store,
+        republished.tables,
+        validated.clean,
+        ingested.source_sha256,
     )
+    assert candidate.evidence is not None
     reported = run_step(
         "utility-report",
         utility_step,
         plan.utility,
         store,
-        clean,
-        tables,
-        candidate.refs["evidence"],
-        verified.refs["certificate"],
+        validated.clean,
+        republished.tables,
+        candidate.evidence,
+        verified.certificate,
     )
-    refs = publication_refs(validated, binned, candidate, verified, reported, tables)
+    files = release_files(validated, binned, candidate, verified, reported, republished)
     release_dir = run_step(
-        "publish", publish_step, plan.publish, source_sha, refs, republished.summary
+        "publish",
+        publish_step,
+        plan.publish,
+        ingested.source_sha256,
+        files,
+        republished.summary,
     )
     return ReleaseOutcome(
         release_dir=Path(release_dir),

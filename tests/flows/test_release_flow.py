@@ -20,7 +20,6 @@ from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.release.audit import read_entries
 from ppdm.selection import binary_encode
 from ppdm.steps import anonymize as steps_anonymize
-from ppdm.steps import base as steps_base
 from ppdm.steps import discretize as steps_discretize
 from ppdm.steps import ingest as steps_ingest
 from ppdm.steps import validate as steps_validate
@@ -252,25 +251,23 @@ def test_failed_verification_publishes_nothing(tmp_path):
     plan = pipeline.plan_release(config)
     store = plan.store
     ingested = steps_ingest.ingest_step(plan.ingest, store)
-    validated = steps_validate.validate_step(plan.validate, store, ingested.refs["raw"])
-    binned = steps_discretize.discretize_step(
-        plan.discretize, store, validated.refs["clean"]
-    )
+    validated = steps_validate.validate_step(plan.validate, store, ingested.raw)
+    binned = steps_discretize.discretize_step(plan.discretize, store, validated.clean)
     candidate = steps_anonymize.anonymize_step(
-        plan.anonymize, store, binned.refs["discretized"]
+        plan.anonymize, store, binned.discretized
     )
-    tables = steps_base.candidate_refs(candidate)
+    tables = candidate.tables
     # Make one person unique: the candidate no longer meets k = 5.
     path = Path(next(iter(tables.values())).path)
     table = pd.read_csv(path, dtype=str, keep_default_na=False)
     table.loc[0, "housing"] = "castle"
-    forged = {"table:release": store.put_csv(table, kind="release-candidate")}
+    forged = {"release": store.put_csv(table, kind="release-candidate")}
     with pytest.raises(VerificationError, match="nothing was published"):
         steps_verify.verify_step(
             plan.verify,
             store,
             forged,
-            validated.refs["clean"],
+            validated.clean,
             ingested.summary["source_sha256"],
         )
     assert not (tmp_path / "german").exists()
@@ -349,20 +346,18 @@ def test_out_of_core_verification_gives_the_same_certificate(tmp_path):
     plan = pipeline.plan_release(config)
     store = plan.store
     ingested = steps_ingest.ingest_step(plan.ingest, store)
-    validated = steps_validate.validate_step(plan.validate, store, ingested.refs["raw"])
-    binned = steps_discretize.discretize_step(
-        plan.discretize, store, validated.refs["clean"]
-    )
+    validated = steps_validate.validate_step(plan.validate, store, ingested.raw)
+    binned = steps_discretize.discretize_step(plan.discretize, store, validated.clean)
     candidate = steps_anonymize.anonymize_step(
-        plan.anonymize, store, binned.refs["discretized"]
+        plan.anonymize, store, binned.discretized
     )
-    tables = steps_base.candidate_refs(candidate)
+    tables = candidate.tables
     source = ingested.summary["source_sha256"]
     certificates = {}
     for engine in ("pandas", "dask"):
         chosen = plan.verify.model_copy(update={"engine": engine})
         output = steps_verify.verify_step(
-            chosen, store, tables, validated.refs["clean"], source
+            chosen, store, tables, validated.clean, source
         )
         certificates[engine] = output.summary
     assert certificates["dask"] == certificates["pandas"]

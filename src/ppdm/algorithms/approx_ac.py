@@ -57,11 +57,26 @@ ascending tuple order) and has two modes, as the project's notes
 
 Ball mode is fast because (i) the zero-cost sets (at least ``k`` identical
 rows, ratio 0) are taken first in bulk, in exactly the order the greedy would
-take them; (ii) each row keeps its nearest rows (by distance, then row) in a
-short list, refreshed from a one-hot matrix product when it runs out; (iii)
-each row's best candidate is cached and recomputed only when a tuple within
-the radius its candidates look at became covered; candidates of many rows are
-scored at once with numpy.
+take them; (ii) each row keeps its nearest uncovered and covered rows (by
+distance, then row) in a short list, refreshed when it runs out from a static
+table of every row's nearest rows, built once; Hamming distances take only
+``q + 1`` values, so that table is cut at a whole distance level found by
+counting rows per level (no sort over all rows), and only a row whose static
+list runs out is compared with every eligible row; (iii) each row's best
+candidate, and the tuples it takes, are kept and recomputed only when a tuple
+within the radius its candidates look at became covered, so a pick needs no
+second scoring; candidates of many rows are scored at once with numpy, over
+byte-sized distances (a table of all pairwise distances when there are at
+most ``_DENSE_ROWS`` distinct rows). None of this changes a pick: the
+partitions equal those of the earlier implementation, which compared every
+row and sorted per refresh (pinned in the tests).
+
+Early stop: when no value of any quasi-identifier (missing included) is
+shared by ``k`` tuples, every k-anonymous suppression stars every cell, so
+the cover could only degenerate to whole starred columns;
+:func:`approx_ac_partition` then returns that release at once (groups of
+``k..2k-1`` consecutive tuples, ``COUNT = n q = OPT_COUNT``, ratio 1) and the
+evidence says it stopped early (``stopped_early``, ``stop_reason``).
 
 Ordering and release conventions: rows keep the input order and index; the
 target and every non-quasi-identifier column are copied unchanged; released
@@ -113,6 +128,7 @@ __all__ = [
     "greedy_cover",
     "hamming_diameter",
     "reduce_cover",
+    "stars_every_cell",
 ]
 
 #: Phase-1 modes; the first is the default.
@@ -120,6 +136,10 @@ MODES = ("auto", "exact", "ball")
 _INF = np.iinfo(np.int64).max
 #: Pairwise cells (candidates x rows x rows) scored at once in ball mode.
 _CHUNK_CELLS = 1 << 22
+#: Distinct rows up to which ball mode keeps every pairwise distance (a byte each).
+_DENSE_ROWS = 6000
+#: A static neighbour list holds up to this many times a refreshed list's rows.
+_STATIC_FACTOR = 4
 
 
 def approximation_bound(k: int, mode: str = "exact") -> float:
@@ -427,39 +447,164 @@ class _Ball:
             _narrow(np.append(c, int(c.min()) - 1 if len(c) else -1))
             for c in rows.codes.T
         ]
+        self.acc_type = np.uint8 if self.q < 256 else np.int64
+        # With few distinct rows, one table of every pairwise distance (a
+        # byte each) replaces the per-attribute comparisons of every refresh
+        # and every candidate ball; the padding row ``m`` differs from every
+        # row in every attribute, and from itself in none.
+        self.dense: np.ndarray | None = None
+        if self.m <= _DENSE_ROWS:
+            dense = np.zeros((self.m + 1, self.m + 1), dtype=self.acc_type)
+            everything = np.arange(self.m)
+            dense[: self.m, : self.m] = self._compare(everything)
+            dense[self.m, : self.m] = self.q
+            dense[: self.m, self.m] = self.q
+            self.dense = dense
         self.lists = np.full((self.m, self.width), self.m, dtype=np.int64)
         self.list_keys = np.full((self.m, self.width), _INF, dtype=np.int64)
         self.bound = np.full(self.m, _INF, dtype=np.int64)
         self.refreshes = 0
+        self.plan_block = np.full(self.m, -1, dtype=np.int64)
+        self.plan_pos = np.zeros(self.m, dtype=np.int64)
+        self.plan_blocks: list[tuple[np.ndarray, ...] | None] = []
+        self.plan_users: list[int] = []
+        self.near: np.ndarray | None = None
+        self.near_dist: np.ndarray | None = None
+        self.near_limit: np.ndarray | None = None
+
+    def _compare(self, rows: np.ndarray, to: np.ndarray | None = None) -> np.ndarray:
+        """Hamming distances from ``rows`` to every distinct row (or to the
+        rows ``to``), (len(rows), m or len(to)), by comparing the attributes."""
+        width = self.m if to is None else len(to)
+        out = np.zeros((len(rows), width), dtype=self.acc_type)
+        step = max(1, (1 << 22) // max(width, 1))
+        differ = np.empty((min(step, len(rows)), width), dtype=bool)
+        for lo in range(0, len(rows), step):
+            part = rows[lo : lo + step]
+            acc, flags = out[lo : lo + step], differ[: len(part)]
+            for column in self.columns:
+                other = column[: self.m] if to is None else column[to]
+                # In place: a fresh boolean array per attribute, added with
+                # casting, costs several times the comparison itself.
+                np.not_equal(column[part][:, None], other[None, :], out=flags)
+                _accumulate(acc, flags)
+        return out
+
+    def small_distances(self, rows: np.ndarray) -> np.ndarray:
+        """Hamming distances from ``rows`` to every distinct row, (len, m), in
+        the narrow accumulator type (uint8 below 256 attributes)."""
+        if self.dense is not None:
+            return self.dense[rows, : self.m]
+        return self._compare(rows)
 
     def distances(self, rows: np.ndarray) -> np.ndarray:
         """Hamming distances from ``rows`` to every distinct row, (len, m)."""
-        out = np.empty((len(rows), self.m), dtype=np.int64)
-        step = max(1, (1 << 22) // max(self.m, 1))
-        acc_type = np.uint8 if self.q < 256 else np.int64
-        for lo in range(0, len(rows), step):
-            part = rows[lo : lo + step]
-            acc = np.zeros((len(part), self.m), dtype=acc_type)
-            for column in self.columns:
-                acc += column[part][:, None] != column[None, : self.m]
-            out[lo : lo + step] = acc
-        return out
+        return self.small_distances(rows).astype(np.int64)
 
     def _pair_distances(self, members: np.ndarray) -> np.ndarray:
         """Hamming distances between the members of each candidate ball, (v, M, M).
 
         The padding row ``m`` differs from every row in every attribute.
         """
-        acc_type = np.uint8 if self.q < 256 else np.int64
-        acc = np.zeros((*members.shape, members.shape[1]), dtype=acc_type)
+        if self.dense is not None:
+            return self.dense[members[:, :, None], members[:, None, :]]
+        acc = np.zeros((*members.shape, members.shape[1]), dtype=self.acc_type)
+        flags = np.empty(acc.shape, dtype=bool)
         for column in self.columns:
             values = column[members]
-            acc += values[:, :, None] != values[:, None, :]
-        return acc.astype(np.int64)
+            np.not_equal(values[:, :, None], values[:, None, :], out=flags)
+            _accumulate(acc, flags)
+        return acc
 
     def keys(self, rows: np.ndarray) -> np.ndarray:
         """Neighbour order keys ``distance * m + row`` from ``rows``."""
         return self.distances(rows) * self.m + np.arange(self.m)
+
+    def _static_lists(self) -> None:
+        """Every row's nearest rows (covered or not), by key.
+
+        Built once: a refresh then filters these by the current state, which
+        costs a list's length per row instead of ``m``, and looks at other
+        rows only when the list runs out of the tuples it needs. A row's list
+        holds every row within some distance ``L`` (the largest that keeps it
+        to at most ``W`` rows), so it is complete below key
+        ``near_limit = (L + 1) * m``.
+
+        Distances take only ``q + 1`` values: the cut is found by counting
+        rows per level, and only the rows within it are sorted.
+        """
+        m, q = self.m, self.q
+        width = min(m, max(_STATIC_FACTOR * self.width, 256))
+        self.near = np.full((m, width), m, dtype=np.int32 if m < 2**31 else np.int64)
+        self.near_dist = np.zeros((m, width), dtype=self.acc_type)
+        self.near_limit = np.full(m, _INF, dtype=np.int64)
+        step = max(1, (1 << 22) // max(m, 1))
+        within = np.empty((min(step, m), m), dtype=bool)
+        for lo in range(0, m, step):
+            part = np.arange(lo, min(lo + step, m))
+            dist = self.small_distances(part)
+            flags = within[: len(part)]
+            cut = np.zeros(len(part), dtype=np.int64)
+            over = np.zeros(len(part), dtype=bool)
+            for level in range(q + 1):
+                np.less_equal(dist, level, out=flags)
+                over |= flags.view(np.uint8).sum(axis=1, dtype=np.int64) > width
+                if over.all():
+                    break
+                cut[~over] = level
+            np.less_equal(dist, cut.astype(self.acc_type)[:, None], out=flags)
+            # One flat scan: two-dimensional nonzero is several times slower.
+            r, c = np.divmod(np.flatnonzero(flags), m)
+            d = dist[r, c].astype(np.int64)
+            order = np.argsort((r * (q + 2) + d) * m + c)
+            r, c, d = r[order], c[order], d[order]
+            pos = np.arange(len(r)) - np.searchsorted(r, r)
+            self.near[lo + r, pos] = c
+            self.near_dist[lo + r, pos] = d
+            self.near_limit[part] = np.where(cut == q, _INF, (cut + 1) * m)
+
+    def _select(
+        self, part: np.ndarray, eligible: np.ndarray, count: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The ``count`` eligible rows of least key ``distance * m + row`` from
+        each centre of ``part``, and their keys, nearest first; padded with
+        row ``m`` and key ``_INF`` when fewer rows are eligible.
+
+        From the static lists where they hold enough eligible rows (then the
+        first ones are the nearest of all), else from every eligible row.
+        """
+        m = self.m
+        found = min(count, int(eligible.sum()))
+        cols = np.full((len(part), count), m, dtype=np.int64)
+        keys = np.full((len(part), count), _INF, dtype=np.int64)
+        if found == 0 or len(part) == 0:
+            return cols, keys
+        if self.near is None:
+            self._static_lists()
+        near = self.near[part]
+        mask = np.append(eligible, False)[near]
+        rank = np.cumsum(mask, axis=1, dtype=np.int32)
+        ok = rank[:, -1] >= found
+        take = mask & (rank <= found) & ok[:, None]
+        chosen = near[take].reshape(-1, found).astype(np.int64)
+        cols[ok, :found] = chosen
+        keys[ok, :found] = (
+            self.near_dist[part][take].reshape(-1, found).astype(np.int64) * m + chosen
+        )
+        if not ok.all():
+            rest = part[~ok]
+            pool = np.flatnonzero(eligible)
+            if self.dense is not None:
+                dist = self.dense[rest][:, pool]
+            else:
+                dist = self._compare(rest, pool)
+            order = _first_by_level(dist, found, self.q)
+            chosen = pool[order]
+            cols[~ok, :found] = chosen
+            keys[~ok, :found] = (
+                np.take_along_axis(dist, order, axis=1).astype(np.int64) * m + chosen
+            )
+        return cols, keys
 
     def refresh(self, batch: np.ndarray) -> None:
         """Rebuild the neighbour lists of ``batch`` from the current state."""
@@ -472,16 +617,11 @@ class _Ball:
         for lo in range(0, len(batch), step):
             part = batch[lo : lo + step]
             self.refreshes += len(part)
-            key = self.keys(part)
-            ukey = np.where(uncovered, key, _INF)
-            uidx = _smallest(ukey, n_unc)
-            ukeys = np.take_along_axis(ukey, uidx, axis=1)
+            uidx, ukeys = self._select(part, uncovered, n_unc)
             truncated = uncovered.sum() > n_unc
             bound = np.where(truncated, ukeys.max(axis=1) + 1, _INF)
             if n_cov > 0:
-                ckey = np.where(covered, key, _INF)
-                cidx = _smallest(ckey, n_cov)
-                ckeys = np.take_along_axis(ckey, cidx, axis=1)
+                cidx, ckeys = self._select(part, covered, n_cov)
                 idx = np.concatenate([uidx, cidx], axis=1)
                 keys = np.concatenate([ukeys, ckeys], axis=1)
             else:
@@ -521,8 +661,14 @@ class _Ball:
         keep = upto
         return np.where(keep, counts, 0), ok, last_key
 
-    def score(self, batch: np.ndarray, detail: bool = False) -> _Scores:
-        """Best candidate of every row of ``batch`` (each has uncovered tuples)."""
+    def score(
+        self, batch: np.ndarray, detail: bool = False, keep: bool = False
+    ) -> _Scores:
+        """Best candidate of every row of ``batch`` (each has uncovered tuples).
+
+        With ``keep``, the tuples of each row's best candidate are kept for
+        :meth:`materialize`, so a pick needs no second scoring.
+        """
         rows, k, p, m = self.rows, self.k, self.p, self.m
         u_ext = np.append(rows.u, 0)
         c_ext = np.append(rows.w - rows.u, 0)
@@ -591,6 +737,14 @@ class _Ball:
             best_ratio[sl] = low
             best_new[sl] = top_new
             best_cand[sl] = np.argmax(tie, axis=1)
+            if keep:
+                at = (np.arange(len(low)), best_cand[sl])
+                u_cnt, c_cnt = ucnt[sl], ccnt[sl]
+                u_start = np.cumsum(u_cnt, axis=1) - u_cnt
+                c_start = np.cumsum(c_cnt, axis=1) - c_cnt
+                take_u = np.clip(cand["new"][at][:, None] - u_start, 0, u_cnt)
+                take_c = np.clip(cand["old"][at][:, None] - c_start, 0, c_cnt)
+                self._keep(batch[sl], ur[sl], take_u, cr[sl], take_c, low)
             if detail:
                 for key, value in cand.items():
                     details.setdefault(key, []).append(value)
@@ -600,21 +754,102 @@ class _Ball:
             out.detail.update(ur=ur, cr=cr, ucnt=ucnt, ccnt=ccnt)
         return out
 
-    def materialize(self, r: int) -> tuple[float, list[tuple[int, int, int]]]:
-        """The best candidate of row ``r``: ratio and ``(row, new, covered)``."""
-        s = self.score(np.array([r]), detail=True)
-        d = s.detail
-        c = int(s.best_cand[0])
-        take_u = d["take_u"][0, c]
-        take_c = d["take_c"][0, c]
+    def _keep(
+        self,
+        rows: np.ndarray,
+        ur: np.ndarray,
+        take_u: np.ndarray,
+        cr: np.ndarray,
+        take_c: np.ndarray,
+        ratio: np.ndarray,
+    ) -> None:
+        """Remember the best candidate of ``rows`` (one block per scoring;
+        a block is dropped once no row refers to it)."""
+        old = self.plan_block[rows]
+        for b, n in zip(*np.unique(old[old >= 0], return_counts=True), strict=True):
+            self.plan_users[b] -= int(n)
+            if self.plan_users[b] == 0:
+                self.plan_blocks[b] = None
+        self.plan_blocks.append((ur, take_u, cr, take_c, ratio))
+        self.plan_users.append(len(rows))
+        self.plan_block[rows] = len(self.plan_blocks) - 1
+        self.plan_pos[rows] = np.arange(len(rows))
+
+    def materialize(
+        self, r: int, audit: bool = False
+    ) -> tuple[float, list[tuple[int, int, int]]]:
+        """The best candidate of row ``r``: ratio and ``(row, new, covered)``.
+
+        Read from the last scoring of ``r`` (kept by ``score(keep=True)``);
+        with ``audit`` it is checked against a fresh scoring.
+        """
+        if self.plan_block[r] < 0:
+            self.score(np.array([r]), keep=True)
+        kept = self._kept(r)
+        if audit:
+            self.score(np.array([r]), keep=True)
+            if self._kept(r) != kept:
+                raise AssertionError(f"the kept candidate of row {r} is stale")
+        return kept
+
+    def _kept(self, r: int) -> tuple[float, list[tuple[int, int, int]]]:
+        block = self.plan_blocks[self.plan_block[r]]
+        if block is None:
+            raise AssertionError(f"row {r} has no kept candidate")
+        i = self.plan_pos[r]
+        ur, take_u, cr, take_c, ratio = (x[i] for x in block)
         plan: dict[int, list[int]] = {}
-        for row, a in zip(d["ur"][0], take_u):
+        for row, a in zip(ur, take_u, strict=True):
             if a:
                 plan.setdefault(int(row), [0, 0])[0] += int(a)
-        for row, b in zip(d["cr"][0], take_c):
+        for row, b in zip(cr, take_c, strict=True):
             if b:
                 plan.setdefault(int(row), [0, 0])[1] += int(b)
-        return float(s.best_ratio[0]), [(r_, a, b) for r_, (a, b) in plan.items()]
+        return float(ratio), [(r_, a, b) for r_, (a, b) in plan.items()]
+
+
+def _first_by_level(dist: np.ndarray, count: int, q: int) -> np.ndarray:
+    """Per row of ``dist`` ((v, n) distances in ``0..q``), the positions of its
+    ``count`` least (distance, position) entries, in that order.
+
+    What a stable sort of each row would put first, without sorting the row:
+    count the entries per distance level until ``count`` is reached, keep all
+    entries below that level and the first ones on it, and sort only those.
+    """
+    v, n = dist.shape
+    flags = np.empty((v, n), dtype=bool)
+    cut = np.full(v, q + 1, dtype=np.int64)
+    below = np.zeros(v, dtype=np.int64)
+    reached = np.zeros(v, dtype=np.int64)
+    for level in range(q + 1):
+        np.less_equal(dist, level, out=flags)
+        now = flags.view(np.uint8).sum(axis=1, dtype=np.int64)
+        hit = (now >= count) & (cut > q)
+        cut[hit] = level
+        below[hit] = reached[hit]
+        reached = now
+        if (cut <= q).all():
+            break
+    edge = cut.astype(dist.dtype)[:, None]
+    np.less(dist, edge, out=flags)
+    inside = np.flatnonzero(flags)
+    np.equal(dist, edge, out=flags)
+    on_edge = np.flatnonzero(flags)
+    row = on_edge // n
+    rank = np.arange(len(on_edge)) - np.searchsorted(row, row)
+    chosen = np.concatenate([inside, on_edge[rank < (count - below)[row]]])
+    r, c = np.divmod(chosen, n)
+    order = np.argsort((r * (q + 2) + dist[r, c]) * n + c)
+    return c[order].reshape(v, count)
+
+
+def _accumulate(acc: np.ndarray, flags: np.ndarray) -> None:
+    """``acc += flags`` in place; a byte accumulator adds the flags' bytes
+    directly (adding booleans with casting is several times slower)."""
+    if acc.dtype == np.uint8:
+        np.add(acc, flags.view(np.uint8), out=acc)
+    else:
+        np.add(acc, flags, out=acc, casting="unsafe")
 
 
 def _narrow(column: np.ndarray) -> np.ndarray:
@@ -637,8 +872,13 @@ def _smallest(keys: np.ndarray, count: int) -> np.ndarray:
 def _compact(
     lst: np.ndarray, counts: np.ndarray, dist: np.ndarray, width: int, m: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The first ``width`` list entries with a positive count, in list order."""
+    """The first ``width`` list entries with a positive count, in list order.
+
+    The width is cut to the most such entries any row has: the columns past
+    it would only be padding, which no candidate uses.
+    """
     v = len(lst)
+    width = min(width, int((counts > 0).sum(axis=1).max(initial=0)))
     if width == 0:
         empty = np.zeros((v, 0), dtype=np.int64)
         return empty, empty, empty
@@ -741,6 +981,14 @@ def _candidates(
     ratio = np.full(exists.shape, np.inf)
     ratio[exists] = diameter[exists] * size[exists] / new[exists]
     out = {"exists": exists, "ratio": ratio, "new": np.where(exists, new, -1)}
+    # Covered tuples each candidate takes (only the third kind takes any).
+    out["old"] = np.concatenate(
+        [
+            np.zeros((v, 1 + len(deltas)), dtype=np.int64),
+            np.where(exists[:, 1 + len(deltas) :], need_b, 0),
+        ],
+        axis=1,
+    )
     if detail:
         # Tuples of each listed row in each candidate.
         take_a1 = np.clip(s_a1[:, None] - u_start, 0, ucnt)
@@ -776,7 +1024,7 @@ def _ball_cover(
 
     def update(batch: np.ndarray) -> None:
         nonlocal scored
-        s = ball.score(batch)
+        s = ball.score(batch, keep=True)
         best_ratio[batch] = s.best_ratio
         best_new[batch] = s.best_new
         radius[batch] = s.radius
@@ -801,7 +1049,7 @@ def _ball_cover(
             raise AssertionError("no ball candidate covers the remaining tuples")
         tied = np.flatnonzero(best_ratio == low)
         r = int(tied[np.argmax(best_new[tied])])
-        ratio, plan = ball.materialize(r)
+        ratio, plan = ball.materialize(r, audit)
         if ratio != low:
             raise AssertionError(f"stale cached ratio of row {r}: {low} != {ratio}")
         before = rows.u.copy()
@@ -1002,6 +1250,12 @@ class ApproxACPartition:
         COUNT: suppressed cells, ``sum of |G| * nc(G)``.
     cover : CoverResult
     reduction : Reduction
+    stopped_early : bool
+        True when no value of any quasi-identifier is shared by ``k`` tuples
+        (:func:`stars_every_cell`): every k-anonymous suppression then stars
+        every quasi-identifier cell, so the cover was not built; the groups
+        are consecutive runs of ``k..2k-1`` tuples and COUNT is the optimum
+        ``n * q`` (approximation ratio 1).
     """
 
     labels: np.ndarray
@@ -1009,6 +1263,56 @@ class ApproxACPartition:
     count: int
     cover: CoverResult
     reduction: Reduction
+    stopped_early: bool = False
+
+
+def stars_every_cell(codes: np.ndarray, k: int) -> bool:
+    """Whether every k-anonymous suppression of ``codes`` stars every cell.
+
+    A released value is shared by the ``k`` or more tuples of its class, so a
+    column none of whose values (missing included) has ``k`` tuples is starred
+    in every tuple of every k-anonymous suppression; when that holds for every
+    quasi-identifier, the cover can only degenerate to whole starred columns.
+
+    >>> import numpy as np
+    >>> stars_every_cell(np.array([[0, 1], [1, 1], [2, 0]]), 2)
+    False
+    >>> stars_every_cell(np.array([[0, 1], [1, 2], [2, 0]]), 2)
+    True
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    if codes.shape[1] == 0 or k < 2:
+        return False
+    for column in codes.T:
+        if np.unique(column, return_counts=True)[1].max() >= k:
+            return False
+    return True
+
+
+def _whole_columns(codes: np.ndarray, k: int) -> ApproxACPartition:
+    """The all-star release as consecutive runs of ``k..2k-1`` tuples."""
+    n, q = codes.shape
+    g = n // k
+    # n = g k + r with r < k: runs of floor(n/g) or ceil(n/g) <= k + r tuples.
+    labels = (np.arange(n, dtype=np.int64) * g) // n
+    groups = [np.flatnonzero(labels == i) for i in range(g)]
+    cover = CoverResult(
+        cover=groups,
+        ratios=[float(q)] * g,
+        new=[len(ids) for ids in groups],
+        mode="whole-columns",
+        candidates_scored=0,
+        zero_cost_steps=0,
+        distinct_rows=len(np.unique(codes, axis=0)),
+    )
+    return ApproxACPartition(
+        labels=labels,
+        suppressed=np.ones((g, q), dtype=bool),
+        count=n * q,
+        cover=cover,
+        reduction=Reduction(groups=groups, removals=0, merges=0),
+        stopped_early=True,
+    )
 
 
 def approx_ac_partition(
@@ -1031,6 +1335,10 @@ def approx_ac_partition(
     """
     codes = np.asarray(codes, dtype=np.int64)
     n = len(codes)
+    if mode not in MODES:
+        raise InvalidParameterError(f"mode must be one of {list(MODES)}; got {mode!r}")
+    if 1 <= k <= n and stars_every_cell(codes, k):
+        return _whole_columns(codes, k)
     cover = greedy_cover(codes, k, mode=mode, exact_limit=exact_limit, on_pick=on_pick)
     reduction = reduce_cover(cover.cover, k, n)
     labels = np.empty(n, dtype=np.int64)
@@ -1162,13 +1470,27 @@ class ApproxAC(Anonymizer):
                 "total": float(quality.total),
                 "mean": float(quality.mean),
             },
+            "stopped_early": bool(part.stopped_early),
+        }
+        if part.stopped_early:
+            # No value of any quasi-identifier is shared by k tuples: every
+            # k-anonymous suppression stars every cell, this one included.
+            evidence["stop_reason"] = (
+                "no quasi-identifier value is shared by k tuples: every "
+                "k-anonymous suppression stars whole columns, so the cover "
+                "was not built"
+            )
+            evidence["approximation_bound"] = 1.0
+            evidence["approximation_bound_formula"] = "1 (COUNT = OPT_COUNT = n q)"
+        else:
             # The guarantee of the mode that ran: ball picks are within 2x
             # of the best set, so their bound is twice the paper's.
-            "approximation_bound": float(approximation_bound(k, part.cover.mode)),
-            "approximation_bound_formula": (
+            evidence["approximation_bound"] = float(
+                approximation_bound(k, part.cover.mode)
+            )
+            evidence["approximation_bound_formula"] = (
                 "3k(1 + ln 2k)"
                 if part.cover.mode == "exact"
                 else "2 x 3k(1 + ln 2k) (ball candidates)"
-            ),
-        }
+            )
         return self._release(released, spec, table, evidence)

@@ -910,13 +910,14 @@ def _rejection_message(report: dict, source: str, over_limit: bool) -> str:
 def _final_types(clean: pd.DataFrame, frame_schema: pa.DataFrameSchema) -> pd.DataFrame:
     """Give the accepted rows their declared types, text as pandas ``string``.
 
-    Every failing row is gone, so this validation cannot fail; it is pandera
-    that sets the final dtypes. pandera 0.35 maps text to pandas' ``str`` dtype
+    Every failing row is gone and the checks have run, so pandera only sets
+    the final dtypes (``coerce_dtype``: the schema's coercion without a second
+    run of its checks). pandera 0.35 maps text to pandas' ``str`` dtype
     (missing = NaN) under pandas 3, while the project's tables use ``string``
     (missing = ``pd.NA``) as :func:`ppdm.prepare.datasets.load` does; one astype
     restores that.
     """
-    clean = frame_schema.validate(clean, lazy=False)
+    clean = frame_schema.coerce_dtype(clean)
     text = {
         name: "string"
         for name, column in frame_schema.columns.items()

@@ -24,7 +24,7 @@ from ppdm.release.artifacts import (
     sha256_file,
 )
 from ppdm.release.row_order import shuffled_rows
-from ppdm.steps.base import StepOutput, candidate_files, hierarchies_of
+from ppdm.steps.base import Candidate, candidate_files, hierarchies_of
 from ppdm.verify import read_released_table
 
 if TYPE_CHECKING:
@@ -114,7 +114,7 @@ def republish(
     clean: ArtifactRef | None,
     discretized: ArtifactRef | None,
     source_sha256: str | None,
-) -> StepOutput:
+) -> Candidate:
     from ppdm.release.series import (
         exposed_persons,
         hold_back,
@@ -150,10 +150,12 @@ def republish(
         people, keys = persons_with_keys(settings, store, raw, quarantine, clean)
         summary["composition_persons_exposed"] = 0
 
-    def done(refs: dict[str, ArtifactRef]) -> StepOutput:
+    def done(
+        tables: dict[str, ArtifactRef], held_back: ArtifactRef | None = None
+    ) -> Candidate:
         if people is not None:
-            keep_state(settings, store, refs, people, keys)
-        return StepOutput(refs, summary)
+            keep_state(settings, store, tables, people, keys)
+        return Candidate(tables=tables, held_back=held_back, summary=summary)
 
     if not earlier or settings.policy == "off":
         return done(dict(candidate))
@@ -226,18 +228,17 @@ def republish(
     if not held.changed and recoding is None:
         return done(dict(candidate))
     shuffle = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(2)[1])
-    refs = dict(candidate)
+    released = dict(candidate)
     for name, frame in sorted(safe.items()):
         if held.classes[name] or recoding is not None:
             # Sorted first, so the bytes depend on the rows released, not on the
             # order in which earlier releases were consulted (a republish of
             # the same input finds its own release).
             rows = frame.sort_values(list(frame.columns), kind="stable")
-            refs[f"table:{name}"] = store.put_csv(
+            released[name] = store.put_csv(
                 shuffled_rows(rows, shuffle), kind="release-candidate"
             )
-    refs["held-back"] = store.put_json(summary, kind="held-back")
-    return done(refs)
+    return done(released, store.put_json(summary, kind="held-back"))
 
 
 def same_source_releases(
@@ -427,7 +428,7 @@ def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
 def keep_state(
     settings: RepublicationSettings,
     store: ArtifactStore,
-    refs: Mapping[str, ArtifactRef],
+    candidate: Mapping[str, ArtifactRef],
     people: pd.DataFrame,
     keys: list[str],
 ) -> None:
@@ -435,7 +436,7 @@ def keep_state(
     from ppdm.release.series import current_person_values
     from ppdm.release.series_state import save_state
 
-    files = candidate_files(refs)
+    files = candidate_files(candidate)
     tables = {name: read_released_table(path) for name, path in files.items()}
     values = current_person_values(
         tables, people, keys, settings.requirement, settings.covers()
@@ -443,7 +444,7 @@ def keep_state(
     save_state(
         store,
         settings.dataset,
-        {name: refs[f"table:{name}"].sha256 for name in files},
+        {name: candidate[name].sha256 for name in files},
         str(settings.record_key),
         keys,
         values,

@@ -18,10 +18,10 @@ from ppdm.release.artifacts import (
 )
 from ppdm.release.row_order import shuffled_rows
 from ppdm.steps.base import (
+    Candidate,
     HierarchySource,
     PartitionSettings,
     RequirementField,
-    StepOutput,
     StepSettings,
     hierarchies_of,
 )
@@ -59,7 +59,7 @@ class AnonymizeSettings(StepSettings):
 
 def anonymize_step(
     settings: AnonymizeSettings, store: ArtifactStore, discretized: ArtifactRef
-) -> StepOutput:
+) -> Candidate:
     """Run the configured algorithm with ``rng = default_rng(seed)``."""
     if settings.partitions is not None:
         return _anonymize_parts(settings, store, discretized)
@@ -72,14 +72,14 @@ def anonymize_step(
     # No exact date of a quasi-identifier leaves, whatever the algorithm kept.
     dates = date_kinds(table, settings.requirement.quasi_identifiers)
     shuffle = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(1)[0])
-    refs = {
-        f"table:{name}": store.put_csv(
+    tables = {
+        name: store.put_csv(
             shuffled_rows(months_not_days(frame, dates), shuffle),
             kind="release-candidate",
         )
         for name, frame in sorted(release.tables.items())
     }
-    refs["evidence"] = store.put_json(
+    evidence = store.put_json(
         {
             "algorithm": release.algorithm,
             "params": dict(release.params),
@@ -89,9 +89,10 @@ def anonymize_step(
         kind="evidence",
     )
     rows_out = {name: len(frame) for name, frame in release.tables.items()}
-    return StepOutput(
-        refs,
-        {
+    return Candidate(
+        tables=tables,
+        evidence=evidence,
+        summary={
             "algorithm": settings.algorithm,
             "records_in": len(table),
             "rows_out": rows_out,
@@ -101,7 +102,7 @@ def anonymize_step(
 
 def _anonymize_parts(
     settings: AnonymizeSettings, store: ArtifactStore, discretized: ArtifactRef
-) -> StepOutput:
+) -> Candidate:
     """Anonymize out of core: recode the frequency table, release part by part."""
     from ppdm.scale import steps
 
@@ -116,17 +117,18 @@ def _anonymize_parts(
         recoding = replace(recoding, released=months_not_days(recoding.released, dates))
     released = store.staging()
     rows = steps.release_parts(parts, recoding, released, seed=settings.seed)
-    refs = {"table:release": steps.put_parts(store, released, kind="release-candidate")}
-    refs["evidence"] = store.put_json(
+    tables = {"release": steps.put_parts(store, released, kind="release-candidate")}
+    evidence = store.put_json(
         steps.recoding_summary(
             recoding,
             {"combinations": len(frequencies), "partitions": len(parts)},
         ),
         kind="evidence",
     )
-    return StepOutput(
-        refs,
-        {
+    return Candidate(
+        tables=tables,
+        evidence=evidence,
+        summary={
             "algorithm": settings.algorithm,
             "records_in": frequencies.n_rows,
             "rows_out": {"release": rows},

@@ -21,12 +21,69 @@ from ppdm.release.artifacts import (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class StepOutput:
-    """References a step wrote, and a JSON-safe summary of what it did."""
+    """What a step did, for display: a JSON-safe summary.
 
-    refs: dict[str, ArtifactRef]
+    Each step's result is a subclass whose fields are the artifacts it wrote
+    (and the facts a later step reads); the summary is for whoever shows
+    progress, never read as data by another step.
+    """
+
     summary: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Ingested(StepOutput):
+    """Ingest: the raw snapshot, and the fingerprint of the source."""
+
+    raw: ArtifactRef
+    source_sha256: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Validated(StepOutput):
+    """Validate: the clean table, the quarantine, the validation report."""
+
+    clean: ArtifactRef
+    quarantine: ArtifactRef
+    validation: ArtifactRef
+
+
+@dataclass(frozen=True, kw_only=True)
+class Discretized(StepOutput):
+    """Discretize: the binned table and the cut points."""
+
+    discretized: ArtifactRef
+    cut_points: ArtifactRef
+
+
+@dataclass(frozen=True, kw_only=True)
+class Candidate(StepOutput):
+    """Anonymize, then republication: the release candidate's tables by name.
+
+    ``evidence`` is the algorithm's (anonymize); ``held_back`` the
+    republication step's record of what it changed (None: nothing).
+    """
+
+    tables: dict[str, ArtifactRef]
+    evidence: ArtifactRef | None = None
+    held_back: ArtifactRef | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Verified(StepOutput):
+    """Verify: the certificate (its dict form is the summary)."""
+
+    certificate: ArtifactRef
+
+
+@dataclass(frozen=True, kw_only=True)
+class Reported(StepOutput):
+    """Utility report: utility.json and report.html (utility's dict is the summary)."""
+
+    utility: ArtifactRef
+    report: ArtifactRef
 
 
 def _as_requirement(value: Any) -> Requirement:
@@ -136,23 +193,9 @@ def resolve_pseudonym_key(spec: str) -> bytes:
     return resolve_key(spec)
 
 
-def candidate_files(refs: Mapping[str, ArtifactRef]) -> dict[str, Path]:
-    """``{table name: path}`` of the release candidate among a step's refs."""
-    return {
-        key.split(":", 1)[1]: Path(ref.path)
-        for key, ref in refs.items()
-        if key.startswith("table:")
-    }
-
-
-def tables_by_name(refs: Mapping[str, ArtifactRef]) -> dict[str, ArtifactRef]:
-    """The table references of ``refs`` by table name."""
-    return {k.split(":", 1)[1]: v for k, v in refs.items() if k.startswith("table:")}
-
-
-def candidate_refs(anonymized: StepOutput) -> dict[str, ArtifactRef]:
-    """The release candidate's tables among the anonymize step's references."""
-    return {k: v for k, v in anonymized.refs.items() if k.startswith("table:")}
+def candidate_files(tables: Mapping[str, ArtifactRef]) -> dict[str, Path]:
+    """``{table name: path}`` of the release candidate's tables."""
+    return {name: Path(ref.path) for name, ref in tables.items()}
 
 
 def utc_now() -> str:

@@ -10,7 +10,7 @@ from ppdm.release.artifacts import (
     ArtifactRef,
     ArtifactStore,
 )
-from ppdm.steps.base import PartitionSettings, StepOutput, StepSettings
+from ppdm.steps.base import Discretized, PartitionSettings, StepSettings
 
 
 class DiscretizeSettings(StepSettings):
@@ -31,7 +31,7 @@ class DiscretizeSettings(StepSettings):
 
 def discretize_step(
     settings: DiscretizeSettings, store: ArtifactStore, clean: ArtifactRef
-) -> StepOutput:
+) -> Discretized:
     """Bin numeric quasi-identifiers into intervals; save the cut points."""
     if settings.partitions is not None:
         return _discretize_parts(settings, store, clean)
@@ -53,18 +53,18 @@ def discretize_step(
             table, columns, settings.target, method=settings.method, **extra
         )
         binned, cut_points = result.table, result.cut_points
-    refs = {
-        "discretized": store.put_table(binned, kind="discretized-table"),
-        "cut_points": store.put_json(
+    return Discretized(
+        discretized=store.put_table(binned, kind="discretized-table"),
+        cut_points=store.put_json(
             {"method": settings.method, "cut_points": cut_points}, kind="cut-points"
         ),
-    }
-    return StepOutput(refs, {"method": settings.method, "cut_points": cut_points})
+        summary={"method": settings.method, "cut_points": cut_points},
+    )
 
 
 def _discretize_parts(
     settings: DiscretizeSettings, store: ArtifactStore, clean: ArtifactRef
-) -> StepOutput:
+) -> Discretized:
     """Discretize out of core: cut points from exact per-part histograms."""
     import pyarrow.parquet as pq
 
@@ -101,10 +101,10 @@ def _discretize_parts(
         binned = store.staging()
         apply_cut_points_partitioned(parts, cut_points, binned, map_parts=map_parts)
         binned_ref = put_parts(store, binned, kind="discretized-table")
-    refs = {
-        "discretized": binned_ref,
-        "cut_points": store.put_json(
+    return Discretized(
+        discretized=binned_ref,
+        cut_points=store.put_json(
             {"method": settings.method, "cut_points": cut_points}, kind="cut-points"
         ),
-    }
-    return StepOutput(refs, {"method": settings.method, "cut_points": cut_points})
+        summary={"method": settings.method, "cut_points": cut_points},
+    )

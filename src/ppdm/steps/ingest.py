@@ -7,7 +7,7 @@ from ppdm.prepare import ingest
 from ppdm.release.artifacts import (
     ArtifactStore,
 )
-from ppdm.steps.base import PartitionSettings, StepOutput, StepSettings
+from ppdm.steps.base import Ingested, PartitionSettings, StepSettings
 
 
 class IngestSettings(StepSettings):
@@ -21,7 +21,7 @@ class IngestSettings(StepSettings):
         return describe_source(self.source)
 
 
-def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
+def ingest_step(settings: IngestSettings, store: ArtifactStore) -> Ingested:
     """Read the source and snapshot it as Parquet; fingerprint the source."""
     source = settings.source
     if settings.partitions is not None:
@@ -32,9 +32,10 @@ def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
         source_sha = ingest.file_sha256(source.path)
     else:  # embedded data and SQL results: the content is the source
         source_sha = ingest.fingerprint(table)
-    return StepOutput(
-        {"raw": snapshot},
-        {
+    return Ingested(
+        raw=snapshot,
+        source_sha256=source_sha,
+        summary={
             "rows": len(table),
             "columns": list(table.columns),
             "source_sha256": source_sha,
@@ -43,7 +44,7 @@ def ingest_step(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
     )
 
 
-def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
+def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> Ingested:
     """Ingest out of core: the source streamed into Parquet parts."""
     from ppdm.scale.ingest_parts import ingest_partitions
     from ppdm.scale.steps import put_parts
@@ -58,9 +59,10 @@ def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> StepOutput:
         **source.reader_options(),
     )
     snapshot = put_parts(store, staging, kind="raw-snapshot")
-    return StepOutput(
-        {"raw": snapshot},
-        {
+    return Ingested(
+        raw=snapshot,
+        source_sha256=table.source_sha256,
+        summary={
             "rows": table.rows,
             "columns": list(table.columns),
             "source_sha256": table.source_sha256,

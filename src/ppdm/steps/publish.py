@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +28,15 @@ from ppdm.release.manifest import (
 )
 from ppdm.release.publish import publish_directory
 from ppdm.steps.base import (
+    Candidate,
+    Discretized,
     HierarchySource,
+    Reported,
     RequirementField,
     SchemaSource,
-    StepOutput,
     StepSettings,
-    candidate_refs,
-    tables_by_name,
+    Validated,
+    Verified,
     utc_now,
 )
 
@@ -62,15 +65,14 @@ class PublishSettings(StepSettings):
 def publish_step(
     settings: PublishSettings,
     source_sha256: str,
-    refs: Mapping[str, ArtifactRef],
+    files_in: ReleaseFiles,
     series: Mapping[str, Any] | None = None,
     flow_run_id: str | None = None,
 ) -> Path:
     """Publish an immutable release directory atomically and log it in the audit chain.
 
-    ``refs`` holds the candidate tables (``table:<name>``) and the keys
-    ``certificate``, ``utility``, ``report``, ``evidence``, ``cut_points`` and
-    ``validation``. The directory is assembled under a temporary name beside its
+    ``files_in`` are the released tables and the artifacts published beside
+    them (:func:`release_files`). The directory is assembled under a temporary name beside its
     final place and renamed in one step. Its id is derived from the released
     content, so a re-run with the same inputs, config and seed finds its own
     release instead of writing a second copy.
@@ -82,11 +84,11 @@ def publish_step(
     republication step's summary (rows held back, counts only).
     """
     out_dir = Path(settings.output_dir)
-    for ref in refs.values():
+    for ref in files_in.refs():
         ref.verify()
     named: dict[str, Path] = {}
     rows: dict[str, int | None] = {}
-    for name, ref in tables_by_name(refs).items():
+    for name, ref in files_in.tables.items():
         if ref.partitioned:  # an out-of-core table: its Parquet parts
             for part in ref.parts:
                 named[f"data/{name}/{part.name}"] = part
@@ -96,11 +98,11 @@ def publish_step(
             rows[f"data/{name}.csv"] = ref.rows
     named.update(
         {
-            "verification.json": Path(refs["certificate"].path),
-            "utility.json": Path(refs["utility"].path),
-            "evidence.json": Path(refs["evidence"].path),
-            "cut_points.json": Path(refs["cut_points"].path),
-            "validation.json": Path(refs["validation"].path),
+            "verification.json": Path(files_in.certificate.path),
+            "utility.json": Path(files_in.utility.path),
+            "evidence.json": Path(files_in.evidence.path),
+            "cut_points.json": Path(files_in.cut_points.path),
+            "validation.json": Path(files_in.validation.path),
         }
     )
     hashes = {rel: sha256_file(path) for rel, path in named.items()}
@@ -127,7 +129,7 @@ def publish_step(
     page = functools.partial(
         record_page,
         settings,
-        Path(refs["utility"].path),
+        Path(files_in.utility.path),
         release_id=release_id,
         created_at=created_at,
         source_sha256=source_sha256,
@@ -143,14 +145,14 @@ def publish_step(
         created_at=created_at,
         flow_run_id=flow_run_id,
     )
-    certificate = json.loads(Path(refs["certificate"].path).read_bytes())
+    certificate = json.loads(Path(files_in.certificate.path).read_bytes())
     entry = audit_entry(settings, manifest, certificate.get("series"))
     # A differentially private release records its spend and is refused, under
     # the audit log's lock, beyond its dataset's budget (ppdm.release.budget).
     spend = budget.publication(
         settings.algorithm,
         settings.params,
-        refs["evidence"].path,
+        files_in.evidence.path,
         settings.dataset,
         settings.config.get("privacy_budget"),
     )
@@ -169,25 +171,52 @@ def publish_step(
     )
 
 
-def publication_refs(
-    validated: StepOutput,
-    binned: StepOutput,
-    anonymized: StepOutput,
-    verified: StepOutput,
-    reported: StepOutput,
-    tables: Mapping[str, ArtifactRef] | None = None,
-) -> dict[str, ArtifactRef]:
-    """Everything :func:`publish_step` puts in a release directory, by role.
+@dataclass(frozen=True)
+class ReleaseFiles:
+    """What a release directory is made of: the released tables by name, and
+    the artifacts published beside them."""
 
-    ``tables`` are the released tables when the republication step changed
-    the anonymize step's candidate.
+    tables: dict[str, ArtifactRef]
+    certificate: ArtifactRef
+    utility: ArtifactRef
+    report: ArtifactRef
+    evidence: ArtifactRef
+    cut_points: ArtifactRef
+    validation: ArtifactRef
+
+    def refs(self) -> list[ArtifactRef]:
+        """Every reference, tables first."""
+        return [
+            *self.tables.values(),
+            self.certificate,
+            self.utility,
+            self.report,
+            self.evidence,
+            self.cut_points,
+            self.validation,
+        ]
+
+
+def release_files(
+    validated: Validated,
+    binned: Discretized,
+    anonymized: Candidate,
+    verified: Verified,
+    reported: Reported,
+    released: Candidate | None = None,
+) -> ReleaseFiles:
+    """Everything :func:`publish_step` puts in a release directory.
+
+    ``released`` is the republication step's candidate when it changed the
+    anonymize step's tables.
     """
-    return {
-        **(candidate_refs(anonymized) if tables is None else dict(tables)),
-        "certificate": verified.refs["certificate"],
-        "utility": reported.refs["utility"],
-        "report": reported.refs["report"],
-        "evidence": anonymized.refs["evidence"],
-        "cut_points": binned.refs["cut_points"],
-        "validation": validated.refs["validation"],
-    }
+    assert anonymized.evidence is not None
+    return ReleaseFiles(
+        tables=dict((released or anonymized).tables),
+        certificate=verified.certificate,
+        utility=reported.utility,
+        report=reported.report,
+        evidence=anonymized.evidence,
+        cut_points=binned.cut_points,
+        validation=validated.validation,
+    )

@@ -14,9 +14,9 @@ from ppdm.release.artifacts import (
 from ppdm.release.republication import republish
 from ppdm.steps.anonymize import AnonymizeSettings
 from ppdm.steps.base import (
+    Candidate,
     HierarchySource,
     RequirementField,
-    StepOutput,
     StepSettings,
     hierarchies_of,
 )
@@ -59,7 +59,7 @@ def republication_step(
     clean: ArtifactRef | None = None,
     discretized: ArtifactRef | None = None,
     source_sha256: str | None = None,
-) -> StepOutput:
+) -> Candidate:
     """Make the candidate safe next to the earlier releases of the dataset.
 
     With no earlier release, or the policy ``off``, the candidate passes

@@ -17,11 +17,10 @@ from ppdm.steps.anonymize import AnonymizeSettings
 from ppdm.steps.base import (
     HierarchySource,
     PartitionSettings,
-    StepOutput,
+    Reported,
     StepSettings,
     candidate_files,
     hierarchies_of,
-    tables_by_name,
 )
 from ppdm.steps.discretize import DiscretizeSettings
 from ppdm.utility.report import (
@@ -51,7 +50,7 @@ def utility_step(
     candidate: Mapping[str, ArtifactRef],
     evidence: ArtifactRef,
     certificate: ArtifactRef,
-) -> StepOutput:
+) -> Reported:
     """Information loss, hold-out accuracy and risk; utility.json and report.html.
 
     The hold-out protocol re-makes the release on the training split, with the
@@ -77,7 +76,7 @@ def utility_step(
     risk = {name: table["risk"] for name, table in checked["tables"].items()}
     record = release_record(
         checked,
-        {name: ref.sha256 for name, ref in tables_by_name(candidate).items()},
+        {name: ref.sha256 for name, ref in candidate.items()},
         dataset=settings.dataset,
         algorithm=settings.anonymize.algorithm,
         code_version=provenance.code_version(),
@@ -103,11 +102,11 @@ def utility_step(
         record=record,
     )
     utility["title"] = settings.title
-    refs = {
-        "utility": store.put_json(utility, kind="utility"),
-        "report": store.put_bytes(html.encode("utf-8"), kind="report", suffix="html"),
-    }
-    return StepOutput(refs, utility)
+    return Reported(
+        utility=store.put_json(utility, kind="utility"),
+        report=store.put_bytes(html.encode("utf-8"), kind="report", suffix="html"),
+        summary=utility,
+    )
 
 
 def _utility_sample(
@@ -131,15 +130,13 @@ def _utility_sample(
         name: released_text(
             sample_parts(parts_of(ref), rows, total=ref.rows, seed=seed)
         )
-        for name, ref in tables_by_name(candidate).items()
+        for name, ref in candidate.items()
     }
     measured_on = {
         "clean_rows": len(original),
         "clean_rows_total": clean.rows,
         "released_rows": {name: len(frame) for name, frame in released.items()},
-        "released_rows_total": {
-            name: ref.rows for name, ref in tables_by_name(candidate).items()
-        },
+        "released_rows_total": {name: ref.rows for name, ref in candidate.items()},
         "seed": seed,
     }
     return original, released, measured_on

@@ -14,8 +14,8 @@ from ppdm.release.artifacts import (
 from ppdm.steps.base import (
     PartitionSettings,
     SchemaSource,
-    StepOutput,
     StepSettings,
+    Validated,
     resolve_pseudonym_key,
 )
 
@@ -41,7 +41,7 @@ class ValidateSettings(StepSettings):
 
 def validate_step(
     settings: ValidateSettings, store: ArtifactStore, raw: ArtifactRef
-) -> StepOutput:
+) -> Validated:
     """Validate with pandera and Great Expectations; quarantine rejected rows.
 
     The clean table keeps only what may be released (by role), with
@@ -78,17 +78,17 @@ def validate_step(
         pseudonymized=settings.pseudonymized,
         key=key,
     )
-    refs = {
-        "clean": store.put_table(clean, kind="clean-table"),
-        "quarantine": store.put_csv(outcome.quarantine, kind="quarantine"),
-        "validation": store.put_json(outcome.report, kind="validation-report"),
-    }
-    return StepOutput(refs, dict(outcome.report))
+    return Validated(
+        clean=store.put_table(clean, kind="clean-table"),
+        quarantine=store.put_csv(outcome.quarantine, kind="quarantine"),
+        validation=store.put_json(outcome.report, kind="validation-report"),
+        summary=dict(outcome.report),
+    )
 
 
 def _validate_parts(
     settings: ValidateSettings, store: ArtifactStore, raw: ArtifactRef
-) -> StepOutput:
+) -> Validated:
     """Validate out of core: per part, the table-level expectations from summaries."""
     from ppdm.scale.engine import map_parts
     from ppdm.scale.steps import bound_parts, parts_of, put_parts
@@ -130,9 +130,9 @@ def _validate_parts(
     import shutil
 
     shutil.rmtree(checked, ignore_errors=True)
-    refs = {
-        "clean": put_parts(store, clean, kind="clean-table"),
-        "quarantine": store.put_csv(outcome.quarantine, kind="quarantine"),
-        "validation": store.put_json(outcome.report, kind="validation-report"),
-    }
-    return StepOutput(refs, dict(outcome.report))
+    return Validated(
+        clean=put_parts(store, clean, kind="clean-table"),
+        quarantine=store.put_csv(outcome.quarantine, kind="quarantine"),
+        validation=store.put_json(outcome.report, kind="validation-report"),
+        summary=dict(outcome.report),
+    )

@@ -20,11 +20,10 @@ from ppdm.release.republication import checked_against_series
 from ppdm.steps.base import (
     HierarchySource,
     RequirementField,
-    StepOutput,
     StepSettings,
+    Verified,
     candidate_files,
     hierarchies_of,
-    tables_by_name,
     utc_now,
 )
 from ppdm.steps.republication import RepublicationSettings
@@ -61,7 +60,7 @@ def verify_step(
     candidate: Mapping[str, ArtifactRef],
     original: ArtifactRef,
     source_sha256: str,
-) -> StepOutput:
+) -> Verified:
     """Re-check the candidate files independently; fail (and publish nothing) if short."""
     for ref in candidate.values():
         ref.verify()
@@ -109,7 +108,7 @@ def _verify_parts(
     from ppdm.scale.engine import current_client
     from ppdm.verify.out_of_core import verify_parquet
 
-    (name, ref), *more = sorted(tables_by_name(candidate).items())
+    (name, ref), *more = sorted(candidate.items())
     if more:  # the algorithms that run on frequency tables release one table
         raise VerificationError(
             f"an out-of-core release holds one table; the candidate holds "
@@ -144,7 +143,7 @@ def _verify_parts(
 
 def _verified(
     settings: VerifySettings, store: ArtifactStore, certificate: Any
-) -> StepOutput:
+) -> Verified:
     """Store the certificate; a failed one is logged in the audit chain and raised."""
     ref = store.put_json(certificate.to_dict(), kind="certificate")
     if not certificate.passed:
@@ -164,7 +163,7 @@ def _verified(
             f"verification failed, nothing was published: {certificate.summary()}",
             certificate.to_dict(),
         )
-    return StepOutput({"certificate": ref}, certificate.to_dict())
+    return Verified(certificate=ref, summary=certificate.to_dict())
 
 
 def _out_of_core(

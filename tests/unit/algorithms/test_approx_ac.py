@@ -5,7 +5,9 @@ partition sizes and k-anonymity, stars exactly on the non-constant
 quasi-identifiers, each greedy pick against brute force, the approximation
 bound against the brute-force optimum, exact mode against literal tuple-level
 enumeration, the reduction's invariants after every step, the verifier, and
-byte-identical output.
+byte-identical output; partitions equal to those of the implementation before
+the distance-level neighbour search (pinned digests), and the early stop when
+every cell must be starred.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import itertools
 import math
 
+import approx_ac_pin_cases as pin
 import numpy as np
 import pandas as pd
 import pytest
@@ -29,6 +32,7 @@ from ppdm.algorithms.approx_ac import (
     greedy_cover,
     hamming_diameter,
     reduce_cover,
+    stars_every_cell,
 )
 from ppdm.exceptions import (
     InfeasibleConstraintError,
@@ -410,3 +414,107 @@ def test_a_kept_date_leaves_as_its_month():
         first = month[i].start_time.strftime("%Y-%m-%d")
         last = month[i].end_time.strftime("%Y-%m-%d")
         assert cell == f"[{first}, {last}]"
+
+
+# -- the same partitions as before the neighbour search was rewritten --------
+#: Digests (:func:`approx_ac_pin_cases.digest`) of the partitions the
+#: implementation of commit d258da3 (before the distance-level neighbour lists,
+#: the static nearest-row table and the kept candidates) produced; recorded
+#: with ``python tests/unit/algorithms/approx_ac_pin_cases.py <old module>``.
+PINNED = {
+    "random-0-n40-q2-k3-ball": "10ea53d6eef2dbc5",
+    "random-1-n60-q3-k4-ball": "ad8c5cf7f670cb49",
+    "random-2-n80-q4-k2-ball": "3b380f1ab00bf96f",
+    "random-3-n120-q3-k5-auto": "440091264f234c89",
+    "random-4-n150-q5-k7-ball": "bec993b25ae54665",
+    "random-5-n200-q6-k10-ball": "79e3b18a7f1ee077",
+    "random-6-n250-q4-k3-ball": "8ac07d4fa5177cac",
+    "random-7-n300-q8-k6-ball": "63dfde3afb7e3908",
+    "random-8-n300-q5-k40-ball": "b9ad46ec7f27c0a5",
+    "random-9-n400-q9-k25-ball": "903162a40d50a5dc",
+    "random-10-n400-q3-k90-ball": "6201f7364b002175",
+    "random-11-n500-q7-k12-ball": "b527f8dfb6ccb7c9",
+    "random-12-n30-q2-k4-auto": "7be2efdf3ad5dfcb",
+    "random-13-n12-q2-k3-exact": "f100f63304ad7a04",
+    "adult-3000-k5": "ad972f9c7d66b687",
+    "adult-3000-k10": "5e97159e57bce081",
+    "adult-1500-k30": "d3a1e6ebf1fbe662",
+}
+
+
+def _pin_cases():
+    for name, codes, k, mode in pin.random_cases():
+        yield pytest.param(codes, k, mode, PINNED[name], id=name)
+    for rows, k in pin.ADULT_CASES:
+        name = f"adult-{rows}-k{k}"
+        yield pytest.param(rows, k, "auto", PINNED[name], id=name)
+
+
+@pytest.mark.parametrize(("codes", "k", "mode", "expected"), list(_pin_cases()))
+def test_partitions_equal_the_pinned_ones(codes, k, mode, expected) -> None:
+    """Seeded random tables and Adult slices (3,000 rows at k = 5 and 10,
+    1,500 at k = 30, whose distinct rows outnumber the static lists, so rows
+    fall back to a search over every row) keep their partitions bit for bit."""
+    if isinstance(codes, int):
+        codes = pin.adult_codes(codes)
+    part = approx_ac_partition(codes, k, mode=mode)
+    assert pin.digest(part.labels, part.suppressed, part.count) == expected
+
+
+def test_kept_candidates_match_a_full_rescore_when_lists_run_out() -> None:
+    """More distinct rows than a static list holds: refreshes fall back to
+    every row, and every pick's kept candidate equals a fresh scoring."""
+    rng = np.random.default_rng(11)
+    codes = rng.integers(0, 5, (340, 6))
+    assert len(np.unique(codes, axis=0)) > 300
+    result = greedy_cover(codes, 4, mode="ball", audit=True)
+    counts = np.bincount(np.concatenate(result.cover), minlength=len(codes))
+    assert (counts >= 1).all()
+    assert all(4 <= len(ids) <= 7 for ids in result.cover)
+
+
+# -- early stop: whole columns -----------------------------------------------
+def test_no_value_shared_by_k_tuples_stops_with_every_cell_starred() -> None:
+    """Every column's values have fewer than k tuples: every k-anonymous
+    suppression stars every cell, so approx-ac returns that release at once,
+    with COUNT = n q = OPT_COUNT, and it equals what the full cover gives."""
+    rng = np.random.default_rng(5)
+    n, q, k = 61, 3, 8
+    codes = np.column_stack([rng.permutation(n) % 9 for _ in range(q)])  # <= 7 each
+    assert stars_every_cell(codes, k)
+    part = approx_ac_partition(codes, k)
+    assert part.stopped_early
+    assert part.count == n * q
+    assert part.suppressed.all()
+    sizes = np.bincount(part.labels)
+    assert sizes.min() >= k and sizes.max() <= 2 * k - 1 and sizes.sum() == n
+    # The cover itself degenerates to the same release: every group it forms
+    # is non-constant on every column.
+    full = reduce_cover(greedy_cover(codes, k, mode="ball").cover, k, n)
+    assert sum(len(g) * _nc(codes[g]) for g in full.groups) == n * q
+
+    table = pd.DataFrame({f"a{j}": codes[:, j].astype(str) for j in range(q)})
+    table["y"] = rng.choice(["p", "n"], n)
+    spec = AnonymizationSpec.of(tuple(f"a{j}" for j in range(q)), None, "y", k=k)
+    out = ApproxAC().anonymize(table, spec, np.random.default_rng(0))
+    assert out.evidence["stopped_early"] is True
+    assert "k tuples" in out.evidence["stop_reason"]
+    assert out.evidence["approximation_bound"] == 1.0
+    assert out.evidence["count"] == n * q
+    assert (out.table[[f"a{j}" for j in range(q)]] == "*").all().all()
+
+
+def test_one_value_shared_by_k_tuples_runs_the_cover() -> None:
+    rng = np.random.default_rng(6)
+    n, k = 61, 8
+    codes = np.column_stack([rng.permutation(n) % 9, rng.permutation(n) % 9])
+    codes[:k, 1] = 99  # k tuples share one value of the second column
+    assert not stars_every_cell(codes, k)
+    part = approx_ac_partition(codes, k)
+    assert not part.stopped_early
+    assert part.cover.mode in ("exact", "ball")
+    assert part.cover.candidates_scored > 0
+
+
+def _nc(group_codes: np.ndarray) -> int:
+    return int((group_codes.min(axis=0) != group_codes.max(axis=0)).sum())

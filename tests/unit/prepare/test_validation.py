@@ -333,3 +333,42 @@ def test_unknown_expectation_is_refused(sample):
         validate_table(sample, AdultSchema, suite)
     with pytest.raises(InvalidParameterError, match="'expectations' list"):
         validate_table(sample, AdultSchema, {"name": "empty"})
+
+
+@pytest.mark.parametrize("dataset", ["adult", "german", "owner"])
+def test_the_clean_table_gets_the_types_a_second_full_validation_gives(
+    dataset, tmp_path
+):
+    """The accepted rows are typed by the schema's coercion alone; pandera's whole
+    validation of them (checks and all, as it ran before) gives the same frame."""
+    import sys
+
+    from ppdm.prepare import validation
+    from ppdm.prepare.init_folder import init_dataset
+
+    if dataset == "owner":
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+        from messy_hospital import messy_hospital
+
+        source = tmp_path / "hospital.csv"
+        messy_hospital(2000, seed=3).to_csv(source, index=False)
+        init_dataset(source, dataset="hospital", directory=tmp_path)
+        contract = load_contract(tmp_path / "hospital")
+        table = load_source("csv", source)
+    else:
+        contract = load_contract(resources.schema_dir(dataset))
+        table = datasets.load(dataset)
+    outcome = validation.validate_table(
+        table, contract.schema, contract.suite, max_rejected_fraction=1.0
+    )
+    frame_schema = validation._frame_schema(contract.schema)
+    typed, _ = validation._coerce(
+        validation._check_columns(table.reset_index(drop=True), frame_schema, "t"),
+        frame_schema,
+        "t",
+    )
+    accepted = typed.iloc[outcome.clean_source_rows].reset_index(drop=True)
+    again = frame_schema.validate(accepted, lazy=False)
+    text = {c: "string" for c in again.columns if outcome.clean[c].dtype == "string"}
+    pd.testing.assert_frame_equal(outcome.clean, again.astype(text))
+    assert len(outcome.clean) > 0

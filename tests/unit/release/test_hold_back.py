@@ -134,7 +134,7 @@ def test_an_earlier_release_in_parts_refuses_by_name(tmp_path):
     assert found.files == {} and found.partitioned == (part,)
     store = ArtifactStore(tmp_path / "work")
     candidate = {
-        "table:release": store.put_csv(
+        "release": store.put_csv(
             _class("[20, 30)", "F", DX * 3), kind="release-candidate"
         )
     }

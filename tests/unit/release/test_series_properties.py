@@ -36,7 +36,7 @@ from ppdm.privacy import Requirement
 from ppdm.release.artifacts import ArtifactStore
 from ppdm.release.series import EarlierRelease
 from ppdm.steps.anonymize import AnonymizeSettings, anonymize_step
-from ppdm.steps.base import HierarchySource, candidate_files, candidate_refs
+from ppdm.steps.base import HierarchySource, candidate_files
 from ppdm.steps.discretize import DiscretizeSettings, discretize_step
 from ppdm.steps.republication import RepublicationSettings, republication_step
 from ppdm.utility.loss import covers_from_hierarchies
@@ -168,9 +168,7 @@ def run_series(
         frame = keyed.drop(columns="pid")
         clean = store.put_table(frame, kind="t")
         table = discretize_step(discretize, store, clean)
-        candidate = candidate_refs(
-            anonymize_step(anonymize, store, table.refs["discretized"])
-        )
+        candidate = anonymize_step(anonymize, store, table.discretized).tables
         settings = RepublicationSettings(
             dataset="d",
             requirement=requirement,
@@ -190,7 +188,7 @@ def run_series(
                 raw,
                 None,
                 clean,
-                table.refs["discretized"],
+                table.discretized,
             )
         except VerificationError as refused:
             # Every class of a table leaks and none can be released as it
@@ -200,14 +198,11 @@ def run_series(
             assert text.startswith("republication refused, nothing was published")
             out.append((keyed, released(candidate_files(candidate)), None, None))
             continue
-        files = candidate_files(result.refs)
+        files = candidate_files(result.tables)
         series.append(
             EarlierRelease(
                 f"m{month}",
-                {
-                    n: (str(p), result.refs[f"table:{n}"].sha256)
-                    for n, p in files.items()
-                },
+                {n: (str(p), result.tables[n].sha256) for n, p in files.items()},
             )
         )
         out.append(
