@@ -42,6 +42,7 @@ from ppdm.exceptions import AnonymizationError, InvalidParameterError
 from ppdm.model import AnonymizationSpec
 from ppdm.prepare import datasets
 from ppdm.prepare.discretize import METHODS
+from ppdm.release.artifacts import write_json
 from ppdm.utility.cross_validation import CV_PROTOCOL, cross_validate, summarize_cv
 from ppdm.utility.holdout import AnonymizeFn
 from ppdm.utility.learners import MISSING, MISSING_TEXT, MODELS, RANGES
@@ -356,9 +357,7 @@ def write_outputs(
     )
     paths["plot"].write_bytes(plot_accuracy_vs_k(result.results, title=title))
     config = dict(result.config, errors=result.errors)
-    paths["config"].write_text(
-        json.dumps(config, indent=2, sort_keys=True) + "\n", encoding="utf-8"
-    )
+    write_json(paths["config"], config)
     return paths
 
 

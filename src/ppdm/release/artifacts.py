@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import math
+import numbers
 import os
 import tempfile
 import time
@@ -27,7 +29,9 @@ __all__ = [
     "sha256_bytes",
     "sha256_file",
     "canonical_json",
+    "json_text",
     "write_atomic",
+    "write_json",
     "readable_mode",
     "table_to_csv_bytes",
     "sha256_parts",
@@ -63,10 +67,78 @@ def sha256_parts(directory: Path | str) -> str:
     return digest.hexdigest()
 
 
+#: The layouts of :func:`json_text`: a file (indented), one JSON Lines record,
+#: and the compact form that hashes and MACs are taken over.
+_LAYOUTS: dict[str, dict[str, Any]] = {
+    "indented": {"indent": 2},
+    "line": {},
+    "compact": {"separators": (",", ":")},
+}
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every non-finite float (NaN, +inf, -inf) replaced by None.
+
+    numpy floats count as floats (``numbers.Real``); keys are left as they
+    are (``json`` writes them); anything else is left to ``json``.
+    """
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    if (
+        isinstance(value, numbers.Real)
+        and not isinstance(value, numbers.Integral)
+        and not math.isfinite(value)
+    ):
+        return None
+    return value
+
+
+def json_text(obj: Any, *, layout: str = "indented") -> str:
+    """The one JSON encoding of the project's artifacts, logs and hashes.
+
+    One rule for every value, whatever the layout:
+
+    - keys sorted (the bytes depend on the content only, never on the order
+      a dict was built in; the release id, the manifest seal and the audit
+      chain hash these bytes);
+    - non-ASCII text written as UTF-8 characters, not ``\\u`` escapes;
+    - NaN, +inf and -inf written as ``null``: JSON has no such numbers, and a
+      file with ``NaN`` in it is refused by strict readers (JavaScript,
+      ``jq``, Go); ``null`` reads as "no finite value";
+    - a value JSON has no type for (a path, a date, a numpy scalar other than
+      a float) written as its ``str()``.
+
+    ``layout`` is ``"indented"`` (files: two-space indent), ``"line"`` (one
+    line, a JSON Lines record) or ``"compact"`` (no spaces: what hashes and
+    MACs are taken over). No final newline.
+
+    Examples
+    --------
+    >>> json_text({"b": float("nan"), "a": [1.5, float("-inf")]}, layout="line")
+    '{"a": [1.5, null], "b": null}'
+    >>> json_text({"name": "Zürich", "n": 3}, layout="compact")
+    '{"n":3,"name":"Zürich"}'
+    """
+    return json.dumps(
+        _finite(obj),
+        sort_keys=True,
+        ensure_ascii=False,
+        allow_nan=False,
+        default=str,
+        **_LAYOUTS[layout],
+    )
+
+
 def canonical_json(obj: Any) -> bytes:
-    """Deterministic JSON bytes: sorted keys, fixed separators, UTF-8, final newline."""
-    text = json.dumps(obj, sort_keys=True, indent=2, ensure_ascii=False, default=str)
-    return (text + "\n").encode("utf-8")
+    """The bytes of a JSON artifact: :func:`json_text` indented, UTF-8, final newline."""
+    return (json_text(obj) + "\n").encode("utf-8")
+
+
+def write_json(path: Path | str, obj: Any) -> Path:
+    """Write ``obj`` to ``path`` as :func:`canonical_json`, atomically (:func:`write_atomic`)."""
+    return write_atomic(path, canonical_json(obj))
 
 
 def _umask() -> int:

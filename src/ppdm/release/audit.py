@@ -87,7 +87,7 @@ from pathlib import Path
 from typing import Any
 
 from ppdm.exceptions import AuditLogError, PPDMWarning
-from ppdm.release.artifacts import sha256_bytes, sha256_file, write_atomic
+from ppdm.release.artifacts import json_text, sha256_bytes, sha256_file, write_atomic
 from ppdm.release.keys import (
     MIN_KEY_BYTES,
     KeyConfigError,
@@ -146,8 +146,7 @@ def _now() -> str:
 
 
 def _canonical(obj: Any) -> bytes:
-    text = json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return text.encode("utf-8")
+    return json_text(obj, layout="compact").encode("utf-8")
 
 
 def entry_hash(entry: Mapping[str, Any]) -> str:
@@ -174,7 +173,7 @@ def _head_mac(key: bytes, seq: int, hash_: str) -> str:
 def _seal_mac(key: bytes, manifest: Mapping[str, Any]) -> str:
     body = {k: v for k, v in manifest.items() if k != "audit_seal"}
     # The manifest as it reads back from its file (tuples as lists, ...).
-    body = json.loads(json.dumps(body, default=str))
+    body = json.loads(json_text(body))
     return hmac.new(key, _SEAL_LABEL + _canonical(body), hashlib.sha256).hexdigest()
 
 
@@ -448,7 +447,7 @@ def _write_head(out_dir: Path, head: Mapping[str, Any]) -> None:
     """Replace the head file; a fixed temporary name (the lock is held)."""
     path = out_dir / HEAD_NAME
     tmp = path.with_name(path.name + ".tmp")
-    data = (json.dumps(head, sort_keys=True) + "\n").encode("utf-8")
+    data = (json_text(head, layout="line") + "\n").encode("utf-8")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
     try:
         written = os.write(fd, data)
@@ -548,7 +547,7 @@ class AuditLog:
             _write_head(self.out_dir, pre)
             self.head = pre
         head = _head_for(entry["seq"], entry["entry_hash"], head_key)
-        line = json.dumps(entry, sort_keys=True, ensure_ascii=False) + "\n"
+        line = json_text(entry, layout="line") + "\n"
         _append_line(
             self.path,
             line.encode("utf-8"),

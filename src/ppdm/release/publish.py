@@ -29,10 +29,10 @@ from typing import Any
 from ppdm.exceptions import ArtifactIntegrityError, storage_error
 from ppdm.release import audit
 from ppdm.release.artifacts import (
-    canonical_json,
     readable_mode,
     sha256_file,
     write_atomic,
+    write_json,
 )
 from ppdm.release.audit import fsync_directory
 
@@ -211,7 +211,7 @@ def _publish(
                         },
                     }
                 sealed = audit.seal_manifest(manifest, signer.key)
-                write_atomic(staging / "manifest.json", canonical_json(sealed))
+                write_json(staging / "manifest.json", sealed)
                 fsync_directory(staging)
             if release_dir.exists():
                 existing = _existing_data_hashes(release_dir)

@@ -37,7 +37,7 @@ from ppdm.release.artifacts import (
     ArtifactStore,
     canonical_json,
     sha256_bytes,
-    write_atomic,
+    write_json,
 )
 from ppdm.verify.series import PersonValues
 
@@ -107,7 +107,7 @@ def save_state(
         "keys": _ref(keys_ref),
         "values": _ref(values_ref),
     }
-    write_atomic(_link(store, dataset, release_digest(files)), canonical_json(link))
+    write_json(_link(store, dataset, release_digest(files)), link)
     return SeriesState(record_key, keys_ref, dict(values))
 
 

@@ -19,7 +19,6 @@ FAILED: 2-anonymity not met in release.csv: achieved k=1;
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +33,7 @@ from ppdm.privacy._containment import ATTACKER, quasi_identifier_columns
 from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
 from ppdm.privacy.risk import RiskReport, reidentification_risk
+from ppdm.release.artifacts import canonical_json
 from ppdm.release.read import ReleasedFiles, read_released_table, released_sha256
 from ppdm.verify.passthrough import (
     PassthroughPolicy,
@@ -291,8 +291,8 @@ class Certificate:
         return content
 
     def to_json(self) -> str:
-        """:meth:`to_dict` as indented JSON text (ends with a newline)."""
-        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+        """:meth:`to_dict` as the text of ``verification.json`` (ends with a newline)."""
+        return canonical_json(self.to_dict()).decode("utf-8")
 
     def summary(self) -> str:
         """Human text: one line per failed model or column, or one PASSED line.

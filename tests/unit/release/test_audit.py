@@ -176,3 +176,12 @@ def test_an_edited_complete_line_is_tampering_not_a_torn_tail(tmp_path):
     report = verify_audit_log(tmp_path)
     assert not report.ok and "line 2 is not valid JSON" in report.broken
     assert not list(tmp_path.glob("audit.jsonl.torn-*"))
+
+
+def test_an_entry_with_a_non_finite_number_verifies_as_written(tmp_path):
+    """The hash is taken over what the line says (null), not over NaN."""
+    append_entry(tmp_path / "audit.jsonl", {"event": "note", "x": float("nan")})
+    (entry,) = read_entries(tmp_path / "audit.jsonl")
+    assert entry["x"] is None
+    assert '"x": null' in (tmp_path / "audit.jsonl").read_text()
+    assert verify_audit_log(tmp_path).ok

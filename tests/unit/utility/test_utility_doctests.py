@@ -6,11 +6,13 @@ import doctest
 
 import pytest
 
-from ppdm.utility import intervals, loss, preprocessing, report, views
+from ppdm.utility import intervals, loss, preprocessing, report, report_text, views
 
 
 @pytest.mark.parametrize(
-    "module", [intervals, loss, preprocessing, report, views], ids=lambda m: m.__name__
+    "module",
+    [intervals, loss, preprocessing, report, report_text, views],
+    ids=lambda m: m.__name__,
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)
