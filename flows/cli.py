@@ -265,7 +265,7 @@ def _release(args: argparse.Namespace) -> int:
             os.environ["PREFECT_LOGGING_LEVEL"] = level
         if api is not None:
             api.stop()
-    for line in passthrough_warnings(Path(release_dir)):
+    for line in release_warnings(Path(release_dir)):
         print(f"ppdm run: warning: {line}", file=sys.stderr)
     if args.json:
         print(json.dumps(release_summary(Path(release_dir)), sort_keys=True))
@@ -274,12 +274,23 @@ def _release(args: argparse.Namespace) -> int:
     return 0
 
 
-def passthrough_warnings(release_dir: Path) -> list[str]:
-    """One line per column released as is only because the data owner accepted it."""
+def release_warnings(release_dir: Path) -> list[str]:
+    """What the data owner must know before sharing a release: the scope of a
+    differential privacy guarantee, and one line per column released as is
+    only because the owner accepted it."""
     certificate = json.loads(
         (release_dir / "verification.json").read_text(encoding="utf-8")
     )
     lines = []
+    dp = certificate.get("differential_privacy")
+    if dp:
+        # The guarantee is the released tables'; the rest of the directory is
+        # computed on the original rows and is for the data owner.
+        lines.append(
+            "the differential privacy guarantee covers the released tables "
+            f"(data/) only; not covered: {dp.get('not_covered')}: share data/ "
+            "alone with anyone the guarantee is meant to protect against"
+        )
     for r in certificate.get("passthrough") or ():
         if r.get("acknowledged"):
             lines.append(
@@ -512,7 +523,7 @@ def _show(args: argparse.Namespace) -> int:
     quasi = ", ".join(summary["requirement"].get("quasi_identifiers", []))
     print(f"  requirement  {_models_in_words(summary['requirement'])} over {quasi}")
     print(f"  verdict      {verdict}")
-    for line in passthrough_warnings(args.release_dir):
+    for line in release_warnings(args.release_dir):
         print(f"  warning      {line}")
     for name, measures in summary["achieved"].items():
         print(f"  achieved     {name}: {measures}")

@@ -137,7 +137,7 @@ def with_names(tmp_path_factory, survey):
 def test_accepting_a_column_of_names_is_refused_unless_acknowledged(
     with_names, tmp_path, capsys
 ):
-    from ppdm.flows.cli import main, passthrough_warnings
+    from ppdm.flows.cli import main, release_warnings
 
     columns = {"education_code": "drop", "nurse": "insensitive"}
     config = _config(
@@ -165,7 +165,7 @@ def test_accepting_a_column_of_names_is_refused_unless_acknowledged(
     assert result["acknowledged"] is True and result["passed"] is True
     html = (outcome.release_dir / "report.html").read_text(encoding="utf-8")
     assert "Warning: released as is although it looks like a direct identifier" in html
-    (line,) = passthrough_warnings(outcome.release_dir)
+    (line,) = release_warnings(outcome.release_dir)
     assert line.startswith("column 'nurse' is released as is although its values")
     assert main(["show", str(outcome.release_dir)]) == 0
     shown = capsys.readouterr().out

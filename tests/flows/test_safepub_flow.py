@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from ppdm.algorithms.safepub import default_delta, derive_parameters
-from ppdm.flows.cli import main
+from ppdm.flows.cli import main, release_warnings
 
 pytestmark = pytest.mark.slow  # a Prefect run and a verify: about a minute
 
@@ -48,6 +48,12 @@ def test_release_has_the_derived_k_and_verifies(safepub_release, capsys):
     assert (entry_dp["epsilon"], entry_dp["delta"]) == (1.0, default_delta(1000))
     assert entry_dp["checked"]["k"] == k
     assert entry_dp["holds"].startswith("by construction")
+    # The guarantee is the released tables'; what else the directory holds is
+    # computed on the original rows, and the data owner is told so.
+    assert entry_dp["covers"] == "the released tables (data/)"
+    assert "utility.json" in entry_dp["not_covered"]
+    (warning,) = [w for w in release_warnings(safepub_release) if "differential" in w]
+    assert "share data/ alone" in warning
     evidence = json.loads((safepub_release / "evidence.json").read_text())["evidence"]
     assert evidence["k_derived"] == k and evidence["beta"] == pytest.approx(beta)
     assert evidence["randomness"].startswith("keyed:")

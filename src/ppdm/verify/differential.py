@@ -28,10 +28,21 @@ from ppdm.exceptions import InvalidParameterError
 from ppdm.release.read import ReleasedFiles, read_released_table
 
 __all__ = [
+    "NOT_COVERED",
     "DifferentialPrivacyCheck",
     "check_differential_privacy",
     "check_released_files",
 ]
+
+
+#: What a release directory holds beside the released tables that is computed
+#: on the original rows, outside the differentially private mechanism: the
+#: guarantee does not extend to it.
+NOT_COVERED = (
+    "utility.json and report.html (measured on the original rows and a "
+    "re-release of a training split), validation.json (row counts of the "
+    "source), the certificate's risk figures (against the original rows)"
+)
 
 
 @dataclass(frozen=True)
@@ -83,6 +94,8 @@ class DifferentialPrivacyCheck:
             "algorithm": self.algorithm,
             "holds": "by construction (sampling and randomized choices of the "
             "algorithm); not testable on the released files",
+            "covers": "the released tables (data/)",
+            "not_covered": NOT_COVERED,
             "checked": {
                 "k": self.k,
                 "beta": self.beta,
