@@ -406,6 +406,50 @@ class SafePubParameters:
     k: int
 
 
+def _refuse_unreachable_k(
+    name: str, table: pd.DataFrame, qis: Sequence[str], k: int, beta: float
+) -> None:
+    """Refuse, before any draw, a table no generalization can release.
+
+    A class is a whole released row, so the columns released as they are
+    (sensitive attribute, target, insensitive columns) split the rows even when
+    every quasi-identifier is generalized to the top of its hierarchy. When not
+    one of their combinations holds k rows of an expected sample (beta of its
+    rows), every draw would release nothing. The message goes to the data
+    owner, who holds the table; nothing is published.
+    """
+    others = [c for c in table.columns if c not in set(qis)]
+    if not others or len(table) == 0:
+        largest = len(table)
+    else:
+        largest = int(
+            table.groupby(others, dropna=False, sort=False, observed=True).size().max()
+        )
+    if largest * beta >= k:
+        return
+    if others:
+        split = ", ".join(
+            f"{c} ({table[c].nunique(dropna=False)} values)" for c in others
+        )
+        cause = (
+            f"the columns released as they are, {split}, leave at most {largest} "
+            f"of the {len(table)} rows in one class even with every quasi-identifier "
+            f"generalized to its top, about {largest * beta:.0f} after sampling "
+            f"(beta {beta:.3f})"
+        )
+        remedy = (
+            "drop those columns or make them quasi-identifiers with a hierarchy, "
+            "or raise epsilon"
+        )
+    else:
+        cause = f"the {len(table)} rows give about {largest * beta:.0f} after sampling"
+        remedy = "raise epsilon, or release a larger table"
+    raise InfeasibleConstraintError(
+        f"{name}: no release can reach the k = {k} that epsilon and delta imply: "
+        f"{cause}; {remedy}"
+    )
+
+
 class SafePub(Anonymizer):
     """(epsilon, delta)-differentially private sampling, generalization, suppression.
 
@@ -534,6 +578,7 @@ class SafePub(Anonymizer):
             h.encode(table[q])  # a value outside its hierarchy: a clear error first
         p = self.parameters(len(table))
         k = max(p.k, spec.requirement.minimal_class_size)
+        _refuse_unreachable_k(self.name, table, qis, k, p.beta)
         secret, source = self._generator(rng)
         sample = table[secret.random(len(table)) < p.beta]
         scorer = _SampleScorer(sample, qis, chain, spec.target, k)
@@ -549,8 +594,10 @@ class SafePub(Anonymizer):
             # Emptiness is a function of the private output: saying so spends nothing.
             raise InfeasibleConstraintError(
                 f"{self.name}: no class of the sample reaches k = {k} at the "
-                f"generalization {dict(zip(qis, result.levels))}; raise epsilon "
-                "or delta, or use coarser hierarchies"
+                f"generalization {dict(zip(qis, result.levels))} drawn by the "
+                "private search; raise epsilon or delta, use coarser hierarchies, "
+                "or take fewer search steps (steps: 3 keeps the draw near the top "
+                "of the lattice)"
             )
         evidence = {
             "guarantee": "(epsilon, delta)-differential privacy",

@@ -26,7 +26,7 @@ from ppdm.algorithms.safepub import (
     keyed_generator,
     safepub_search,
 )
-from ppdm.exceptions import InvalidParameterError
+from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.model import AnonymizationSpec
 from ppdm.privacy import Requirement
@@ -342,3 +342,26 @@ def test_one_record_moves_a_score_by_at_most_its_sensitivity(
             assert change <= sensitivity + 1e-9, (node, change, sensitivity)
             largest = max(largest, change)
     assert largest > 0  # the scores do move: the check could fail
+
+
+def test_columns_released_as_they_are_that_split_below_k_are_refused_first(
+    key: str,
+) -> None:
+    """A sensitive column of many values splits every class below the derived k
+    whatever the generalization: one line names it and the remedy, before any
+    draw (the secret generator is never asked)."""
+    table, hierarchies = person_table()
+    table["dx"] = pd.array([f"D{i % 300:03d}" for i in range(len(table))], "string")
+    algorithm = SafePub(epsilon=1.0, randomness="keyed", key=key)
+    with pytest.raises(InfeasibleConstraintError) as refused:
+        algorithm.anonymize(table, spec_of(hierarchies), np.random.default_rng(1))
+    line = str(refused.value)
+    assert "\n" not in line
+    assert "dx (300 values)" in line and "y (2 values)" in line
+    assert "make them quasi-identifiers with a hierarchy" in line
+    # Without the column, the same table is released (few steps, as above).
+    few = SafePub(epsilon=1.0, steps=3, randomness="keyed", key=key)
+    released = few.anonymize(
+        table.drop(columns="dx"), spec_of(hierarchies), np.random.default_rng(1)
+    )
+    assert len(released.table) > 0
