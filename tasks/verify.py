@@ -22,13 +22,21 @@ def verify(
     """Verify: independent check of the candidate files; the certificate artifact."""
     output = verify_step(settings, store, candidate, original, source_sha256)
     for name, table in output.summary["tables"].items():
-        achieved = table["measures"]
         log_fact(
-            "verify: %s passed; %d rows, achieved k = %s, distinct l = %s",
+            "verify: %s passed; %d rows; %s",
             name,
             table["rows"],
-            achieved.get("k", "n/a"),
-            achieved.get("distinct_l", "n/a"),
+            achieved_line(table),
+        )
+    dp = output.summary.get("differential_privacy")
+    if dp:
+        log_fact(
+            "verify: (%g, %g)-differential privacy %s; every class >= k = %s: %s",
+            dp["epsilon"],
+            dp["delta"],
+            dp["holds"].split(" (")[0],
+            dp["checked"]["k"],
+            "yes" if dp["checked"]["every_class_at_least_k"] else "no",
         )
     markdown_artifact(
         settings.dataset,
@@ -37,6 +45,19 @@ def verify(
         "Verification certificate (passed)",
     )
     return output
+
+
+def achieved_line(table: dict) -> str:
+    """Each checked model with the figure it achieved, as its own result states it."""
+    shown = [
+        f"{result['model']}: {result['measure']} = {_figure(result.get('achieved'))}"
+        for result in table.get("models") or ()
+    ]
+    return "; ".join(shown) or "no per-class model checked"
+
+
+def _figure(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def certificate_markdown(certificate: dict) -> str:
