@@ -274,11 +274,17 @@ class _Domain:
     def __init__(self, values: Sequence[object]) -> None:
         self.texts = [_text(v) for v in values]
         self.size = len(self.texts)
-        positions: dict[str | None, list[int]] = {}
-        for i, text in enumerate(self.texts):
-            positions.setdefault(text, []).append(i)
-        self._positions = {
-            t: np.asarray(p, dtype=np.int64) for t, p in positions.items()
+        # Positions by text, found by one factorize and one sort: a value's
+        # positions are a slice of the sorted order (no list per value).
+        codes, uniques = pd.factorize(
+            pd.Series(self.texts, dtype=object), use_na_sentinel=False
+        )
+        self._order = np.argsort(codes, kind="stable").astype(np.int64)
+        self._bounds = np.searchsorted(codes[self._order], np.arange(len(uniques) + 1))
+        # Texts are str or None; factorize gives None back as NaN.
+        self._index = {
+            (text if isinstance(text, str) else None): i
+            for i, text in enumerate(uniques.tolist())
         }
         self.missing = np.sort(
             np.concatenate([self.positions(None), self.positions("")])
@@ -291,7 +297,10 @@ class _Domain:
         self.run_order: str | None = None
 
     def positions(self, text: str | None) -> np.ndarray:
-        return self._positions.get(text, _NONE)
+        i = self._index.get(text)
+        if i is None:
+            return _NONE
+        return self._order[self._bounds[i] : self._bounds[i + 1]]
 
     def _sorted(self, order: str) -> _SortedValues:
         return self._dates() if order == "days" else self._numbers
