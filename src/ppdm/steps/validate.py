@@ -60,18 +60,9 @@ def validate_step(
             source=settings.source,
         )
     except DataValidationError as err:
-        outcome = getattr(err, "outcome", None)
-        if outcome is not None:
-            ref = store.put_csv(outcome.quarantine, kind="quarantine")
-            raise type(err)(
-                f"{err} Rejected rows and reasons: {ref.path}", err.failure_cases
-            ) from err
+        _raise_with_quarantine(err, store)
         raise
-    key = (
-        resolve_pseudonym_key(settings.pseudonym_key)
-        if settings.pseudonym_key is not None
-        else None
-    )
+    key = _pseudonym_key(settings)
     clean = release_bound(
         outcome.clean,
         settings.released_columns,
@@ -107,18 +98,9 @@ def _validate_parts(
             map_parts=map_parts,
         )
     except DataValidationError as err:
-        outcome = getattr(err, "outcome", None)
-        if outcome is not None:
-            ref = store.put_csv(outcome.quarantine, kind="quarantine")
-            raise type(err)(
-                f"{err} Rejected rows and reasons: {ref.path}", err.failure_cases
-            ) from err
+        _raise_with_quarantine(err, store)
         raise
-    key = (
-        resolve_pseudonym_key(settings.pseudonym_key)
-        if settings.pseudonym_key is not None
-        else None
-    )
+    key = _pseudonym_key(settings)
     clean = store.staging()
     bound_parts(
         [Path(p) for p in outcome.clean.paths],
@@ -136,3 +118,21 @@ def _validate_parts(
         validation=store.put_json(outcome.report, kind="validation-report"),
         summary=dict(outcome.report),
     )
+
+
+def _raise_with_quarantine(err: DataValidationError, store: ArtifactStore) -> None:
+    """Raise the rejection with its rejected rows kept in the work directory and
+    named; return when it carries none (the caller re-raises it as it is)."""
+    outcome = getattr(err, "outcome", None)
+    if outcome is None:
+        return
+    ref = store.put_csv(outcome.quarantine, kind="quarantine")
+    raise type(err)(
+        f"{err} Rejected rows and reasons: {ref.path}", err.failure_cases
+    ) from err
+
+
+def _pseudonym_key(settings: ValidateSettings) -> bytes | None:
+    if settings.pseudonym_key is None:
+        return None
+    return resolve_pseudonym_key(settings.pseudonym_key)
