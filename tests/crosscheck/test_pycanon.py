@@ -183,6 +183,7 @@ def test_ordered_t_closeness_agrees_with_pycanon(tmp_path, data):
     )
 
 
+@pytest.mark.slow  # pyCANON on an Adult sample: about 18 s
 def test_adult_sample_agrees_with_pycanon():
     """A real table: 3,000 Adult rows with '?' kept as missing (empty text)."""
     from ppdm.prepare.datasets import load

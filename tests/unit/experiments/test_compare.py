@@ -241,6 +241,7 @@ def test_unknown_names_and_bad_k_are_refused(config):
     assert C.parse_k("10, 5,10") == [5, 10]
 
 
+@pytest.mark.slow  # every output file of a whole comparison: about 15 s
 def test_outputs_written(config, german_table, tmp_path, toy_algorithms):
     table = _sample(german_table, 200)
     plan = C.plan_comparison(
