@@ -70,6 +70,12 @@ from ppdm.exceptions import InvalidParameterError
 from ppdm.prepare import validation as v
 from ppdm.release.artifacts import table_to_csv_bytes, write_atomic
 from ppdm.scale.ingest_parts import PART_NAME, PartitionedTable, write_part
+from ppdm.scale.row_checks import (
+    COLUMN_CONDITIONS,
+    ColumnCondition,
+    gx_order,
+    run_conditions,
+)
 
 __all__ = ["PartitionedValidation", "QUARANTINE_NAME", "validate_partitions"]
 
@@ -172,6 +178,7 @@ def validate_partitions(
     source: str = "table",
     out_dir: str | Path,
     map_parts: MapParts = map,
+    column_conditions: bool = True,
 ) -> PartitionedValidation:
     """Validate a partitioned table as ``validate_table`` validates the whole.
 
@@ -194,6 +201,10 @@ def validate_partitions(
     map_parts : callable, default=map
         ``map_parts(fn, items)`` applies ``fn`` to every item and returns the
         results in order; ``fn`` is a top-level function of one plain dict.
+    column_conditions : bool, default=True
+        Run the row-wise expectations as GX's conditions column by column
+        (:mod:`ppdm.scale.row_checks`) where the suite allows; False: GX's
+        whole validation on every partition (the reference the tests compare).
 
     Returns
     -------
@@ -231,11 +242,13 @@ def validate_partitions(
             ],
         )
         duplicates = _duplicates(list(counted), plan.unique_columns)
+    worker_suite = plan.worker_suite(duplicates)
     shared = {
         **base,
-        "suite": plan.worker_suite(duplicates),
+        "suite": worker_suite,
         "aggregates": plan.aggregates,
         "counted": plan.counted,
+        "conditions": plan.conditions(worker_suite) if column_conditions else None,
     }
     jobs = [
         {
@@ -421,6 +434,57 @@ class _Plan:
             entries.append(entry)
         return {"name": self.name, "expectations": entries}
 
+    def conditions(self, worker_suite: Mapping[str, Any]) -> dict | None:
+        """The row-wise expectations as column conditions; None: GX runs each partition.
+
+        ``worker_suite`` is :meth:`worker_suite`'s (uniqueness as not-in-set).
+        Every expectation must be an aggregate (summarised here) or a
+        condition on one column's values (:mod:`ppdm.scale.row_checks`) with
+        no row condition and no suite parameter.
+        """
+        engine, runtime = _engine(), _runtime()
+        found = {}
+        for e, entry in zip(
+            self.expectations, worker_suite["expectations"], strict=True
+        ):
+            if e.kind == "aggregate":
+                continue
+            kwargs = entry.get("kwargs", {})
+            if "$PARAMETER" in repr(kwargs) or kwargs.get("row_condition"):
+                return None
+            configs = (
+                _expectation(entry)
+                .get_validation_dependencies(
+                    execution_engine=engine, runtime_configuration=runtime
+                )
+                .metric_configurations
+            )
+            # uniqueness runs as not-in-set (see worker_suite)
+            metric = (
+                "column_values.not_in_set" if e.kind == "unique" else str(e.map_metric)
+            )
+            config = configs.get(f"{metric}.unexpected_count")
+            column = kwargs.get("column")
+            if (
+                metric not in COLUMN_CONDITIONS
+                or config is None
+                or not isinstance(column, str)
+                or any(
+                    value is not None
+                    for key, value in config.metric_domain_kwargs.items()
+                    if key != "column"
+                )
+            ):
+                return None
+            found[e.index] = ColumnCondition(
+                index=e.index,
+                metric=metric,
+                column=column,
+                value_kwargs=dict(config.metric_value_kwargs),
+                counts=tuple(self.counted[e.index][1]),
+            )
+        return found
+
     def combine(self, parts: list[list[dict]], dtypes: dict[str, str | None]) -> list:
         """The whole table's GX result items, from the partitions' (in GX's order)."""
         order = [item["index"] for item in parts[0]] if parts else []
@@ -543,7 +607,7 @@ def _validate_part(job: Mapping[str, Any]) -> dict[str, Any]:
     frame_schema, source, start = job["schema"], job["source"], int(job["start"])
     raw, work, (typed, coerce_failures, unconvertible) = _typed_part(job)
     pandera_failures = v._run_pandera(typed, frame_schema, coerce_failures, source)
-    gx_failures, gx_items = _gx_part(
+    gx_failures, gx_items = _conditions_part(typed, job) or _gx_part(
         typed, job["suite"], job["aggregates"], job["counted"]
     )
     failures = v._all_failures(coerce_failures, pandera_failures, gx_failures)
@@ -614,6 +678,46 @@ def _gx_part(
                 "message": found if could_not else item.message,
                 "metrics": {} if could_not else found,
             }
+        )
+    return v._stack(failures), summaries
+
+
+def _conditions_part(
+    typed: pd.DataFrame, job: Mapping[str, Any]
+) -> tuple[pd.DataFrame, list[dict[str, Any]]] | None:
+    """As :func:`_gx_part`, with GX's conditions run column by column (None: cannot)."""
+    conditions = job.get("conditions")
+    if conditions is None:
+        return None
+    found = run_conditions(typed, conditions)
+    if found is None:
+        return None
+    entries = job["suite"]["expectations"]
+    failures, summaries = [], []
+    for position in gx_order(entries):
+        entry = entries[position]
+        index = int(entry["meta"][_INDEX])
+        if index in job["aggregates"]:
+            metrics = {
+                name: _summary(name, typed, column)
+                for name, column in job["aggregates"][index]
+            }
+        else:
+            rows, metrics = found[index]
+            kwargs = dict(entry.get("kwargs", {}))
+            if len(rows) and kwargs.get("mostly", 1) >= 1:
+                item = v._GxItem(
+                    kind=entry["type"],
+                    kwargs=kwargs,
+                    success=False,
+                    result={"unexpected_index_list": rows},
+                    raised=False,
+                    message=None,
+                    meta=dict(entry["meta"]),
+                )
+                failures.append(v._gx_row_failures(_as_suite_item(item), typed))
+        summaries.append(
+            {"index": index, "raised": False, "message": None, "metrics": metrics}
         )
     return v._stack(failures), summaries
 
