@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 from ppdm import config, pipeline
 from ppdm.algorithms import ALGORITHMS, get_algorithm
-from ppdm.algorithms.kactus import Kactus, _ModelPruning, anonymize_tree
+from ppdm.algorithms.kactus import Kactus, anonymize_tree
+from ppdm.algorithms.kactus_pruning import _ModelPruning
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.model import AnonymizationSpec
 from ppdm.prepare import datasets
