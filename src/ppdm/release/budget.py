@@ -61,7 +61,7 @@ from typing import Any, Literal
 
 from ppdm.exceptions import AuditLogError, InfeasibleConstraintError
 from ppdm.privacy.differential import PrivacyCost
-from ppdm.release import audit
+from ppdm.release import audit, audit_log
 from ppdm.release.keys import MissingKeyError
 
 __all__ = [
@@ -295,7 +295,7 @@ def read_ledger(
     """
     out_dir = Path(out_dir)
     log_path = out_dir / audit.AUDIT_LOG_NAME
-    if not log_path.exists() and not audit._release_dirs(out_dir):
+    if not log_path.exists() and not audit_log._release_dirs(out_dir):
         return {}
     report = audit.verify_audit_log(out_dir, key=key)
     if report.unkeyed:
