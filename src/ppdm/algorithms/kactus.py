@@ -13,8 +13,8 @@ Beyond the paper, every privacy model of the requirement is enforced
 (l-diversity in its three variants, t-closeness): a leaf complies when the
 models accept its group, lending also brings the sensitive values a group
 lacks, and the records left at the root are completed from the released
-groups instead of being dropped (:class:`~ppdm.algorithms.kactus_pruning._ModelPruning`). With k-anonymity
-alone the paper's algorithm runs unchanged.
+groups instead of being dropped (:mod:`ppdm.algorithms.kactus_pruning`). With
+k-anonymity alone the paper's algorithm runs unchanged.
 
 References
 ----------
@@ -91,7 +91,7 @@ def anonymize_tree(
     With a ``requirement`` holding more than k-anonymity (l-diversity,
     t-closeness; not in the paper), "complies" means "every model accepts the
     leaf's group" (:meth:`Requirement.accepts_groups`) and k is the
-    requirement's smallest acceptable class; see :class:`~ppdm.algorithms.kactus_pruning._ModelPruning` for
+    requirement's smallest acceptable class; see :class:`_ModelPruning` for
     the lending and the root. No record is dropped then: the root's group is
     completed with records lent by, or whole groups taken from, the released
     groups until the models accept it.
@@ -187,7 +187,7 @@ class Kactus(Anonymizer):
     (:meth:`~ppdm.privacy.Requirement.accepts_groups`), non-complying ones are
     pruned and helped by lent instances as in the paper, the lent instances
     being chosen to bring the sensitive values the group lacks (see
-    :class:`~ppdm.algorithms.kactus_pruning._ModelPruning`), and the requirement's smallest acceptable class
+    :class:`_ModelPruning`), and the requirement's smallest acceptable class
     replaces k (tree MinObj, extras). No record is dropped then: the
     fully suppressed group left at the root borrows instances from the
     released groups, or merges whole ones, until the models accept it, so

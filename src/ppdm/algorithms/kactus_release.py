@@ -1,8 +1,11 @@
 """kACTUS's released table: suppress(R, Q, path) for every released group.
 
-A quasi-identifier the group's tree path pins is kept (numeric ones tested
-by thresholds as the group mean or range), every other one is suppressed;
-cells are released as text in the grammar of :mod:`ppdm.values`.
+A quasi-identifier that the group's tree path pins to one value is kept; one
+tested only by thresholds is released as the group's mean or the path's
+interval; with ``generalize_small_siblings`` a categorical one may be released
+as the group's value set; every other one is the suppression marker
+(:func:`ppdm.algorithms.kactus.anonymize_tree` states the rules). Cells are
+text in the grammar of :mod:`ppdm.values`.
 """
 
 from __future__ import annotations
@@ -19,8 +22,7 @@ from ppdm.model import (
     AttributeKind,
     attribute_kind,
 )
-from ppdm.trees.base import Interval as TreeInterval
-from ppdm.trees.base import PredicateTree, TreeNode, constraint_kinds
+from ppdm.trees.base import Between, PredicateTree, TreeNode, constraint_kinds
 from ppdm.values import format_interval, format_number, format_set
 
 
@@ -84,7 +86,7 @@ def path_interval(tree: PredicateTree, node: TreeNode, attribute: str) -> tuple:
     """The interval ``(low, high]`` the thresholds on ``node``'s path leave."""
     low, high = -np.inf, np.inf
     for predicate in tree.path(node):
-        if isinstance(predicate, TreeInterval) and predicate.attribute == attribute:
+        if isinstance(predicate, Between) and predicate.attribute == attribute:
             low, high = max(low, predicate.low), min(high, predicate.high)
     return float(low), float(high)
 

@@ -73,7 +73,7 @@ __all__ = [
     "DatasetLedger",
     "Publication",
     "Spend",
-    "check_against",
+    "check_budget",
     "check_before_run",
     "compose",
     "compose_advanced",
@@ -312,7 +312,7 @@ def read_ledger(
     return ledger_from_entries(audit.read_entries(log_path))
 
 
-def check_against(
+def check_budget(
     ledger: DatasetLedger | None,
     dataset: str,
     budget: Budget,
@@ -387,7 +387,7 @@ def check_before_run(
     ledger = read_ledger(out_dir, key=key).get(dataset)
     where = str(Path(out_dir) / audit.AUDIT_LOG_NAME)
     try:
-        check_against(ledger, dataset, budget, cost, where, "nothing was run")
+        check_budget(ledger, dataset, budget, cost, where, "nothing was run")
     except BudgetExceededError:
         if ledger is None or rerun_of is None:
             raise
@@ -429,7 +429,7 @@ class BudgetCheck:
         ledger = ledger_from_entries(log.entries).get(self.dataset)
         if ledger is not None and ledger.holds(release_dir):
             return  # the same release again: nothing more is spent
-        check_against(
+        check_budget(
             ledger,
             self.dataset,
             self.budget,
