@@ -318,7 +318,7 @@ def _numeric_hierarchy(
         low = np.minimum.reduceat(uniques, _starts(groups))
         high = np.maximum.reduceat(uniques, _starts(groups))
         labels = np.array([format_range(a, b) for a, b in zip(low, high)], dtype=object)
-        columns.append(labels[_dense(groups)])
+        columns.append(labels[np.unique(groups, return_inverse=True)[1]])
     rows = _rows(columns, len(uniques))
     return HierarchyPlan(
         attribute,
@@ -348,7 +348,7 @@ def _category_hierarchy(attribute: str, present: pd.Series) -> HierarchyPlan:
     levels = _nested_groups(frequency) if len(values) > _FEW_CATEGORIES else []
     columns = [values]
     for groups in levels:
-        dense = _dense(groups)
+        dense = np.unique(groups, return_inverse=True)[1]
         members = pd.Series(values).groupby(dense, sort=True).agg(list)
         labels = np.array([format_set(m) for m in members], dtype=object)
         columns.append(labels[dense])
@@ -388,11 +388,6 @@ def _nested_groups(counts: np.ndarray) -> list[np.ndarray]:
             previous = distinct
         groups //= _FANOUT
     return levels
-
-
-def _dense(groups: np.ndarray) -> np.ndarray:
-    """Group ids renumbered 0, 1, ... in order (ids are non-decreasing)."""
-    return np.unique(groups, return_inverse=True)[1]
 
 
 def _starts(groups: np.ndarray) -> np.ndarray:

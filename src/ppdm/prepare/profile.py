@@ -90,6 +90,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ppdm.config import ROLES
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.ordered_text import date_format
 from ppdm.identifiers import IDENTIFIER_STEMS, IDENTIFIER_WORDS, identifier_pattern
@@ -120,16 +121,6 @@ __all__ = [
     "type_column",
 ]
 
-#: The roles a column can have (``columns:`` of a release configuration).
-ROLES = (
-    "identifying",
-    "quasi_identifier",
-    "sensitive",
-    "insensitive",
-    "target",
-    "weight",
-    "drop",
-)
 
 # -- thresholds (module docstring) -------------------------------------------
 _UNIQUE_SHARE = 0.95  # distinct values per non-missing row: "unique for ~every row"
