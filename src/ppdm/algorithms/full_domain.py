@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from ppdm.generalization.lattice_release import (
     generalized_release,
 )
 from ppdm.model import AnonymizationSpec, Release
+from ppdm.privacy import CLASS_MODELS
 from ppdm.scale.frequency import FrequencyTable
 from ppdm.scale.recoding import Recoding
 
@@ -37,7 +38,18 @@ LatticeBuilder = Callable[..., GeneralizationLattice]
 
 
 class FullDomainAnonymizer(Anonymizer):
-    """An algorithm that chooses one lattice node and releases the table at it."""
+    """An algorithm that chooses one lattice node and releases the table at it.
+
+    What the release of a node needs fixes the capabilities: every
+    quasi-identifier's hierarchy, raw numbers (the hierarchies generalize
+    them), and any class model (the classes a model rejects are suppressed);
+    the same release decided on a frequency table serves the Dask engine.
+    """
+
+    uses_hierarchies: ClassVar[bool] = True
+    numeric_input: ClassVar[str] = "raw"
+    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
+    frequency_table: ClassVar[bool] = True
 
     @abstractmethod
     def _search(

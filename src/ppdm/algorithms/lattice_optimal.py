@@ -59,7 +59,6 @@ from ppdm.generalization.lattice import (
 )
 from ppdm.model import AnonymizationSpec
 from ppdm.params import Options
-from ppdm.privacy import CLASS_MODELS
 
 __all__ = ["LatticeOptimal", "OptimalResult", "optimal_node"]
 
@@ -243,14 +242,10 @@ class LatticeOptimal(FullDomainAnonymizer):
     """
 
     name: ClassVar[str] = "lattice-optimal"
-    uses_hierarchies: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Exact least-loss full-domain generalization meeting every privacy model "
         "and the suppression limit (pruned lattice search)"
     )
-    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
-    numeric_input: ClassVar[str] = "raw"
-    frequency_table: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {"loss": Options(("glm", "cm"))}
 
     def __init__(self, *, loss: str = "glm") -> None:

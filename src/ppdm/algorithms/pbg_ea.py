@@ -62,7 +62,6 @@ from ppdm.generalization.lattice import (
 )
 from ppdm.model import AnonymizationSpec
 from ppdm.params import Interval, Options, PositiveNumbers
-from ppdm.privacy import CLASS_MODELS
 
 __all__ = ["BoxArchive", "PbgEa", "PbgResult", "parse_objectives", "pbg_search"]
 
@@ -571,14 +570,10 @@ class PbgEa(FullDomainAnonymizer):
     """
 
     name: ClassVar[str] = "pbg-ea"
-    uses_hierarchies: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Evolutionary search of the generalization lattice for the Pareto front of "
         "privacy vs loss (Dewri et al. 2010)"
     )
-    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
-    numeric_input: ClassVar[str] = "raw"
-    frequency_table: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "objectives": Options(OBJECTIVE_SETS),
         "population": Interval(numbers.Integral, 2, None),
