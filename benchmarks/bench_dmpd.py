@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             return client.gather(client.map(fn, items, pure=False))
 
         try:
-            with parallel.using(on_dask):
+            with parallel.mapped_by(on_dask):
                 return _main(args, argv)
         finally:
             client.close()

@@ -99,7 +99,7 @@ def release(config: ReleaseConfig) -> str:
         from ppdm.tasks.parallel import prefect_mapper
 
         mapper = prefect_mapper(config.parallel.workers)
-    with parallel.using(mapper):
+    with parallel.mapped_by(mapper):
         return str(run_steps(config, run_step=run_task).release_dir)
 
 
