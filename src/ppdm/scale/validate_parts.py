@@ -179,6 +179,7 @@ def validate_partitions(
     out_dir: str | Path,
     map_parts: MapParts = map,
     column_conditions: bool = True,
+    finish: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
 ) -> PartitionedValidation:
     """Validate a partitioned table as ``validate_table`` validates the whole.
 
@@ -205,6 +206,11 @@ def validate_partitions(
         Run the row-wise expectations as GX's conditions column by column
         (:mod:`ppdm.scale.row_checks`) where the suite allows; False: GX's
         whole validation on every partition (the reference the tests compare).
+    finish : callable, optional
+        Applied to each partition's clean rows before they are written (a
+        picklable function of a frame, e.g. keeping only the columns a
+        release may carry), so they are written once, not written, read and
+        written again.
 
     Returns
     -------
@@ -249,6 +255,7 @@ def validate_partitions(
         "aggregates": plan.aggregates,
         "counted": plan.counted,
         "conditions": plan.conditions(worker_suite) if column_conditions else None,
+        "finish": finish,
     }
     jobs = [
         {
@@ -615,6 +622,8 @@ def _validate_part(job: Mapping[str, Any]) -> dict[str, Any]:
     quarantine = v._quarantine(raw, failures, list(work.columns), rejected)
     quarantine[v.SOURCE_ROW] = rejected + start
     clean = v._final_types(typed.iloc[keep].reset_index(drop=True), frame_schema)
+    if job.get("finish") is not None:
+        clean = job["finish"](clean)
     write_part(clean, job["clean_path"])
     failures = failures.assign(row=failures["row"].to_numpy(dtype=np.int64) + start)
     return {
