@@ -52,6 +52,7 @@ from ppdm.experiments.compare.grid import (
     load_table,
     parse_k,
     plan_comparison,
+    sweep_config,
 )
 from ppdm.experiments.compare.pages import (
     comparison_from_json,
@@ -99,6 +100,7 @@ __all__ = [
     "run_comparison",
     "significance_tests",
     "summarize",
+    "sweep_config",
     "terminal_table",
     "write_outputs",
 ]

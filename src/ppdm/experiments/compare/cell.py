@@ -179,6 +179,8 @@ def evaluate_fold(
         "marker": config.requirement.suppression_marker,
         "with_original": False,
         "covers": covers,
+        "missing": plan.missing,
+        "ranges": plan.ranges,
     }
     if candidate.algorithm == BASELINE:
         train, test = _baseline_halves(plan, split)

@@ -23,7 +23,7 @@ from ppdm.experiments.significance import (
     FOLDS,
     REPEATS,
 )
-from ppdm.utility.learners import MODELS
+from ppdm.utility.learners import MISSING, MODELS, RANGES, check_missing
 
 #: Name of the reference rows: the models trained on the (discretized)
 #: original training half, no anonymization (reported as k = 1).
@@ -88,6 +88,13 @@ class ComparisonPlan:
         read to cost generalized labels).
     sample : int or None
         Rows of the seeded stratified sample, when one was taken.
+    params : dict
+        ``{row label: parameters}`` of every algorithm row.
+    missing : {"weka", "zeros", "indicator"}, default="weka"
+        How the models read unknown cells (:data:`ppdm.utility.MISSING`).
+    ranges : {"midpoint", "uniform"}, default="midpoint"
+        How the C4.5 tree reads a released numeric range
+        (:data:`ppdm.utility.RANGES`).
     """
 
     config: ReleaseConfig
@@ -98,6 +105,8 @@ class ComparisonPlan:
     hierarchies: dict[str, Any] | None = None
     sample: int | None = None
     params: dict[str, dict[str, Any]] = field(default_factory=dict)
+    missing: str = MISSING[0]
+    ranges: str = RANGES[0]
 
     @property
     def runnable(self) -> list[Candidate]:
@@ -237,6 +246,8 @@ def plan_comparison(
     sample: int | None = None,
     repeats: int = REPEATS,
     folds: int = FOLDS,
+    missing: str = MISSING[0],
+    ranges: str = RANGES[0],
 ) -> ComparisonPlan:
     """Every (algorithm, k) of the comparison, the folds and the table.
 
@@ -260,6 +271,10 @@ def plan_comparison(
         Use a seeded stratified sample of this many rows (documented in the
         outputs).
     repeats, folds : int, default=5, 2
+    missing : {"weka", "zeros", "indicator"}, default="weka"
+    ranges : {"midpoint", "uniform"}, default="midpoint"
+        How the models read unknown cells and released numeric ranges
+        (:func:`ppdm.utility.scoring.train_and_score`).
 
     Raises
     ------
@@ -268,6 +283,11 @@ def plan_comparison(
         sample size.
     """
     ks = parse_k(ks)
+    check_missing(missing)
+    if ranges not in RANGES:
+        raise InvalidParameterError(
+            f"ranges must be one of {list(RANGES)}; got {ranges!r}"
+        )
     names = list(ALGORITHMS) if algorithms is None else list(algorithms)
     unknown = [n for n in names if n not in ALGORITHMS]
     if unknown:
@@ -331,6 +351,8 @@ def plan_comparison(
         hierarchies=hierarchies or None,
         sample=sample,
         params=chosen,
+        missing=missing,
+        ranges=ranges,
     )
 
 
@@ -364,3 +386,60 @@ def _registry_name(candidate: Candidate) -> str:
 def _one_line(err: BaseException) -> str:
     text = " ".join(str(err).split())
     return text or type(err).__name__
+
+
+def sweep_config(
+    config: ReleaseConfig,
+    columns: Sequence[str],
+    *,
+    quasi_identifiers: Sequence[str],
+    target: str,
+    sensitive_attribute: str | None = None,
+    l: int = 1,  # noqa: E741 - the literature's name
+    suppression_limit: float = 0.0,
+    discretize: str = "none",
+    n_bins: int = 5,
+    seed: int = 0,
+) -> ReleaseConfig:
+    """A configuration for an experiment on a table's columns, as papers set one.
+
+    The papers' accuracy-against-k experiments name the quasi-identifiers,
+    target and sensitive attribute of a table outright; every other of
+    ``columns`` gets the role ``drop`` (a ``table`` given to
+    :func:`plan_comparison` keeps them in the training halves, as the papers
+    do, as columns no privacy model reads). ``config`` gives the rest
+    (dataset, source, hierarchies, the requirement's other settings).
+
+    Examples
+    --------
+    >>> from ppdm.config import default_config
+    >>> config = sweep_config(default_config("german"), ["age", "job", "credit"],
+    ...                       quasi_identifiers=["age"], target="credit")
+    >>> config.quasi_identifiers, config.sensitive_attribute, config.columns["job"]
+    (['age'], None, 'drop')
+
+    Raises
+    ------
+    ConfigError
+        The set-up is not a valid configuration (e.g. a column named twice).
+    """
+    from ppdm.config import parse_config
+
+    roles = {column: "drop" for column in columns}
+    roles.update({column: "quasi_identifier" for column in quasi_identifiers})
+    roles[target] = "target"
+    data = config.model_dump(by_alias=True, exclude_none=True)
+    data.pop("sensitive_attribute", None)
+    if sensitive_attribute is not None:
+        roles[sensitive_attribute] = "sensitive"
+        data["sensitive_attribute"] = sensitive_attribute
+    data.update(
+        columns=roles,
+        quasi_identifiers=list(quasi_identifiers),
+        target=target,
+        l=l,
+        suppression_limit=suppression_limit,
+        discretize={"method": discretize, "n_bins": n_bins},
+        seed=seed,
+    )
+    return parse_config(data, origin="experiment")

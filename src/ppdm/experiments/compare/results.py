@@ -33,7 +33,7 @@ from ppdm.experiments.significance import (
     paired_differences,
 )
 from ppdm.utility.cross_validation import CV_PROTOCOL
-from ppdm.utility.learners import MISSING_TEXT, MODELS
+from ppdm.utility.learners import MISSING, MISSING_TEXT, MODELS, RANGES
 
 
 # -- assembling the outcomes -----------------------------------------------------
@@ -248,9 +248,14 @@ def assemble(
         "runner": runner,
         "seconds_total": seconds_total,
         "protocol": CV_PROTOCOL.format(
-            repeats=repeats, folds=folds, missing_text=MISSING_TEXT["weka"]
+            repeats=repeats, folds=folds, missing_text=MISSING_TEXT[plan.missing]
         ),
     }
+    # Recorded when not the default, so a default comparison's file reads
+    # as it always has.
+    for key, default in (("missing", MISSING[0]), ("ranges", RANGES[0])):
+        if getattr(plan, key) != default:
+            setup[key] = getattr(plan, key)
     result = Comparison(
         rows=rows,
         summary=summary,
