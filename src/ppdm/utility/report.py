@@ -186,13 +186,13 @@ def utility_report(
             else split_preparation(recipe, original)
         )
 
-        def anonymize_training_split(train: pd.DataFrame) -> list:
+        def views_of_training_split(train: pd.DataFrame) -> list:
             release = anonymize_table(recipe, train)
             return as_training_views(release, algorithm=algorithm)
 
         holdout = holdout_utility(
             original,
-            anonymize_training_split,
+            views_of_training_split,
             target=spec.target,
             test_size=test_size,
             seed=seed,
