@@ -344,3 +344,12 @@ def test_safepub_is_compared_at_each_budget(monkeypatch):
         else:
             assert "reaches k" in row["reason"]
     assert (summary["status"] == "ok").any()
+
+
+def test_grid_docstring_examples():
+    # fold_splits and sweep_config show what they make; the examples must hold
+    import doctest
+
+    result = doctest.testmod(compare_grid, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 2
+    assert result.failed == 0
