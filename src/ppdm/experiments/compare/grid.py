@@ -175,7 +175,7 @@ def fold_splits(
     Repetition ``r`` is a stratified ``folds``-fold split shuffled with the
     ``r``-th state of ``numpy.random.SeedSequence(seed)``; exactly the splits
     ``cross_validate(..., seed=seed)`` makes, so results are comparable with
-    the accuracy experiments.
+    its, and with the sweeps recorded under ``benchmarks/results/``.
 
     Examples
     --------
