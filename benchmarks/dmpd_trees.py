@@ -29,7 +29,7 @@ from bench_dmpd import RANKINGS  # this folder is first on the path
 from sklearn.model_selection import StratifiedKFold
 
 from ppdm.algorithms import get_algorithm
-from ppdm.experiments.accuracy import DEFAULT_TARGETS
+from ppdm.config import default_config
 from ppdm.model import AnonymizationSpec
 from ppdm.prepare import datasets
 from ppdm.utility.c45_learner import C45Learner
@@ -61,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ranking", choices=sorted(RANKINGS), default="c45")
     args = parser.parse_args(argv)
     table = datasets.load(args.dataset)
-    target = DEFAULT_TARGETS[args.dataset]
+    target = default_config(args.dataset).target
     table = table[table[target].notna()].reset_index(drop=True)
     qis = RANKINGS[args.ranking](table, target, 9)
     prepare = DiscretizeSettings.of({"method": "mdl", "n_bins": 5}).prepare_for(

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from ppdm.algorithms import ALGORITHMS
 from ppdm.config import ConfigError, ReleaseConfig
+from ppdm.recipe import binning_for
 from ppdm.release import audit
 from ppdm.release.artifacts import (
     ArtifactStore,
@@ -92,11 +93,17 @@ def passthrough_policy(config: ReleaseConfig) -> dict[str, Any]:
 
 
 def _discretize_settings(
-    config: ReleaseConfig, partitions: PartitionSettings | None = None
+    config: ReleaseConfig,
+    partitions: PartitionSettings | None = None,
+    *,
+    for_algorithm: bool = True,
 ) -> DiscretizeSettings:
+    """The discretize step's settings: what the algorithm gets (the rule about
+    unbinned numbers applied), or with ``for_algorithm=False`` the configured
+    binning (the utility report's baseline, binned for every algorithm)."""
     method = config.discretize.method
-    if ALGORITHMS[config.algorithm].numeric_input == "raw":
-        method = "none"  # the algorithm generalizes the raw values itself
+    if for_algorithm:
+        method = binning_for(config.algorithm, config.discretize).method
     if method == "none":
         return DiscretizeSettings(
             dataset=config.dataset, method="none", partitions=partitions
@@ -216,7 +223,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         utility=UtilitySettings(
             dataset=dataset,
             anonymize=anonymize,
-            discretize=_discretize_settings(config),
+            discretize=_discretize_settings(config, for_algorithm=False),
             test_size=config.utility.test_size,
             hierarchies=hierarchies,
             title=f"{dataset}: {config.algorithm}, "
