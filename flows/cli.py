@@ -217,6 +217,8 @@ def _release(args: argparse.Namespace) -> int:
 
     if args.config is not None:
         config = load_config(args.config)
+        for note in config.deprecations:  # old sections still work; say what's new
+            print(f"{args.config}: {note}", file=sys.stderr)
         if args.dataset and args.dataset != config.dataset:
             raise AnonymizationError(
                 f"--dataset {args.dataset} contradicts dataset {config.dataset!r} "

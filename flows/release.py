@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from prefect import Flow, flow
@@ -11,6 +12,7 @@ from ppdm import parallel, progress
 from ppdm.config import ReleaseConfig
 from ppdm.exceptions import OutOfMemoryError
 from ppdm.pipeline import STEPS, run_steps
+from ppdm.scale.engine import ClusterSettings, run_cluster
 from ppdm.tasks import anonymize as anonymize_module
 from ppdm.tasks import discretize as discretize_module
 from ppdm.tasks import report as report_module
@@ -95,12 +97,40 @@ def run_name() -> str:
 def release(config: ReleaseConfig) -> str:
     """Release: ingest, validate, discretize, anonymize, republication, verify, report, publish."""
     mapper = None
-    if config.parallel.runner != "none":
+    compute = config.compute
+    if compute.runner != "none":
         from ppdm.tasks.parallel import prefect_mapper
 
-        mapper = prefect_mapper(config.parallel.workers)
-    with parallel.using(mapper):
+        mapper = prefect_mapper(compute.workers)
+    with parallel.using(mapper), run_cluster(_run_cluster_settings(config)):
         return str(run_steps(config, run_step=run_task).release_dir)
+
+
+def _run_cluster_settings(config: ReleaseConfig) -> ClusterSettings:
+    """The run's cluster: the Dask task runner's, when the runner is Dask.
+
+    The runner starts its cluster (or connects to ``compute.address``) when
+    the flow starts; the steps then connect to the same scheduler rather
+    than start a cluster of their own.
+    """
+    settings = ClusterSettings.of(config.compute)
+    if config.compute.runner != "dask":
+        return settings
+    from prefect.context import FlowRunContext
+
+    context = FlowRunContext.get()
+    runner = context.task_runner if context is not None else None
+    client = getattr(runner, "client", None)  # a DaskTaskRunner's, started now
+    if client is None:
+        return settings
+    return replace(settings, address=client.scheduler.address)
+
+
+def _runs_on_dask(config: ReleaseConfig) -> bool:
+    """Whether the release or its verification is set to run out of core."""
+    from ppdm.steps.plan import resolve_engine
+
+    return resolve_engine(config) == "dask" or config.compute.verify_engine == "dask"
 
 
 def preload() -> None:
@@ -117,10 +147,10 @@ def preload() -> None:
 
 
 def release_for(config: ReleaseConfig) -> Flow:
-    """The release flow with the task runner ``config.parallel`` asks for."""
+    """The release flow with the task runner ``config.compute`` asks for."""
     from ppdm.flows.runners import release_runner, task_runner
 
-    settings = release_runner(config.parallel)
+    settings = release_runner(config.compute, out_of_core=_runs_on_dask(config))
     if settings is None:
         return release
     return release.with_options(task_runner=task_runner(settings))

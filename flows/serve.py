@@ -192,7 +192,7 @@ def deployment_parameters(config: ReleaseConfig) -> dict[str, Any]:
 def servable_release(config: ReleaseConfig | None = None) -> Flow:
     """The release flow, ready to run from a served deployment.
 
-    With ``config``, the flow carries the task runner its ``parallel:``
+    With ``config``, the flow carries the task runner its ``compute:``
     section asks for (:func:`ppdm.flows.release.release_for`).
 
     A served flow run is a spawned process that receives the flow by cloudpickle.

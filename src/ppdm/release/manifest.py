@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ppdm.compute_config import ComputeConfig, fold_legacy_sections
 from ppdm.config import ReleaseConfig
 from ppdm.prepare import ingest
 from ppdm.release import audit, provenance
@@ -30,27 +31,42 @@ _LOCATION_KEYS = (
     "hierarchies",
     "schema",
     "audit_key",
-    "parallel",
     # The budget decides whether a release may be made, not what it holds: a
     # re-run under a raised budget must find the release it already made.
     "privacy_budget",
 )
 
 
-#: Keys of ``out_of_core`` that say where the partitions are processed.
-_CLUSTER_KEYS = ("workers", "threads_per_worker", "memory_limit", "address")
+#: Keys of ``compute`` that say where the work runs (the runner, the cluster).
+_CLUSTER_KEYS = (
+    "runner",
+    "workers",
+    "threads_per_worker",
+    "processes",
+    "memory_limit",
+    "address",
+)
 
 
 def identity_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The configuration as it decides what is released (no locations, no cluster)."""
-    kept = {k: v for k, v in config.items() if k not in _LOCATION_KEYS}
+    """The configuration as it decides what is released (no locations, no cluster).
+
+    A manifest written before the ``compute`` section existed records the
+    old sections; they are read into ``compute`` first, so the same
+    configuration has the same identity in both forms.
+    """
+    folded, *_ = fold_legacy_sections(dict(config), lenient=True)
+    kept = {k: v for k, v in folded.items() if k not in _LOCATION_KEYS}
     if isinstance(kept.get("source"), Mapping) and "password" in kept["source"]:
         # Where the password is kept is no part of what is released.
         kept["source"] = {k: v for k, v in kept["source"].items() if k != "password"}
-    if isinstance(kept.get("out_of_core"), Mapping):
-        kept["out_of_core"] = {
-            k: v for k, v in kept["out_of_core"].items() if k not in _CLUSTER_KEYS
-        }
+    compute = kept.get("compute")
+    if isinstance(compute, Mapping):
+        # A manifest records every key of compute (their defaults included); an
+        # old one only what its sections gave: both are completed with the
+        # defaults, so the two forms compare equal.
+        whole = {**ComputeConfig().model_dump(mode="json"), **compute}
+        kept["compute"] = {k: v for k, v in whole.items() if k not in _CLUSTER_KEYS}
     return kept
 
 
