@@ -262,7 +262,9 @@ def local_cluster(
         threads_per_worker=threads_per_worker,
         processes=processes,
         dashboard_address=None,
-        host="127.0.0.1",
+        # Worker processes listen on the loopback address only; thread
+        # workers talk to the scheduler in memory (inproc), with no address.
+        **({"host": "127.0.0.1"} if processes else {}),
         **({"memory_limit": memory_limit} if memory_limit is not None else {}),
     )
 

@@ -1,0 +1,137 @@
+"""One run, one Dask cluster: started when first needed, found by every later user.
+
+The clusters are counted by the schedulers that start in this process (a
+local cluster's scheduler runs in the process that starts it), read from
+the scheduler's own log line ``Scheduler at: <address>``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterator
+
+import pandas as pd
+import pytest
+
+from ppdm import pipeline
+from ppdm.config import default_config
+from ppdm.prepare.datasets import load
+from ppdm.privacy import Requirement
+from ppdm.scale.engine import (
+    ClusterSettings,
+    cluster,
+    current_client,
+    run_cluster,
+)
+from ppdm.verify.out_of_core import verify_csv_files
+
+#: A cluster of threads: it starts in a fraction of a second.
+SMALL = ClusterSettings(workers=1, threads_per_worker=2, processes=False)
+
+
+class _Schedulers(logging.Handler):
+    """The addresses of the schedulers started while attached."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.addresses: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "Scheduler at:" in message:
+            self.addresses.append(message.split("Scheduler at:", 1)[1].strip())
+
+
+@contextlib.contextmanager
+def _schedulers_started() -> Iterator[list[str]]:
+    logger = logging.getLogger("distributed.scheduler")
+    handler, level = _Schedulers(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler.addresses
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+def test_a_run_that_needs_no_cluster_starts_none():
+    with _schedulers_started() as started, run_cluster(SMALL) as run:
+        pass
+    assert not run.started and started == []
+    assert current_client() is None  # outside a run: no cluster to find
+
+
+def test_every_user_in_a_run_gets_the_same_cluster():
+    with _schedulers_started() as started, run_cluster(SMALL) as run:
+        assert not run.started
+        client = current_client()  # the first user starts it
+        with cluster(ClusterSettings(workers=3)) as inner:  # found, not started
+            assert inner.client is client
+            assert inner(abs, [-1, -2, 3]) == [1, 2, 3]  # it runs the work
+        with run_cluster(ClusterSettings(workers=4)) as nested:
+            assert nested is run
+        assert current_client() is client
+        assert client.scheduler.address == started[0]
+    assert len(started) == 1
+    assert current_client() is None
+
+
+def test_an_existing_scheduler_is_connected_to_not_started():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as existing:
+        address = existing.scheduler_address
+        settings = ClusterSettings(address=address)
+        with _schedulers_started() as started, run_cluster(settings) as run:
+            assert current_client().scheduler.address == address
+            assert run.started
+        assert started == []
+
+
+def test_the_verifiers_read_uses_the_run_cluster(tmp_path):
+    released = pd.DataFrame({"age": ["20-29"] * 4 + ["30-39"] * 4, "sex": ["*"] * 8})
+    path = tmp_path / "release.csv"
+    released.to_csv(path, index=False)
+    requirement = Requirement.of(("age", "sex"), None, k=4)
+    with _schedulers_started() as started, run_cluster(SMALL):
+        client = current_client()
+        certificate = verify_csv_files({"release": path}, requirement)
+        assert current_client() is client
+    assert certificate.passed and len(started) == 1
+
+
+@pytest.fixture(scope="module")
+def german_csv(tmp_path_factory):
+    path = tmp_path_factory.mktemp("source") / "german.csv"
+    load("german").to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("engine", "verify_engine", "clusters"),
+    [("dask", "dask", 1), ("pandas", "dask", 1), ("pandas", "pandas", 0)],
+)
+def test_a_release_starts_at_most_one_cluster(
+    german_csv, tmp_path, engine, verify_engine, clusters
+):
+    config = default_config("german").with_overrides(
+        source={"kind": "csv", "path": str(german_csv)},
+        compute={
+            "engine": engine,
+            "verify_engine": verify_engine,
+            "workers": 1,
+            "threads_per_worker": 2,
+            "memory_limit": "1GB",
+            "partition_rows": 400,
+            "sample_rows": 1_000,
+        },
+        output_dir=str(tmp_path / "releases"),
+        work_dir=str(tmp_path / "work"),
+    )
+    with _schedulers_started() as started:
+        outcome = pipeline.run_release(config)
+    assert outcome.certificate["passed"]
+    assert len(started) == clusters
