@@ -98,13 +98,13 @@ def test_old_sections_give_the_same_compute_values(old, expected):
     # release (its identity), with no note.
     new = parse_config(_german(compute=expected))
     assert new.model_dump() == config.model_dump() and new.deprecations == ()
-    assert identity_config(public_config(new)) == identity_config(
-        public_config(config)
-    )
+    assert identity_config(public_config(new)) == identity_config(public_config(config))
     assert len(config.deprecations) == len(old)
     for section, note in zip(old, config.deprecations, strict=True):
         assert note.startswith(f"'{section}:' is deprecated")
-        assert all(f"compute.{key}" in note for key in LEGACY_SECTIONS[section].values())
+        assert all(
+            f"compute.{key}" in note for key in LEGACY_SECTIONS[section].values()
+        )
 
 
 def test_the_defaults_are_those_of_the_old_sections():

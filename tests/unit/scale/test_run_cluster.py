@@ -2,14 +2,10 @@
 
 The clusters are counted by the schedulers that start in this process (a
 local cluster's scheduler runs in the process that starts it), read from
-the scheduler's own log line ``Scheduler at: <address>``.
+the scheduler's own log line (the ``schedulers_started`` fixture).
 """
 
 from __future__ import annotations
-
-import contextlib
-import logging
-from collections.abc import Iterator
 
 import pandas as pd
 import pytest
@@ -30,41 +26,17 @@ from ppdm.verify.out_of_core import verify_csv_files
 SMALL = ClusterSettings(workers=1, threads_per_worker=2, processes=False)
 
 
-class _Schedulers(logging.Handler):
-    """The addresses of the schedulers started while attached."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.addresses: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        if "Scheduler at:" in message:
-            self.addresses.append(message.split("Scheduler at:", 1)[1].strip())
-
-
-@contextlib.contextmanager
-def _schedulers_started() -> Iterator[list[str]]:
-    logger = logging.getLogger("distributed.scheduler")
-    handler, level = _Schedulers(), logger.level
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    try:
-        yield handler.addresses
-    finally:
-        logger.removeHandler(handler)
-        logger.setLevel(level)
-
-
-def test_a_run_that_needs_no_cluster_starts_none():
-    with _schedulers_started() as started, run_cluster(SMALL) as run:
+def test_a_run_that_needs_no_cluster_starts_none(schedulers_started):
+    started = schedulers_started
+    with run_cluster(SMALL) as run:
         pass
     assert not run.started and started == []
     assert current_client() is None  # outside a run: no cluster to find
 
 
-def test_every_user_in_a_run_gets_the_same_cluster():
-    with _schedulers_started() as started, run_cluster(SMALL) as run:
+def test_every_user_in_a_run_gets_the_same_cluster(schedulers_started):
+    started = schedulers_started
+    with run_cluster(SMALL) as run:
         assert not run.started
         client = current_client()  # the first user starts it
         with cluster(ClusterSettings(workers=3)) as inner:  # found, not started
@@ -78,28 +50,28 @@ def test_every_user_in_a_run_gets_the_same_cluster():
     assert current_client() is None
 
 
-def test_an_existing_scheduler_is_connected_to_not_started():
+def test_an_existing_scheduler_is_connected_to_not_started(schedulers_started):
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as existing:
         address = existing.scheduler_address
         settings = ClusterSettings(address=address)
-        with _schedulers_started() as started, run_cluster(settings) as run:
+        with run_cluster(settings) as run:
             assert current_client().scheduler.address == address
             assert run.started
-        assert started == []
+    assert schedulers_started == [address]  # the existing one, no other
 
 
-def test_the_verifiers_read_uses_the_run_cluster(tmp_path):
+def test_the_verifiers_read_uses_the_run_cluster(tmp_path, schedulers_started):
     released = pd.DataFrame({"age": ["20-29"] * 4 + ["30-39"] * 4, "sex": ["*"] * 8})
     path = tmp_path / "release.csv"
     released.to_csv(path, index=False)
     requirement = Requirement.of(("age", "sex"), None, k=4)
-    with _schedulers_started() as started, run_cluster(SMALL):
+    with run_cluster(SMALL):
         client = current_client()
         certificate = verify_csv_files({"release": path}, requirement)
         assert current_client() is client
-    assert certificate.passed and len(started) == 1
+    assert certificate.passed and len(schedulers_started) == 1
 
 
 @pytest.fixture(scope="module")
@@ -115,7 +87,7 @@ def german_csv(tmp_path_factory):
     [("dask", "dask", 1), ("pandas", "dask", 1), ("pandas", "pandas", 0)],
 )
 def test_a_release_starts_at_most_one_cluster(
-    german_csv, tmp_path, engine, verify_engine, clusters
+    german_csv, tmp_path, engine, verify_engine, clusters, schedulers_started
 ):
     config = default_config("german").with_overrides(
         source={"kind": "csv", "path": str(german_csv)},
@@ -131,7 +103,6 @@ def test_a_release_starts_at_most_one_cluster(
         output_dir=str(tmp_path / "releases"),
         work_dir=str(tmp_path / "work"),
     )
-    with _schedulers_started() as started:
-        outcome = pipeline.run_release(config)
+    outcome = pipeline.run_release(config)
     assert outcome.certificate["passed"]
-    assert len(started) == clusters
+    assert len(schedulers_started) == clusters
