@@ -642,9 +642,9 @@ def _describe_algorithm(name: str, cls: type) -> list[str]:
         (
             "out of core",
             [
-                "yes: engine dask runs it on the frequency table"
+                "yes: compute.engine dask runs it on the frequency table"
                 if caps["frequency_table"]
-                else "no: it needs the table's rows (engine pandas)"
+                else "no: it needs the table's rows (compute.engine pandas)"
             ],
         ),
         ("parameters", _parameter_lines(cls)),
