@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 from prefect import Flow, flow
@@ -102,28 +101,32 @@ def release(config: ReleaseConfig) -> str:
         from ppdm.tasks.parallel import prefect_mapper
 
         mapper = prefect_mapper(compute.workers)
-    with parallel.using(mapper), run_cluster(_run_cluster_settings(config)):
+    cluster = ClusterSettings.of(compute)
+    with (
+        parallel.using(mapper),
+        run_cluster(
+            cluster,
+            address_of=_dask_runner_address() if compute.runner == "dask" else None,
+        ),
+    ):
         return str(run_steps(config, run_step=run_task).release_dir)
 
 
-def _run_cluster_settings(config: ReleaseConfig) -> ClusterSettings:
-    """The run's cluster: the Dask task runner's, when the runner is Dask.
+def _dask_runner_address() -> Callable[[], str] | None:
+    """The scheduler address of the flow's Dask task runner, asked for when needed.
 
-    The runner starts its cluster (or connects to ``compute.address``) when
-    the flow starts; the steps then connect to the same scheduler rather
-    than start a cluster of their own.
+    The runner starts its cluster (or connects to ``compute.address``) on
+    first use; the steps then connect to the same scheduler rather than
+    start a cluster of their own. None when the runner is not Dask's.
     """
-    settings = ClusterSettings.of(config.compute)
-    if config.compute.runner != "dask":
-        return settings
     from prefect.context import FlowRunContext
+    from prefect_dask import DaskTaskRunner
 
     context = FlowRunContext.get()
     runner = context.task_runner if context is not None else None
-    client = getattr(runner, "client", None)  # a DaskTaskRunner's, started now
-    if client is None:
-        return settings
-    return replace(settings, address=client.scheduler.address)
+    if not isinstance(runner, DaskTaskRunner):  # the flow run without release_for
+        return None
+    return lambda: runner.client.scheduler.address
 
 
 def _runs_on_dask(config: ReleaseConfig) -> bool:

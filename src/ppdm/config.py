@@ -401,10 +401,9 @@ class ReleaseConfig(_Strict):
     def _fold_legacy_compute(cls, data: Any, handler: Any) -> Any:
         # Configurations written before 'compute:' keep loading, and the run
         # they ask for is the same; the notes say which keys replace theirs.
-        notes: list[str] = []
-        origins: dict[str, str] = {}
-        if isinstance(data, dict):
-            data, notes, origins = fold_legacy_sections(data)
+        if not isinstance(data, dict):  # a ReleaseConfig already: keep its notes
+            return handler(data)
+        data, notes, origins = fold_legacy_sections(data)
         try:
             config = handler(data)
         except ValidationError as err:

@@ -290,18 +290,22 @@ def cluster(settings: ClusterSettings) -> Iterator[PartCluster]:
 
 
 @contextlib.contextmanager
-def run_cluster(settings: ClusterSettings) -> Iterator[_RunCluster]:
+def run_cluster(
+    settings: ClusterSettings, *, address_of: Callable[[], str] | None = None
+) -> Iterator[_RunCluster]:
     """The cluster of a run: started (or connected to) when first needed.
 
     A run that never needs Dask (an in-memory release verified in memory)
     starts nothing. Inside an enclosing block the enclosing run's cluster
-    is the one used.
+    is the one used. ``address_of`` gives, when first needed, the address
+    of a cluster the run's orchestration already has (the flow's Dask task
+    runner's), connected to instead of starting one.
     """
     running = _run.get()
     if running is not None:
         yield running
         return
-    running = _RunCluster(settings)
+    running = _RunCluster(settings, address_of)
     token = _run.set(running)
     try:
         yield running
@@ -313,8 +317,11 @@ def run_cluster(settings: ClusterSettings) -> Iterator[_RunCluster]:
 class _RunCluster:
     """One run's cluster: its settings, and the client once it is started."""
 
-    def __init__(self, settings: ClusterSettings) -> None:
+    def __init__(
+        self, settings: ClusterSettings, address_of: Callable[[], str] | None = None
+    ) -> None:
         self.settings = settings
+        self._address_of = address_of
         self._client: Any = None
         self._local: Any = None
 
@@ -329,8 +336,11 @@ class _RunCluster:
             from distributed import Client
 
             settings = self.settings
-            if settings.address is not None:
-                self._client = Client(settings.address, set_as_default=False)
+            address = settings.address
+            if address is None and self._address_of is not None:
+                address = self._address_of()
+            if address is not None:
+                self._client = Client(address, set_as_default=False)
             else:
                 self._local = local_cluster(
                     n_workers=settings.workers,

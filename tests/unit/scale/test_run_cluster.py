@@ -59,6 +59,19 @@ def test_an_existing_scheduler_is_connected_to_not_started(schedulers_started):
         with run_cluster(settings) as run:
             assert current_client().scheduler.address == address
             assert run.started
+        # The flow's Dask task runner hands its cluster over the same way,
+        # asked for only when a step needs a cluster.
+        asked: list[str] = []
+
+        def runner_address() -> str:
+            asked.append(address)
+            return address
+
+        with run_cluster(SMALL, address_of=runner_address):
+            assert asked == []
+            assert current_client().scheduler.address == address
+            current_client()
+        assert asked == [address]
     assert schedulers_started == [address]  # the existing one, no other
 
 
