@@ -14,8 +14,8 @@ few results instead of one per partition.
 
 The cluster is a local one of worker processes, each under a memory limit,
 or an existing scheduler given by address. It is started (or found) in one
-place, :func:`cluster`, and once per run: inside a block of :func:`cluster`
-or :func:`run_cluster`, every further user (the out-of-core steps, the
+place, :func:`run_cluster` (which :func:`cluster` opens), once per run: inside
+its block every further user (the out-of-core steps, the
 verifier's out-of-core read, the flow's Dask task runner, which starts its
 cluster with :func:`local_cluster`) gets the same one. Dask and distributed
 are imported only here, when a run uses Dask.
@@ -250,7 +250,10 @@ def local_cluster(
     processes: bool,
     memory_limit: str | None = None,
 ) -> Any:
-    """A new local Dask cluster on the loopback address, without a dashboard.
+    """A new local Dask cluster, without a dashboard.
+
+    Worker processes listen on the loopback address; thread workers run in
+    this process.
 
     Every local cluster of a run is made here: by :func:`cluster`, and by the
     flow's Dask task runner (which takes this function as its cluster class).
