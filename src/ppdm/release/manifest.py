@@ -37,36 +37,37 @@ _LOCATION_KEYS = (
 )
 
 
-#: Keys of ``compute`` that say where the work runs (the runner, the cluster).
-_CLUSTER_KEYS = (
-    "runner",
-    "workers",
-    "threads_per_worker",
-    "processes",
-    "memory_limit",
-    "address",
-)
-
-
 def identity_config(config: Mapping[str, Any]) -> dict[str, Any]:
     """The configuration as it decides what is released (no locations, no cluster).
 
-    A manifest written before the ``compute`` section existed records the
-    old sections; they are read into ``compute`` first, so the same
-    configuration has the same identity in both forms.
+    ``compute`` is identified in the form releases were identified by before
+    the section existed (``engine``, ``verification`` and the keys of
+    ``out_of_core`` that are no cluster's), so the same configuration keeps
+    its release id; a manifest that records those old sections is read
+    into ``compute`` first, so both forms compare equal.
     """
     folded, *_ = fold_legacy_sections(dict(config), lenient=True)
     kept = {k: v for k, v in folded.items() if k not in _LOCATION_KEYS}
     if isinstance(kept.get("source"), Mapping) and "password" in kept["source"]:
         # Where the password is kept is no part of what is released.
         kept["source"] = {k: v for k, v in kept["source"].items() if k != "password"}
-    compute = kept.get("compute")
+    compute = kept.pop("compute", None)
     if isinstance(compute, Mapping):
-        # A manifest records every key of compute (their defaults included); an
-        # old one only what its sections gave: both are completed with the
-        # defaults, so the two forms compare equal.
+        # A manifest records every key of compute; an old one only what its
+        # sections gave: both are completed with the defaults. The runner
+        # and the cluster (workers, threads, processes, address) are left out.
         whole = {**ComputeConfig().model_dump(mode="json"), **compute}
-        kept["compute"] = {k: v for k, v in whole.items() if k not in _CLUSTER_KEYS}
+        kept["engine"] = whole["engine"]
+        kept["verification"] = {
+            "engine": whole["verify_engine"],
+            "size_threshold_mb": whole["verify_threshold_mb"],
+            "memory_limit": whole["memory_limit"],
+        }
+        kept["out_of_core"] = {
+            "size_threshold_mb": whole["size_threshold_mb"],
+            "partition_rows": whole["partition_rows"],
+            "sample_rows": whole["sample_rows"],
+        }
     return kept
 
 
