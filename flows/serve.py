@@ -258,6 +258,8 @@ def run(args: argparse.Namespace) -> int:
     from ppdm.config import load_config
 
     config = load_config(args.config)
+    for note in config.deprecations:  # old sections still work
+        print(f"{args.config}: {note}", file=sys.stderr)
     name = _deployment_name(args)
 
     from ppdm.flows.cli import _PREFECT_DEFAULTS

@@ -253,3 +253,13 @@ def test_the_schema_describes_every_compute_key():
     assert "compute" in ReleaseConfig.model_fields
     for section in ("engine", "parallel", "out_of_core", "verification"):
         assert section not in ReleaseConfig.model_fields
+
+
+def test_ppdm_compare_prints_the_notes_too(tmp_path, capsys):
+    path = tmp_path / "old.yaml"
+    path.write_text(yaml.safe_dump(_german(out_of_core={"workers": 2})))
+    args = ["compare", "--config", str(path), "--dataset", "adult", "--k", "5"]
+    assert main(args) != 0  # the dataset contradicts the file, after the notes
+    err = capsys.readouterr().err
+    assert f"{path}: 'out_of_core:' is deprecated" in err
+    assert "out_of_core.workers -> compute.workers" in err
