@@ -20,17 +20,12 @@ MAX_LINES = 1_000
 TO_SPLIT = {
     "config.py": "to be split: the configuration models by section",
     "prepare/ingest.py": "to be split: one module per source kind",
-    "experiments/compare.py": "to be split: the comparison, its tables, its plots",
     "verify/series.py": "to be split: differencing checks and the hold-back policy",
 }
 
 #: Public names defined in two modules for different things, to be renamed.
 TO_RENAME = {
-    "Candidate": {"experiments/compare.py", "steps/base.py"},
     "DiscretizeSettings": {"steps/discretize.py", "utility/preprocessing.py"},
-    "main": {"experiments/accuracy.py", "experiments/compare.py"},
-    "plot_accuracy_vs_k": {"experiments/accuracy.py", "experiments/compare.py"},
-    "write_outputs": {"experiments/accuracy.py", "experiments/compare.py"},
 }
 
 #: Module-level names Python itself gives a meaning (PEP 562).

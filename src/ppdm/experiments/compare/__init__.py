@@ -45,8 +45,8 @@ from ppdm.experiments.compare.cell import FoldOutcome, evaluate_fold, probe_memo
 from ppdm.experiments.compare.grid import (
     BASELINE,
     DP_EPSILONS,
-    Candidate,
     ComparisonPlan,
+    GridCandidate,
     Split,
     fold_splits,
     load_table,
@@ -76,7 +76,7 @@ from ppdm.experiments.compare.results import (
 
 __all__ = [
     "BASELINE",
-    "Candidate",
+    "GridCandidate",
     "Comparison",
     "ComparisonPlan",
     "DP_EPSILONS",

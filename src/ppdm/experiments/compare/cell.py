@@ -21,8 +21,8 @@ import pandas as pd
 from ppdm.exceptions import AnonymizationError
 from ppdm.experiments.compare.grid import (
     BASELINE,
-    Candidate,
     ComparisonPlan,
+    GridCandidate,
     Split,
     _one_line,
 )
@@ -88,7 +88,7 @@ class FoldOutcome:
         ]
 
 
-def recipe_of(plan: ComparisonPlan, candidate: Candidate) -> Recipe:
+def recipe_of(plan: ComparisonPlan, candidate: GridCandidate) -> Recipe:
     """The recipe of a runnable candidate: a fresh algorithm, the plan's
     hierarchies, the configured binning and seed (one per unit of work)."""
     assert candidate.config is not None
@@ -157,7 +157,7 @@ def _release_figures(
 
 
 def evaluate_fold(
-    plan: ComparisonPlan, candidate: Candidate, split: Split
+    plan: ComparisonPlan, candidate: GridCandidate, split: Split
 ) -> FoldOutcome:
     """Anonymize one training half with one (algorithm, k) and measure it.
 
@@ -224,7 +224,7 @@ def evaluate_fold(
     )
 
 
-def probe_memory(plan: ComparisonPlan, candidate: Candidate) -> float:
+def probe_memory(plan: ComparisonPlan, candidate: GridCandidate) -> float:
     """Peak memory (MiB) of anonymizing the first training half, by tracemalloc.
 
     Run apart from the timed folds (tracing slows allocation-heavy code) and

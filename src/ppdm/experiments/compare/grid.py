@@ -2,7 +2,7 @@
 
 :func:`plan_comparison` reads the owner's configuration, the registered
 algorithms and the k values into a :class:`ComparisonPlan`: one
-:class:`Candidate` per (algorithm, k) (a refused one carries the reason) and
+:class:`GridCandidate` per (algorithm, k) (a refused one carries the reason) and
 the seeded 5 x 2 folds (:func:`fold_splits`) every candidate shares.
 """
 
@@ -42,7 +42,7 @@ class Split:
 
 
 @dataclass(frozen=True)
-class Candidate:
+class GridCandidate:
     """One (algorithm, k) of the comparison, or the reason it cannot run.
 
     Attributes
@@ -78,7 +78,7 @@ class ComparisonPlan:
         seed).
     table : pandas.DataFrame
         The validated table with the columns a release may carry.
-    candidates : tuple of Candidate
+    candidates : tuple of GridCandidate
         Every (algorithm, k), refused ones included, in algorithm then k order.
     splits : tuple of Split
         The folds, the same for every candidate.
@@ -99,7 +99,7 @@ class ComparisonPlan:
 
     config: ReleaseConfig
     table: pd.DataFrame
-    candidates: tuple[Candidate, ...]
+    candidates: tuple[GridCandidate, ...]
     splits: tuple[Split, ...]
     models: tuple[str, ...] = MODELS
     hierarchies: dict[str, Any] | None = None
@@ -109,7 +109,7 @@ class ComparisonPlan:
     ranges: str = RANGES[0]
 
     @property
-    def runnable(self) -> list[Candidate]:
+    def runnable(self) -> list[GridCandidate]:
         """Candidates that are not refused (the units to run), baseline first."""
         return [c for c in self.candidates if not c.refused]
 
@@ -124,7 +124,7 @@ class ComparisonPlan:
         ks = [c.k for c in self.candidates if c.algorithm != BASELINE]
         return sorted(set(ks))
 
-    def units(self) -> list[tuple[Candidate, Split]]:
+    def units(self) -> list[tuple[GridCandidate, Split]]:
         """Every (candidate, split) to evaluate."""
         return [(c, s) for c in self.runnable for s in self.splits]
 
@@ -318,7 +318,7 @@ def plan_comparison(
             table = _sample(table, target, int(sample), config.seed)
         else:
             sample = None
-    candidates = [Candidate(BASELINE, 1)]
+    candidates = [GridCandidate(BASELINE, 1)]
     chosen: dict[str, dict[str, Any]] = {}
     for name in names:
         own = dict(config.params) if name == config.algorithm else {}
@@ -331,9 +331,9 @@ def plan_comparison(
                     )
                 except AnonymizationError as err:
                     reason = _one_line(err).removeprefix("config overrides: ")
-                    candidates.append(Candidate(label, k, reason=reason))
+                    candidates.append(GridCandidate(label, k, reason=reason))
                     continue
-                candidates.append(Candidate(label, k, candidate))
+                candidates.append(GridCandidate(label, k, candidate))
     hierarchies = None
     if config.hierarchy_dir is not None:
         from ppdm.generalization.hierarchies import load_hierarchies
@@ -374,7 +374,7 @@ def _variants(name: str, params: Mapping[str, Any]) -> list[tuple[str, dict[str,
     return [(f"{name} epsilon={e:g}", {**params, "epsilon": e}) for e in DP_EPSILONS]
 
 
-def _registry_name(candidate: Candidate) -> str:
+def _registry_name(candidate: GridCandidate) -> str:
     """The registered algorithm behind a candidate's label."""
     return (
         candidate.config.algorithm
