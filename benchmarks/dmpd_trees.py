@@ -34,7 +34,7 @@ from ppdm.model import AnonymizationSpec
 from ppdm.prepare import datasets
 from ppdm.utility.c45_learner import C45Learner
 from ppdm.utility.features import CellFeaturizer
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 from ppdm.utility.views import align_probabilities, class_prior, naive_bayes_combination
 
 
@@ -64,9 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     target = default_config(args.dataset).target
     table = table[table[target].notna()].reset_index(drop=True)
     qis = RANKINGS[args.ranking](table, target, 9)
-    prepare = DiscretizeSettings.of({"method": "mdl", "n_bins": 5}).prepare_for(
-        table, qis, target
-    )
+    prepare = Binning.of({"method": "mdl", "n_bins": 5}).prepare_for(table, qis, target)
     labels = table[target].astype(str).to_numpy()
     # the harness's splits (ppdm.utility.cross_validation.cross_validate)
     split_seeds = np.random.SeedSequence(args.seed).generate_state(

@@ -24,9 +24,7 @@ TO_SPLIT = {
 }
 
 #: Public names defined in two modules for different things, to be renamed.
-TO_RENAME = {
-    "DiscretizeSettings": {"steps/discretize.py", "utility/preprocessing.py"},
-}
+TO_RENAME = {}
 
 #: Module-level names Python itself gives a meaning (PEP 562).
 PROTOCOL = {"__getattr__", "__dir__"}

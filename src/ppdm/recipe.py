@@ -24,12 +24,12 @@ Examples
 >>> import pandas as pd
 >>> from ppdm.algorithms import get_algorithm
 >>> from ppdm.model import AnonymizationSpec
->>> from ppdm.utility.preprocessing import DiscretizeSettings
+>>> from ppdm.utility.preprocessing import Binning
 >>> table = pd.DataFrame({"age": [21, 23, 25, 41, 44, 47] * 2,
 ...                       "income": ["lo", "lo", "lo", "hi", "hi", "hi"] * 2})
 >>> spec = AnonymizationSpec.of(("age",), None, "income", k=3)
 >>> recipe = Recipe(get_algorithm("mondrian"), spec, seed=0,
-...                 discretize=DiscretizeSettings(method="mdl"))
+...                 discretize=Binning(method="mdl"))
 >>> prepare_table(recipe, table).cut_points
 {'age': [33.0]}
 >>> sorted(release_table(recipe, table).tables["release"]["age"].unique())
@@ -48,7 +48,7 @@ import numpy as np
 from ppdm._lazy import pandas as pd
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.prepare.discretize import Discretization, discretize
-from ppdm.utility.preprocessing import DiscretizeSettings, FoldDiscretizer
+from ppdm.utility.preprocessing import Binning, FoldDiscretizer
 from ppdm.utility.views import as_training_views
 
 if TYPE_CHECKING:
@@ -97,19 +97,19 @@ def takes_raw_numbers(algorithm: Any) -> bool:
     )
 
 
-def binning_for(algorithm: Any, settings: Any) -> DiscretizeSettings:
+def binning_for(algorithm: Any, settings: Any) -> Binning:
     """The discretization ``algorithm`` gets: ``settings``, or none for raw input.
 
-    ``settings`` is anything :meth:`DiscretizeSettings.of` reads (the
+    ``settings`` is anything :meth:`Binning.of` reads (the
     configuration's ``discretize`` section, a mapping, None).
     """
     if takes_raw_numbers(algorithm):
-        return DiscretizeSettings(method="none")
-    return DiscretizeSettings.of(settings)
+        return Binning(method="none")
+    return Binning.of(settings)
 
 
 def bin_table(
-    settings: DiscretizeSettings,
+    settings: Binning,
     table: pd.DataFrame,
     quasi_identifiers: Any,
     target: str | None,
@@ -147,7 +147,7 @@ class Recipe:
     seed : int
         The release seed: every anonymization draws from
         ``numpy.random.default_rng(seed)`` afresh.
-    discretize : DiscretizeSettings, default=no binning
+    discretize : Binning, default=no binning
         The configured discretization, before the rule about unbinned
         numbers (:attr:`binning` applies it).
     """
@@ -155,9 +155,7 @@ class Recipe:
     algorithm: Anonymizer
     spec: AnonymizationSpec
     seed: int
-    discretize: DiscretizeSettings = field(
-        default_factory=lambda: DiscretizeSettings(method="none")
-    )
+    discretize: Binning = field(default_factory=lambda: Binning(method="none"))
 
     @classmethod
     def of_config(
@@ -173,11 +171,11 @@ class Recipe:
                 hierarchies=hierarchies,
             ),
             seed=int(config.seed),
-            discretize=DiscretizeSettings.of(config.discretize),
+            discretize=Binning.of(config.discretize),
         )
 
     @property
-    def binning(self) -> DiscretizeSettings:
+    def binning(self) -> Binning:
         """The discretization the algorithm gets (:func:`binning_for`)."""
         return binning_for(self.algorithm, self.discretize)
 

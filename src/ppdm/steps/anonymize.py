@@ -26,7 +26,7 @@ from ppdm.steps.base import (
     StepSettings,
     hierarchies_of,
 )
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 
 
 class AnonymizeSettings(StepSettings):
@@ -67,7 +67,7 @@ class AnonymizeSettings(StepSettings):
             self.build_algorithm(),
             self.spec(hierarchies_of(self.hierarchies)),
             self.seed,
-            DiscretizeSettings.of(discretize),
+            Binning.of(discretize),
         )
 
 

@@ -11,7 +11,7 @@ from ppdm.release.artifacts import (
     ArtifactStore,
 )
 from ppdm.steps.base import Discretized, PartitionSettings, StepSettings
-from ppdm.utility.preprocessing import DiscretizeSettings as Binning
+from ppdm.utility.preprocessing import Binning
 
 
 class DiscretizeSettings(StepSettings):

@@ -29,7 +29,7 @@ from ppdm.utility.holdout import holdout_utility
 from ppdm.utility.learners import MODELS
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.utility.plots import figure_png, new_figure, plot_style
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 from ppdm.utility.report_data import (
     build_utility,
     column_releases,
@@ -106,7 +106,7 @@ def utility_report(
         A fresh instance of the release's algorithm with its parameters.
     spec : AnonymizationSpec
         The release's requirement, target, suppression limit and hierarchies.
-    discretize_settings : DiscretizeSettings, mapping, object or None
+    discretize_settings : Binning, mapping, object or None
         ``method`` ("mdl", "equal-frequency" or "none"), ``n_bins`` and
         ``columns`` (None: every numeric quasi-identifier), e.g. the release
         configuration's ``discretize`` section; never fitted cut points. As
@@ -172,7 +172,7 @@ def utility_report(
     >>> page.startswith("<!DOCTYPE html>")
     True
     """
-    recipe = Recipe(algorithm, spec, seed, DiscretizeSettings.of(discretize_settings))
+    recipe = Recipe(algorithm, spec, seed, Binning.of(discretize_settings))
     if covers is None and spec.hierarchies:
         covers = covers_from_hierarchies(spec.hierarchies)
     holdout = None

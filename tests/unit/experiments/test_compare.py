@@ -22,7 +22,7 @@ from ppdm.model import AnonymizationSpec, Release
 from ppdm.prepare import datasets
 from ppdm.privacy.measures import k_anonymity
 from ppdm.utility.cross_validation import cross_validate
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 
 ROOT = Path(__file__).resolve().parents[3]
 GERMAN = ROOT / "configs" / "german.yaml"
@@ -91,7 +91,7 @@ def test_fold_splits_are_those_of_cross_validate(config, german_table):
         release = anonymizer.anonymize(train, spec, np.random.default_rng(config.seed))
         return anonymizer.training_views(release)
 
-    prepare = DiscretizeSettings.of(config.discretize).prepare_for(
+    prepare = Binning.of(config.discretize).prepare_for(
         table, config.quasi_identifiers, config.target
     )
     expected = cross_validate(

@@ -28,7 +28,7 @@ from ppdm.utility.metrics import (
     roc_auc_interval,
     zero_rule,
 )
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 from ppdm.utility.report import (
     accuracy_markdown,
     build_utility,
@@ -228,7 +228,7 @@ def test_two_algorithms_on_one_table_show_the_same_original_baseline():
     split = plan.splits[0]
     baseline = next(c for c in plan.candidates if c.algorithm == C.BASELINE)
     got = C.evaluate_fold(plan, baseline, split).accuracy
-    prepare = DiscretizeSettings.of(config.discretize).prepare_for(
+    prepare = Binning.of(config.discretize).prepare_for(
         table, config.quasi_identifiers, config.target
     )
     train, test = prepare(table.iloc[split.train], table.iloc[split.test])

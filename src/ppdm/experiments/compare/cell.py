@@ -39,7 +39,7 @@ from ppdm.utility.loss import (
     information_loss,
     release_loss,
 )
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 from ppdm.utility.scoring import train_and_score
 
 
@@ -103,7 +103,7 @@ def _baseline_halves(
     config = plan.config
     train = plan.table.iloc[split.train]
     test = plan.table.iloc[split.test]
-    prepare = DiscretizeSettings.of(config.discretize).prepare_for(
+    prepare = Binning.of(config.discretize).prepare_for(
         plan.table, config.quasi_identifiers, config.target
     )
     return prepare(train, test) if prepare is not None else (train, test)
