@@ -294,9 +294,12 @@ def ingest_partitions(
         # The file's bytes are hashed in a thread beside the two passes
         # (hashlib and file reads release the GIL) rather than read again after.
         with ThreadPoolExecutor(1) as pool:
-            hashing = (
-                pool.submit(ingest.file_sha256, location) if kind != "sql" else None
-            )
+            hashing = None
+            if kind != "sql":
+                hashing = pool.submit(
+                    _scan_file, location, ingest._csv_options(delimiter)["sep"]
+                )
+                reader.scan = hashing
             with _Spool(out) as spool:
                 paths, rows, columns, hashed = _two_passes(
                     reader,
@@ -306,7 +309,7 @@ def ingest_partitions(
                     hash_cells=kind == "sql",
                     map_parts=map_parts,
                 )
-            sha = hashed if hashing is None else hashing.result()
+            sha = hashed if hashing is None else hashing.result()[0]
     _remove_stale(out, len(paths))
     return PartitionedTable(
         tuple(paths), tuple(rows), tuple(columns), int(sum(rows)), sha
@@ -330,6 +333,7 @@ def _two_passes(
         spool.clear()
         n_rows, witnesses = _first_pass(reader, spool)
         reader.settle(witnesses)
+    reader.scan = None  # answered; the reader travels to the workers without it
     text, one_by_one = _text_plan(reader, spool)
     if map_parts is not None and not hash_cells and isinstance(reader, _FrameReader):
         paths, rows = _write_in_parallel(
@@ -342,6 +346,43 @@ def _two_passes(
         writer.add(ingest._as_string(frame, text, one_by_one=one_by_one))
     paths, rows = writer.close()
     return paths, rows, [str(c) for c in reader.columns], writer.fingerprint()
+
+
+_SCAN_BLOCK = 8 << 20
+
+
+def _scan_file(path: str, delimiter: str) -> tuple[str, bool]:
+    """The sha256 of a file's bytes, and whether some field may start with 0 and a digit.
+
+    The second answer is a cheap superset of what the whole-file reader's rule
+    for codes with leading zeros (zip ``01001``) looks for: a ``0`` followed
+    by a digit, just after a delimiter, a line break, a space or a quote. When
+    no byte pair of the file qualifies, no column can hold such a code and
+    its text need not be read (numpy's passes release the GIL: this runs in
+    a thread beside the parser).
+    """
+    digits = np.zeros(256, dtype=bool)
+    digits[ord("0") : ord("9") + 1] = True
+    before = np.zeros(256, dtype=bool)
+    for byte in (delimiter.encode("utf-8")[:1] or b",") + b'\n\r \t"':
+        before[byte] = True
+    digest = hashlib.sha256()
+    found = False
+    previous = b"\n"  # the file's start counts as a line start
+    try:
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(_SCAN_BLOCK), b""):
+                digest.update(block)
+                if not found:
+                    window = np.frombuffer(previous + block, dtype=np.uint8)
+                    zeros = np.flatnonzero(window[1:-1] == ord("0")) + 1
+                    found = bool(
+                        (digits[window[zeros + 1]] & before[window[zeros - 1]]).any()
+                    )
+                    previous = block[-2:]
+    except OSError as exc:
+        raise SourceError(f"source {path}: cannot be read ({exc.strerror})") from exc
+    return digest.hexdigest(), found
 
 
 def _first_pass(reader: _Reader, spool: _Spool) -> tuple[int, list]:
@@ -635,6 +676,7 @@ class _Reader:
     name: str
     columns: list
     dtypes: dict
+    scan: Any = None  # a future of _scan_file's answer while one runs
 
     def chunks(self) -> Iterator[Any]:
         raise NotImplementedError
@@ -782,6 +824,8 @@ class _CsvReader(_FrameReader):
         ]
         if not numeric or self.codes:
             return False
+        if self.scan is not None and not self.scan.result()[1]:
+            return False  # no field of the file starts with 0 and a digit
         digits = dict.fromkeys(numeric, True)
         zero_led = dict.fromkeys(numeric, False)
         options = ingest._csv_options(self.delimiter)

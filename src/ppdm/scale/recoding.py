@@ -95,8 +95,9 @@ class Recoding:
         at = self.positions(part)
         out = part.copy()
         for q in self.quasi_identifiers:
-            values = self.released[q].take(at)
-            out[q] = pd.Series(values.to_numpy(), index=part.index, dtype=values.dtype)
+            # the taken array as it is: a round trip through Python objects
+            # (to_numpy, then back to the dtype) was most of a part's recoding
+            out[q] = self.released[q].take(at).set_axis(part.index)
         keep = self.kept[at]
         if not keep.all():
             out = out[keep]

@@ -391,3 +391,29 @@ def test_a_parquet_file_on_a_dask_cluster_writes_the_same_bytes(sources, tmp_pat
             partition_rows=7000, map_parts=farm,
         )  # fmt: skip
     _same_files(one, farmed)
+
+
+@pytest.mark.parametrize("block", [3, 4, 5, 1 << 20])
+def test_the_file_scan_hashes_and_finds_fields_led_by_zero(
+    tmp_path, monkeypatch, block
+):
+    """A field starting 0-and-digit is found after a delimiter, line break, space or
+    quote, across read blocks; the hash is the file's sha256 either way."""
+    from ppdm.scale import ingest_parts
+
+    monkeypatch.setattr(ingest_parts, "_SCAN_BLOCK", block)
+    cases = {
+        b"a,b\n1,0\n10,20\n": False,  # a lone 0, and 0 inside a number
+        b"a,b\n1,2\n3,01001\n": True,
+        b"a;b\n1;2\n3; 07\n": True,  # after the delimiter and a space
+        b'a,b\n1,"0123"\n': True,
+        b"a,b\n0123,4\n": True,  # at a line start
+        b"a,b\n1,2\n3,4.05\n": False,  # 0 after a decimal point
+    }
+    for number, (content, expected) in enumerate(cases.items()):
+        path = tmp_path / f"f{number}.csv"
+        path.write_bytes(content)
+        delimiter = ";" if b";" in content else ","
+        sha, found = ingest_parts._scan_file(str(path), delimiter)
+        assert sha == file_sha256(path)
+        assert found is expected, content
