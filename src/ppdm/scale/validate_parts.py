@@ -4,9 +4,11 @@
 gives on the concatenated table, one partition at a time:
 
 - every row is judged on its own partition, by the same code: coercion to the
-  schema's types, the pandera schema (run lazily), and Great Expectations run
-  for real on the partition's typed frame; a rejected row keeps its reasons
-  and its row number in the whole table;
+  schema's types, the pandera schema (run lazily), and the suite's row-wise
+  expectations as Great Expectations' own conditions, each on its one column
+  (:mod:`ppdm.scale.row_checks`; a suite with anything else runs GX's whole
+  validation on the partition); a rejected row keeps its reasons and its row
+  number in the whole table;
 - the table-level judgements are made once, from per-partition summaries
   combined exactly: a column none of whose values converts (over all
   partitions), the row count, the set or list of columns, a ``mostly``
