@@ -164,7 +164,7 @@ def republish(
     requirement = settings.requirement
     states = kept_states(settings, store, earlier)[0] if people is not None else []
     if settings.policy == "refuse":
-        from ppdm.verify.series import check_against
+        from ppdm.verify.differencing import check_against
 
         leaks = [
             result.describe()
@@ -254,11 +254,11 @@ def same_source_releases(
     Nobody arrived or left between them and this run, so there is nothing to
     hold back; read together with the candidate, every group of persons by
     their class in each must meet the requirement
-    (:func:`ppdm.verify.series.check_same_rows`), else the release is refused.
+    (:func:`ppdm.verify.same_rows.check_same_rows`), else the release is refused.
     Under the policy ``off`` the verifier records the figures instead.
     """
     from ppdm.release.series import load_tables
-    from ppdm.verify.series import check_same_rows
+    from ppdm.verify.same_rows import check_same_rows
 
     same = [
         r
@@ -344,7 +344,7 @@ def consistent_tables(
         consistent_recoding,
         failing_classes,
     )
-    from ppdm.verify.series import counterpart
+    from ppdm.verify.differencing import counterpart
 
     requirement = settings.requirement
     covers = settings.covers()
@@ -469,7 +469,8 @@ def checked_against_series(
     step kept, and compares them with the kept state of the earlier releases.
     """
     from ppdm.release.series import load_tables
-    from ppdm.verify.series import check_against, check_same_rows
+    from ppdm.verify.differencing import check_against
+    from ppdm.verify.same_rows import check_same_rows
 
     # Releases in parts are refused by the republication step, never read.
     earlier = [r for r in comparable_releases(settings, files) if not r.partitioned]
@@ -513,7 +514,7 @@ def composition_report(
     """The composition part of the certificate's series section."""
     from ppdm.release.series import current_person_values
     from ppdm.release.series_state import load_state, merge
-    from ppdm.verify.series import CompositionReport, check_composition
+    from ppdm.verify.composition import CompositionReport, check_composition
 
     if settings.record_key is None:
         return CompositionReport.not_run(

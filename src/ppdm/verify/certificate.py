@@ -225,9 +225,9 @@ class Certificate:
     ) -> Certificate:
         """This certificate with the series checks against earlier releases.
 
-        ``results`` are :class:`ppdm.verify.series.SeriesCheck` objects
+        ``results`` are :class:`ppdm.verify.differencing.SeriesCheck` objects
         (differencing); ``composition`` a
-        :class:`ppdm.verify.series.CompositionReport`. A leak the data owner
+        :class:`ppdm.verify.composition.CompositionReport`. A leak the data owner
         did not accept fails the certificate.
         """
         results = tuple(results)

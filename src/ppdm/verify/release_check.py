@@ -217,7 +217,7 @@ def _series_check(
     against: Sequence[Path | str],
 ) -> ReleaseCheck:
     """Differencing against earlier releases, on the released files alone."""
-    from ppdm.verify.series import check_against
+    from ppdm.verify.differencing import check_against
 
     named = []
     certificate = release_dir / "verification.json"
