@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -182,9 +182,44 @@ class CompositionCheck:
     n_certain: int
     accepted: bool = False
 
+    #: The registered check (:class:`ppdm.privacy.Composition`).
+    name: ClassVar[str] = "composition"
+    kind: ClassVar[str] = "series"
+
     @property
     def leaks(self) -> bool:
         return self.n_exposed > 0
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        return {
+            "n_exposed": int(self.n_exposed),
+            "n_below_l": int(self.n_below_l),
+            "n_certain": int(self.n_certain),
+        }
+
+    @property
+    def examples(self) -> tuple[dict[str, Any], ...]:
+        """None: the persons at fault are named by their record keys, which a
+        certificate never shows."""
+        return ()
+
+    def summary(self) -> str:
+        return self.describe()
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> CompositionCheck:
+        """Inverse of :meth:`to_dict` (a certificate read back)."""
+        return cls(
+            attribute=d["attribute"],
+            against=tuple(d["against"]),
+            l=int(d["l"]),
+            n_persons=int(d["n_persons"]),
+            n_below_l=int(d["n_below_l"]),
+            n_exposed=int(d["n_exposed"]),
+            n_certain=int(d["n_certain"]),
+            accepted=bool(d["accepted_risk"]),
+        )
 
     @property
     def passed(self) -> bool:

@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -195,9 +195,41 @@ class SeriesCheck:
     n_rollups: int = 0
     n_leaking_rollups: int = 0
 
+    #: The registered check (:class:`ppdm.privacy.Differencing`).
+    name: ClassVar[str] = "differencing"
+    kind: ClassVar[str] = "series"
+
     @property
     def leaks(self) -> bool:
         return self.n_leaking_classes > 0 or self.n_leaking_rollups > 0
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        return {
+            "n_leaking_classes": int(self.n_leaking_classes),
+            "n_leaking_rollups": int(self.n_leaking_rollups),
+            "rows_exposed": int(self.rows_exposed),
+        }
+
+    def summary(self) -> str:
+        return self.describe()
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SeriesCheck:
+        """Inverse of :meth:`to_dict` (a certificate read back)."""
+        return cls(
+            table=d["table"],
+            against=d["against"],
+            n_common_classes=int(d["n_common_classes"]),
+            rows_added=int(d["rows_added"]),
+            rows_removed=int(d["rows_removed"]),
+            n_leaking_classes=int(d["n_leaking_classes"]),
+            rows_exposed=int(d["rows_exposed"]),
+            examples=tuple(dict(e) for e in d.get("examples") or ()),
+            accepted=bool(d["accepted_risk"]),
+            n_rollups=int(d["n_rollups"]),
+            n_leaking_rollups=int(d["n_leaking_rollups"]),
+        )
 
     @property
     def passed(self) -> bool:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -66,9 +66,36 @@ class SameRowsCheck:
     examples: tuple[dict[str, Any], ...] = field(default_factory=tuple)
     accepted: bool = False
 
+    #: The registered check (:class:`ppdm.privacy.SameRows`).
+    name: ClassVar[str] = "same-rows"
+    kind: ClassVar[str] = "series"
+
     @property
     def leaks(self) -> bool:
         return self.n_leaking_groups > 0
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        return {
+            "n_leaking_groups": int(self.n_leaking_groups),
+            "rows_exposed": int(self.rows_exposed),
+        }
+
+    def summary(self) -> str:
+        return self.describe()
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> SameRowsCheck:
+        """Inverse of :meth:`to_dict` (a certificate read back)."""
+        return cls(
+            table=d["table"],
+            against=d["against"],
+            n_groups=int(d["n_groups"]),
+            n_leaking_groups=int(d["n_leaking_groups"]),
+            rows_exposed=int(d["rows_exposed"]),
+            examples=tuple(dict(e) for e in d.get("examples") or ()),
+            accepted=bool(d["accepted_risk"]),
+        )
 
     @property
     def passed(self) -> bool:
