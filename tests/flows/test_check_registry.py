@@ -29,13 +29,10 @@ from ppdm.config import default_config, parse_config
 from ppdm.flows.cli import EXIT_OK, EXIT_UNSEALED, main
 from ppdm.prepare import datasets
 from ppdm.privacy import (
-    CHECK_KINDS,
-    CLASS_MODELS,
     PRIVACY_CHECKS,
     PRIVACY_MODELS,
     CheckResult,
     DifferentialPrivacy,
-    PrivacyModel,
     Requirement,
     model_from_description,
 )
@@ -137,22 +134,6 @@ def _facts(checks) -> list[tuple]:
         + tuple(r.examples)
         for where, r in checks
     ]
-
-
-def test_the_registry_has_three_kinds_and_derives_the_model_lists():
-    kinds = {check.kind for check in PRIVACY_CHECKS.values()}
-    assert kinds == set(CHECK_KINDS)
-    for name, check in PRIVACY_CHECKS.items():
-        assert check.name == name and check.kind in CHECK_KINDS
-    assert CLASS_MODELS == {n for n, c in PRIVACY_CHECKS.items() if c.kind == "class"}
-    assert set(PRIVACY_MODELS) == {
-        n for n, c in PRIVACY_CHECKS.items() if issubclass(c, PrivacyModel)
-    }
-    assert {n for n, c in PRIVACY_CHECKS.items() if c.kind == "series"} == {
-        "differencing",
-        "same-rows",
-        "composition",
-    }
 
 
 @pytest.mark.parametrize("name", sorted(PRIVACY_CHECKS))

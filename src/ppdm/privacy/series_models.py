@@ -35,12 +35,10 @@ if TYPE_CHECKING:
 
     from ppdm.verify.composition import CompositionCheck, PersonValues
     from ppdm.verify.differencing import SeriesCheck
+    from ppdm.verify.regions import Covers
     from ppdm.verify.same_rows import SameRowsCheck
 
 __all__ = ["Composition", "Differencing", "SameRows", "SeriesModel"]
-
-#: ``{attribute: {hierarchy label: leaf values it covers}}``.
-Covers = Mapping[str, Mapping[str, Sequence[str]]]
 
 
 class SeriesModel(PrivacyCheck):

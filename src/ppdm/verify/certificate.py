@@ -271,7 +271,8 @@ class Certificate:
         Each table's class models (``where`` is the table's name), the
         release models and the differential privacy entry (``"all tables
         together"``), the series checks against earlier releases and the
-        composition check (``"against release <id>"``), in that order. Every
+        composition check (``"against release <id>"``, or ``"no earlier
+        release"`` when none was compared), in that order. Every
         result states its own figures and summary
         (:class:`~ppdm.privacy.base.CheckResult`): readers show these and
         name no model.
@@ -417,7 +418,8 @@ def checks_in(
     for r in (*(series or ()), *(composition or ())):
         against = getattr(r, "against", ())
         ids = [against] if isinstance(against, str) else list(against)
-        found.append((f"against release {', '.join(ids)}", r))
+        where = f"against release {', '.join(ids)}" if ids else "no earlier release"
+        found.append((where, r))
     return tuple(found)
 
 
