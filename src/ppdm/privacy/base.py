@@ -174,7 +174,7 @@ class PrivacyResult:
                 if self.examples:
                     text += ", e.g. " + _describe_class(self.examples[0], self.measure)
         elif self.examples:
-            text += ", e.g. " + describe_example(self.examples[0])
+            text += ", e.g. " + _describe_example(self.examples[0])
         return text
 
     @classmethod
@@ -221,7 +221,7 @@ def _describe_class(example: dict[str, Any], measure: str) -> str:
     return f"{{{inside}}} ({size} row{'s' if size != 1 else ''})"
 
 
-def describe_example(example: dict[str, Any]) -> str:
+def _describe_example(example: dict[str, Any]) -> str:
     """A case at fault in words: ``{key: value, ...}``."""
     inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in example.items())
     return f"{{{inside}}}"
