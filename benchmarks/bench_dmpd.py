@@ -46,10 +46,10 @@ from sklearn.tree import DecisionTreeClassifier
 
 from ppdm import parallel
 from ppdm.algorithms.dmpd import feature_codes
-from ppdm.experiments.accuracy import DEFAULT_TARGETS, run_experiment
+from ppdm.config import default_config
+from ppdm.experiments import compare as C
 from ppdm.prepare import datasets
 from ppdm.trees.c45 import root_ranking
-from ppdm.utility.cross_validation import summarize_cv
 
 OUT = Path(__file__).parent / "results" / "dmpd.md"
 #: Paper, Tables 1 and 3 (Adult) and 1 and 5 (German), top9, mean ± sd over
@@ -132,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
             return client.gather(client.map(fn, items, pure=False))
 
         try:
-            with parallel.using(on_dask):
+            with parallel.mapped_by(on_dask):
                 return _main(args, argv)
         finally:
             client.close()
@@ -142,9 +142,17 @@ def main(argv: list[str] | None = None) -> int:
 
 def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     table = datasets.load(args.dataset)
-    target = DEFAULT_TARGETS[args.dataset]
+    target = default_config(args.dataset).target
     table = table[table[target].notna()].reset_index(drop=True)
     qis = RANKINGS[args.ranking](table, target, args.top)
+    config = C.sweep_config(
+        default_config(args.dataset),
+        list(table.columns),
+        quasi_identifiers=qis,
+        target=target,
+        discretize="mdl",
+        seed=args.seed,
+    )
     ks = [int(k) for k in args.ks.split(",")]
     load = Path("/proc/loadavg").read_text().strip()
     sections = [
@@ -169,12 +177,12 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
     ]
     for inducer in args.inducers.split(","):
         start = time.perf_counter()
-        result = run_experiment(
-            table,
+        # The comparison's harness: k = 1 is its baseline (no anonymization).
+        plan = C.plan_comparison(
+            config,
+            [k for k in ks if k > 1],
             algorithms=["dmpd"],
-            ks=ks,
-            quasi_identifiers=qis,
-            target=target,
+            table=table,
             params={
                 "dmpd": {
                     "generations": args.generations,
@@ -183,30 +191,31 @@ def _main(args: argparse.Namespace, argv: list[str] | None) -> int:
                     "n_folds": args.n_folds,
                 }
             },
-            seed=args.seed,
+            models=[inducer],
             repeats=args.repeats,
             folds=2,
-            models=[inducer],
-            discretize_method="mdl",
         )
-        summary = summarize_cv(result.results, by=("algorithm", "k", "model"))
+        result = C.run_comparison(
+            plan, map_fn=parallel.map_in_order, measure_memory=False
+        )
+        summary = result.summary
         cells = []
         for k in ks:
-            row = summary[summary["k"] == k]
+            row = summary[(summary["k"] == k) & (summary["folds"] > 0)]
             if len(row):
-                mean = 100 * float(row["mean"].iloc[0])
-                sd = 100 * float(row["sd"].iloc[0])
+                mean = 100 * float(row[f"acc_{inducer}"].iloc[0])
+                sd = 100 * float(row[f"sd_{inducer}"].iloc[0])
                 cells.append(f"{mean:.2f} ± {sd:.2f}")
             else:
                 cells.append("infeasible")
-        timing = result.results[result.results["k"] > 1]["seconds_anonymize"].mean()
+        timing = summary[summary["algorithm"] == "dmpd"]["seconds"].mean()
         sections.append(
             f"| {inducer} | "
             + " | ".join(cells)
             + f" | {PAPER[(args.dataset, inducer)]} | {timing:.1f} |"
         )
-        for error in result.errors:
-            sections.append(f"| error | k={error['k']}: {error['error']} |")
+        for row in summary[summary["reason"] != ""].itertuples():
+            sections.append(f"| error | k={row.k}: {row.reason} |")
         print(sections[-1], f"({time.perf_counter() - start:.0f} s)", flush=True)
     text = (
         args.out.read_text()

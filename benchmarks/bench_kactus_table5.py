@@ -18,7 +18,8 @@ held-out half untouched. The paper reports that kACTUS is 7.84 points more
 accurate on average and marks with "+" the cells where kACTUS is significantly
 better by the combined 5 x 2 cv F-test at 95 % confidence (58 of 72; none
 worse). Here the same design runs through
-:func:`ppdm.experiments.accuracy.run_experiment` with the project's
+the comparison's harness (:func:`ppdm.experiments.compare.plan_comparison`,
+one sweep per algorithm) with the project's
 decision_tree (for C4.5), naive_bayes and logistic_regression; PART is not
 run (its paper values are transcribed for the 7.84 check only). Significance
 is :func:`ppdm.experiments.significance.combined_5x2cv_f_test` on the paired
@@ -61,14 +62,17 @@ import sys
 import time
 import warnings
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ppdm.config import default_config
 from ppdm.exceptions import InvalidParameterError, PPDMWarning
-from ppdm.experiments.accuracy import ExperimentResult, run_experiment
+from ppdm.experiments import compare as C
 from ppdm.experiments.significance import (
     FOLDS,
     REPEATS,
@@ -433,6 +437,69 @@ def _csv(text: str) -> list[str]:
     return [part.strip() for part in text.split(",") if part.strip()]
 
 
+@dataclass(frozen=True)
+class Sweep:
+    """One sweep's per-fold rows (``seconds_anonymize`` per fold), failures, set-up."""
+
+    results: pd.DataFrame
+    errors: list[dict[str, Any]]
+    config: dict[str, Any]
+
+
+def _sweep(
+    table: pd.DataFrame,
+    *,
+    algorithm: str,
+    qi: str,
+    ks: Sequence[int],
+    seed: int,
+    repeats: int,
+    folds: int,
+    models: Sequence[str],
+    discretize: str | None,
+) -> Sweep:
+    """One algorithm over every k on the comparison's harness (``ppdm compare``).
+
+    The columns outside the QI set stay in the training halves as
+    non-quasi-identifiers; the folds depend on the seed only, so two sweeps'
+    per-fold accuracies are paired.
+    """
+    config = C.sweep_config(
+        default_config("adult"),
+        list(table.columns),
+        quasi_identifiers=QI_SETS[qi],
+        target=TARGET,
+        discretize=discretize or "none",
+        seed=seed,
+    )
+    plan = C.plan_comparison(
+        config,
+        ks,
+        algorithms=[algorithm],
+        table=table,
+        models=models,
+        repeats=repeats,
+        folds=folds,
+    )
+    result = C.run_comparison(plan, measure_memory=False)
+    rows = result.rows
+    rows = rows[(rows["algorithm"] == algorithm) & (rows["status"] == "ok")]
+    columns = ["algorithm", "k", "repeat", "fold", "model", "accuracy"]
+    results = (
+        rows[[*columns, "n_train", "n_released", "seconds"]]
+        .rename(columns={"seconds": "seconds_anonymize"})
+        .assign(accuracy_original=np.nan)  # summarize_cv's column; not trained
+        .reset_index(drop=True)
+    )
+    summary = result.summary
+    failed = summary[(summary["algorithm"] == algorithm) & (summary["status"] != "ok")]
+    errors = [
+        {"algorithm": algorithm, "k": int(row.k), "error": row.reason}
+        for row in failed.itertuples()
+    ]
+    return Sweep(results=results, errors=errors, config=result.config)
+
+
 def _discretize_methods(text: str) -> dict[str, str | None]:
     """``"kactus=mdl,mondrian=none"`` (or one method for both) -> per algorithm."""
     methods: dict[str, str | None] = {}
@@ -512,22 +579,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         began = time.perf_counter()
         # one run per algorithm, each with its own preprocessing; the folds
         # depend on the seed only, so the per-fold accuracies stay paired
-        runs: list[ExperimentResult] = [
-            run_experiment(
+        runs = [
+            _sweep(
                 table,
-                algorithms=[algorithm],
+                algorithm=algorithm,
+                qi=qi,
                 ks=ks,
-                quasi_identifiers=QI_SETS[qi],
-                target=TARGET,
                 seed=args.seed,
                 repeats=repeats,
                 folds=args.folds,
                 models=models,
-                discretize_method=discretize[algorithm],
+                discretize=discretize[algorithm],
             )
             for algorithm in ALGORITHMS
         ]
-        result = ExperimentResult(
+        result = Sweep(
             results=pd.concat([r.results for r in runs], ignore_index=True),
             errors=[e for r in runs for e in r.errors],
             config=runs[0].config

@@ -69,10 +69,10 @@ def _titanic(k: int):
 
 def _holdout(original, qis, target, spec, algorithm, missing: str) -> dict:
     from ppdm.utility.holdout import holdout_utility
-    from ppdm.utility.preprocessing import DiscretizeSettings
+    from ppdm.utility.preprocessing import Binning
     from ppdm.utility.views import as_training_views
 
-    prepare = DiscretizeSettings(method="mdl").prepare_for(original, qis, target)
+    prepare = Binning(method="mdl").prepare_for(original, qis, target)
 
     def anonymize(train: pd.DataFrame):
         release = algorithm.anonymize(train, spec, np.random.default_rng(7))

@@ -13,7 +13,7 @@ then, from the repository root:
 
 Each run is a fresh `ppdm run --config ... --json` process on its own temporary
 Prefect API, with Adult's shipped configuration pointed at the CSV file:
-`engine: dask` with two local worker processes of `memory_limit: 2GB` each
+`compute: {engine: dask}` with two local worker processes of `memory_limit: 2GB` each
 (the in-memory runs: `engine: pandas`). The process tree is sampled every
 0.2 s: the peak resident memory of every process (the `ppdm` driver, each
 Dask worker, the Prefect API, the Dask nanny and scheduler) is reported.
@@ -95,8 +95,7 @@ def run(table: Path, algorithm: str, engine: str, workdir: Path) -> dict:
     config = yaml.safe_load((ROOT / "configs" / "adult.yaml").read_text())
     config["source"] = {"kind": "csv", "path": str(table)}
     config["algorithm"] = algorithm
-    config["engine"] = engine
-    config["out_of_core"] = {"workers": 2, "memory_limit": "2GB"}
+    config["compute"] = {"engine": engine, "workers": 2, "memory_limit": "2GB"}
     config["output_dir"] = str(workdir / "releases")
     config["work_dir"] = str(workdir / "work")
     path = workdir / "config.yaml"

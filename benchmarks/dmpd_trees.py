@@ -29,12 +29,12 @@ from bench_dmpd import RANKINGS  # this folder is first on the path
 from sklearn.model_selection import StratifiedKFold
 
 from ppdm.algorithms import get_algorithm
-from ppdm.experiments.accuracy import DEFAULT_TARGETS
+from ppdm.config import default_config
 from ppdm.model import AnonymizationSpec
 from ppdm.prepare import datasets
 from ppdm.utility.c45_learner import C45Learner
 from ppdm.utility.features import CellFeaturizer
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 from ppdm.utility.views import align_probabilities, class_prior, naive_bayes_combination
 
 
@@ -61,12 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ranking", choices=sorted(RANKINGS), default="c45")
     args = parser.parse_args(argv)
     table = datasets.load(args.dataset)
-    target = DEFAULT_TARGETS[args.dataset]
+    target = default_config(args.dataset).target
     table = table[table[target].notna()].reset_index(drop=True)
     qis = RANKINGS[args.ranking](table, target, 9)
-    prepare = DiscretizeSettings.of({"method": "mdl", "n_bins": 5}).prepare_for(
-        table, qis, target
-    )
+    prepare = Binning.of({"method": "mdl", "n_bins": 5}).prepare_for(table, qis, target)
     labels = table[target].astype(str).to_numpy()
     # the harness's splits (ppdm.utility.cross_validation.cross_validate)
     split_seeds = np.random.SeedSequence(args.seed).generate_state(

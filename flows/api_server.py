@@ -134,7 +134,7 @@ class TemporaryAPI:
                 )
             time.sleep(0.1)
         # In the environment too: Dask worker processes started during the run
-        # (parallel: {runner: dask, processes: true}) must reach this API
+        # (compute: {runner: dask, processes: true}) must reach this API
         # rather than each start a server of its own.
         previous = os.environ.get("PREFECT_API_URL")
         os.environ["PREFECT_API_URL"] = self.url

@@ -217,6 +217,8 @@ def _release(args: argparse.Namespace) -> int:
 
     if args.config is not None:
         config = load_config(args.config)
+        for note in config.deprecations:  # old sections still work; say what's new
+            print(f"{args.config}: {note}", file=sys.stderr)
         if args.dataset and args.dataset != config.dataset:
             raise AnonymizationError(
                 f"--dataset {args.dataset} contradicts dataset {config.dataset!r} "
@@ -640,9 +642,9 @@ def _describe_algorithm(name: str, cls: type) -> list[str]:
         (
             "out of core",
             [
-                "yes: engine dask runs it on the frequency table"
+                "yes: compute.engine dask runs it on the frequency table"
                 if caps["frequency_table"]
-                else "no: it needs the table's rows (engine pandas)"
+                else "no: it needs the table's rows (compute.engine pandas)"
             ],
         ),
         ("parameters", _parameter_lines(cls)),

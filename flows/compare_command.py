@@ -228,6 +228,8 @@ def run(args: argparse.Namespace) -> int:
         models = _names(args.models)
         if args.config is not None:
             config = load_config(args.config)
+            for note in config.deprecations:  # old sections still work
+                print(f"{args.config}: {note}", file=sys.stderr)
             if args.dataset and args.dataset != config.dataset:
                 raise InvalidParameterError(
                     f"--dataset {args.dataset} contradicts dataset "

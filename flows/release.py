@@ -11,6 +11,7 @@ from ppdm import parallel, progress
 from ppdm.config import ReleaseConfig
 from ppdm.exceptions import OutOfMemoryError
 from ppdm.pipeline import STEPS, run_steps
+from ppdm.scale.engine import ClusterSettings, run_cluster
 from ppdm.tasks import anonymize as anonymize_module
 from ppdm.tasks import discretize as discretize_module
 from ppdm.tasks import report as report_module
@@ -95,12 +96,44 @@ def run_name() -> str:
 def release(config: ReleaseConfig) -> str:
     """Release: ingest, validate, discretize, anonymize, republication, verify, report, publish."""
     mapper = None
-    if config.parallel.runner != "none":
+    compute = config.compute
+    if compute.runner != "none":
         from ppdm.tasks.parallel import prefect_mapper
 
-        mapper = prefect_mapper(config.parallel.workers)
-    with parallel.using(mapper):
+        mapper = prefect_mapper(compute.workers)
+    cluster = ClusterSettings.of(compute)
+    with (
+        parallel.mapped_by(mapper),
+        run_cluster(
+            cluster,
+            address_of=_dask_runner_address() if compute.runner == "dask" else None,
+        ),
+    ):
         return str(run_steps(config, run_step=run_task).release_dir)
+
+
+def _dask_runner_address() -> Callable[[], str] | None:
+    """The scheduler address of the flow's Dask task runner, asked for when needed.
+
+    The runner starts its cluster (or connects to ``compute.address``) on
+    first use; the steps then connect to the same scheduler rather than
+    start a cluster of their own. None when the runner is not Dask's.
+    """
+    from prefect.context import FlowRunContext
+    from prefect_dask import DaskTaskRunner
+
+    context = FlowRunContext.get()
+    runner = context.task_runner if context is not None else None
+    if not isinstance(runner, DaskTaskRunner):  # the flow run without release_for
+        return None
+    return lambda: runner.client.scheduler.address
+
+
+def _runs_on_dask(config: ReleaseConfig) -> bool:
+    """Whether the release or its verification is set to run out of core."""
+    from ppdm.steps.plan import resolve_engine
+
+    return resolve_engine(config) == "dask" or config.compute.verify_engine == "dask"
 
 
 def preload() -> None:
@@ -117,10 +150,10 @@ def preload() -> None:
 
 
 def release_for(config: ReleaseConfig) -> Flow:
-    """The release flow with the task runner ``config.parallel`` asks for."""
+    """The release flow with the task runner ``config.compute`` asks for."""
     from ppdm.flows.runners import release_runner, task_runner
 
-    settings = release_runner(config.parallel)
+    settings = release_runner(config.compute, out_of_core=_runs_on_dask(config))
     if settings is None:
         return release
     return release.with_options(task_runner=task_runner(settings))

@@ -1,7 +1,9 @@
 """Prefect task runners: which one runs a flow's tasks (the sweep's folds, a release's batches).
 
 :class:`RunnerSettings` names a runner; :func:`task_runner` makes it;
-:func:`release_runner` reads a release configuration's ``parallel:`` section.
+:func:`release_runner` reads a release configuration's ``compute:`` section.
+A local Dask cluster is started by :func:`ppdm.scale.engine.local_cluster`,
+the one place every local cluster of a run is made.
 Prefect is imported only when a runner is made: the command line imports
 this module to list the runners.
 """
@@ -13,7 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from ppdm.config import ParallelConfig
+    from ppdm.compute_config import ComputeConfig
 
 __all__ = ["RUNNERS", "RunnerSettings", "release_runner", "task_runner"]
 
@@ -38,6 +40,9 @@ class RunnerSettings:
         reach, ``PREFECT_API_URL``) rather than threads.
     address : str or None, default=None
         An existing Dask scheduler (``tcp://host:8786``); no local cluster.
+    memory_limit : str or None, default=None
+        Memory of each local Dask worker process (default: Dask's share of
+        the machine's memory).
     """
 
     kind: str = "sequential"
@@ -45,6 +50,7 @@ class RunnerSettings:
     threads_per_worker: int = 1
     processes: bool = False
     address: str | None = None
+    memory_limit: str | None = None
 
     def describe(self) -> str:
         """The runner in words, for the outputs."""
@@ -72,27 +78,44 @@ def task_runner(settings: RunnerSettings) -> Any:
     if settings.kind == "dask":
         from prefect_dask import DaskTaskRunner
 
+        from ppdm.scale.engine import local_cluster
+
         if settings.address:
             return DaskTaskRunner(address=settings.address)
         return DaskTaskRunner(
+            cluster_class=local_cluster,
             cluster_kwargs={
                 "n_workers": settings.workers or 2,
                 "threads_per_worker": settings.threads_per_worker,
                 "processes": settings.processes,
-                "dashboard_address": None,
-            }
+                **(
+                    {"memory_limit": settings.memory_limit}
+                    if settings.memory_limit is not None
+                    else {}
+                ),
+            },
         )
     raise ValueError(f"runner {settings.kind!r}; allowed: {', '.join(RUNNERS)}")
 
 
-def release_runner(parallel: ParallelConfig) -> RunnerSettings | None:
-    """The runner a release configuration asks for; None for ``runner: none``."""
-    if parallel.runner == "none":
+def release_runner(
+    compute: ComputeConfig, *, out_of_core: bool = False
+) -> RunnerSettings | None:
+    """The runner a release configuration asks for; None for ``runner: none``.
+
+    With ``runner: dask`` the runner's cluster is the run's one cluster:
+    ``out_of_core`` (the release or its verification runs on Dask) makes its
+    local workers processes under ``memory_limit``, as out-of-core work
+    needs.
+    """
+    if compute.runner == "none":
         return None
+    processes = compute.processes or (compute.runner == "dask" and out_of_core)
     return RunnerSettings(
-        kind=parallel.runner,
-        workers=parallel.workers,
-        threads_per_worker=parallel.threads_per_worker,
-        processes=parallel.processes,
-        address=parallel.address,
+        kind=compute.runner,
+        workers=compute.workers,
+        threads_per_worker=compute.threads_per_worker,
+        processes=processes,
+        address=compute.address if compute.runner == "dask" else None,
+        memory_limit=compute.memory_limit if processes else None,
     )

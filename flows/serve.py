@@ -192,7 +192,7 @@ def deployment_parameters(config: ReleaseConfig) -> dict[str, Any]:
 def servable_release(config: ReleaseConfig | None = None) -> Flow:
     """The release flow, ready to run from a served deployment.
 
-    With ``config``, the flow carries the task runner its ``parallel:``
+    With ``config``, the flow carries the task runner its ``compute:``
     section asks for (:func:`ppdm.flows.release.release_for`).
 
     A served flow run is a spawned process that receives the flow by cloudpickle.
@@ -258,6 +258,8 @@ def run(args: argparse.Namespace) -> int:
     from ppdm.config import load_config
 
     config = load_config(args.config)
+    for note in config.deprecations:  # old sections still work
+        print(f"{args.config}: {note}", file=sys.stderr)
     name = _deployment_name(args)
 
     from ppdm.flows.cli import _PREFECT_DEFAULTS

@@ -14,7 +14,8 @@ from ppdm import parallel
 @task(name="evaluate-batch", cache_policy=NO_CACHE)
 def evaluate_batch(fn: Callable[[Any], Any], items: Sequence[Any]) -> list[Any]:
     """One batch of independent evaluations (DMPD fitness, cross-validation folds)."""
-    with parallel.using(None):  # the work is spread already: nested maps run in place
+    # The work is spread already: nested maps run in place.
+    with parallel.mapped_by(None):
         return [fn(item) for item in items]
 
 

@@ -232,3 +232,34 @@ def postgres_server():
         yield server
     finally:
         server.stop()
+
+
+class _SchedulerLog(logging.Handler):
+    """The addresses of the Dask schedulers started in this process while attached.
+
+    A local cluster's scheduler runs in the process that starts it and logs
+    ``Scheduler at: <address>`` once it listens.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.addresses: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        if "Scheduler at:" in message:
+            self.addresses.append(message.split("Scheduler at:", 1)[1].strip())
+
+
+@pytest.fixture
+def schedulers_started():
+    """The addresses of the Dask schedulers the test starts, in order."""
+    logger = logging.getLogger("distributed.scheduler")
+    handler, level = _SchedulerLog(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        yield handler.addresses
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)

@@ -39,6 +39,8 @@ import pandas as pd
 from ppdm.algorithms import ALGORITHMS
 from ppdm.config import load_config
 from ppdm.experiments import compare as C
+from ppdm.experiments.compare import cell as compare_cell
+from ppdm.experiments.compare import pages as compare_pages
 from ppdm.model import AnonymizationSpec, AttributeKind, Release, attribute_kind
 from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.utility.scoring import train_and_score
@@ -99,7 +101,7 @@ def _score(plan, job, run, folds) -> C.FoldOutcome:
         suppression_limit=config.suppression_limit,
         hierarchies=plan.hierarchies,
     )
-    covers = C._covers(plan)
+    covers = compare_cell._covers(plan)
     scores = train_and_score(
         raw,
         released,
@@ -118,7 +120,7 @@ def _score(plan, job, run, folds) -> C.FoldOutcome:
         suppression_marker="*",
         records_in=len(raw),
     )
-    figures = C._release_figures(raw, release, spec, covers)
+    figures = compare_cell._release_figures(raw, release, spec, covers)
     return C.FoldOutcome(
         **head,
         status="ok",
@@ -242,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
         shlex.quote(a) for a in (sys.argv[1:] if argv is None else argv)
     )
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
-    document = C._jsonable(
+    document = compare_cell._jsonable(
         {
             "command": command,
             "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python "
@@ -265,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps(document, indent=2, sort_keys=True) + "\n"
     )
     rows.to_csv(args.out / "folds.csv", index=False)
-    header, body = C._table_rows(summary, list(plan.models))
+    header, body = compare_pages._table_rows(summary, list(plan.models))
     lines = [
         f"# Peer libraries on the {config.dataset} comparison folds",
         "",
@@ -282,9 +284,9 @@ def main(argv: list[str] | None = None) -> int:
         "the dataset's hierarchies; rows it suppresses are dropped (lost "
         "records). Time: the library call only.",
         "",
-        C._markdown_table(header, body),
+        compare_pages._markdown_table(header, body),
         "",
-        C._LEGEND,
+        compare_pages._LEGEND,
         "",
     ]
     if len(check_summary):
@@ -292,10 +294,13 @@ def main(argv: list[str] | None = None) -> int:
             "## Verification: pycanon vs the project's measures, same released "
             "tables (mean per fold)",
             "",
-            C._markdown_table(
+            compare_pages._markdown_table(
                 list(check_summary.columns),
                 [
-                    [C._fmt(v, ".2f") if isinstance(v, float) else str(v) for v in r]
+                    [
+                        compare_pages._fmt(v, ".2f") if isinstance(v, float) else str(v)
+                        for v in r
+                    ]
                     for r in check_summary.itertuples(index=False)
                 ],
             ),

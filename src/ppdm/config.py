@@ -27,6 +27,7 @@ from pydantic import (
 
 from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
+from ppdm.compute_config import LEGACY_SECTIONS, ComputeConfig, fold_legacy_sections
 from ppdm.exceptions import InvalidParameterError, UnknownDatasetError
 from ppdm.identifiers import identifier_name
 from ppdm.params import did_you_mean
@@ -42,7 +43,6 @@ __all__ = [
     "SourceConfig",
     "DiscretizeConfig",
     "ValidationLimits",
-    "VerificationConfig",
     "UtilityConfig",
     "ConfigError",
     "load_config",
@@ -198,88 +198,6 @@ class ValidationLimits(_Strict):
     max_rejected_fraction: float = Field(
         DEFAULT_MAX_REJECTED_FRACTION, ge=0.0, le=1.0, **_NUMBER
     )
-
-
-class VerificationConfig(_Strict):
-    """How the independent verifier reads the release candidate."""
-
-    engine: Literal["auto", "pandas", "dask"] = Field(
-        "auto",
-        description="pandas: in memory; dask: out of core; auto: dask above "
-        "size_threshold_mb of candidate files",
-    )
-    size_threshold_mb: float = Field(256.0, gt=0.0, **_NUMBER)
-    memory_limit: str = Field("2GB", pattern=r"^[0-9.]+\s*[KMGT]i?B$")
-
-
-class OutOfCoreConfig(_Strict):
-    """How a release runs when it runs out of core (``engine: dask``).
-
-    The table is read into Parquet partitions of ``partition_rows`` rows, and
-    every step works one partition at a time on a Dask cluster: a local one
-    of ``workers`` processes with ``memory_limit`` each, or the existing
-    scheduler at ``address``. The anonymization runs on the frequency table
-    of distinct quasi-identifier combinations; the utility report on a seeded
-    sample of ``sample_rows`` rows.
-    """
-
-    size_threshold_mb: float = Field(
-        1024.0,
-        gt=0.0,
-        description="engine auto: run out of core when the source file is larger",
-        **_NUMBER,
-    )
-    partition_rows: int = Field(250_000, ge=1, le=100_000_000, **_NUMBER)
-    workers: int = Field(2, ge=1, le=1024, **_NUMBER)
-    threads_per_worker: int = Field(1, ge=1, le=64, **_NUMBER)
-    memory_limit: str = Field("2GB", pattern=r"^[0-9.]+\s*[KMGT]i?B$")
-    address: str | None = Field(
-        None,
-        pattern=r"^(tcp|tls|inproc|ucx)://\S+$",
-        description="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786",
-    )
-    sample_rows: int = Field(
-        200_000,
-        ge=1_000,
-        le=10_000_000,
-        description="rows of the seeded sample the utility report measures",
-        **_NUMBER,
-    )
-
-
-class ParallelConfig(_Strict):
-    """Where a release's parallel work runs: the flow's Prefect task runner.
-
-    ``none`` (default): one thread, nothing is farmed out. ``threads``: a
-    thread pool of ``workers``. ``dask``: Prefect's Dask task runner, on a
-    local cluster of ``workers`` (threads, or processes with ``processes:
-    true``) or on the existing scheduler at ``address``. The algorithms'
-    independent evaluations (DMPD's fitness of a generation, the harness's
-    cross-validation folds) are then split into ``workers`` batches, one
-    Prefect task each; the results do not depend on the runner.
-    """
-
-    runner: Literal["none", "threads", "dask"] = "none"
-    workers: int = Field(2, ge=1, le=1024, **_NUMBER)
-    threads_per_worker: int = Field(1, ge=1, le=64, **_NUMBER)
-    processes: bool = Field(
-        False,
-        description="local Dask workers as processes (each reaches the run's "
-        "Prefect API) rather than threads",
-    )
-    address: str | None = Field(
-        None,
-        pattern=r"^(tcp|tls|inproc|ucx)://\S+$",
-        description="an existing Dask scheduler, e.g. tcp://10.0.0.5:8786",
-    )
-
-    @model_validator(mode="after")
-    def _address_needs_dask(self) -> ParallelConfig:
-        if self.address is not None and self.runner != "dask":
-            raise ValueError(
-                f"parallel.address is for runner dask; runner is {self.runner!r}"
-            )
-        return self
 
 
 class PassthroughLimits(_Strict):
@@ -447,16 +365,11 @@ class ReleaseConfig(_Strict):
     params: dict[str, Any] = Field(default_factory=dict)
     discretize: DiscretizeConfig = DiscretizeConfig()
     validation: ValidationLimits = ValidationLimits()
-    verification: VerificationConfig = VerificationConfig()
-    parallel: ParallelConfig = ParallelConfig()
-    engine: Literal["auto", "pandas", "dask"] = Field(
-        "auto",
-        description="pandas: the table in memory; dask: out of core, partition by "
-        "partition (algorithms that run on the frequency table); auto: dask when "
-        "the source file is above out_of_core.size_threshold_mb and the algorithm "
-        "can",
+    compute: ComputeConfig = Field(
+        ComputeConfig(),
+        description="where the work runs: the task runner, the in-memory or "
+        "out-of-core engine, the verifier's engine and the one Dask cluster",
     )
-    out_of_core: OutOfCoreConfig = OutOfCoreConfig()
     utility: UtilityConfig = UtilityConfig()
     republication: RepublicationConfig = RepublicationConfig()
     privacy_budget: PrivacyBudgetConfig | None = Field(
@@ -481,6 +394,32 @@ class ReleaseConfig(_Strict):
     model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
 
     _requirement: Requirement = PrivateAttr()
+    _deprecations: tuple[str, ...] = PrivateAttr(default=())
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _fold_legacy_compute(cls, data: Any, handler: Any) -> Any:
+        # Configurations written before 'compute:' keep loading, and the run
+        # they ask for is the same; the notes say which keys replace theirs.
+        if not isinstance(data, dict):  # a ReleaseConfig already: keep its notes
+            return handler(data)
+        data, notes, origins = fold_legacy_sections(data)
+        try:
+            config = handler(data)
+        except ValidationError as err:
+            if not origins:
+                raise
+            # A bad value of an old section is named as the file names it.
+            raise ValidationError.from_exception_data(
+                err.title, [_old_location(e, origins) for e in err.errors()]
+            ) from None
+        config._deprecations = tuple(notes)
+        return config
+
+    @property
+    def deprecations(self) -> tuple[str, ...]:
+        """One line per old section the file used, naming the keys that replace it."""
+        return self._deprecations
 
     @model_validator(mode="before")
     @classmethod
@@ -609,14 +548,14 @@ class ReleaseConfig(_Strict):
             )
 
     def _check_engine(self) -> None:
-        if self.engine != "dask" or self.algorithm not in ALGORITHMS:
+        if self.compute.engine != "dask" or self.algorithm not in ALGORITHMS:
             return
         if not ALGORITHMS[self.algorithm].frequency_table:
             able = sorted(n for n, a in ALGORITHMS.items() if a.frequency_table)
             raise ValueError(
                 f"engine 'dask' runs the anonymization on the frequency table of "
                 f"distinct quasi-identifier combinations; {self.algorithm!r} needs "
-                f"the table's rows. Use engine: pandas, or one of: {', '.join(able)}"
+                f"the table's rows. Use compute: {{engine: pandas}}, or one of: {', '.join(able)}"
             )
         if self.republication.policy == "consistent" or (
             self.republication.record_key is not None
@@ -624,7 +563,7 @@ class ReleaseConfig(_Strict):
             raise ValueError(
                 "engine 'dask' does not run republication.policy 'consistent' or "
                 "republication.record_key (they need every row in memory); use "
-                "engine: pandas"
+                "compute: {engine: pandas}"
             )
 
     @property
@@ -760,6 +699,12 @@ class ReleaseConfig(_Strict):
                         columns[column] = "drop"
             data.pop(key, None)
         data["columns"] = columns
+        for section, keys in LEGACY_SECTIONS.items():
+            if section in given and isinstance(data.get("compute"), dict):
+                # An old section given here replaces its keys of 'compute'.
+                data["compute"] = {
+                    k: v for k, v in data["compute"].items() if k not in keys.values()
+                }
         data.update(given)
         return parse_config(data, origin="overrides")
 
@@ -806,6 +751,17 @@ def _allowed(model: type[BaseModel], loc: tuple[Any, ...]) -> str:
     if node.get("properties"):
         parts.append("keys: " + ", ".join(node["properties"]))
     return " or ".join(parts)
+
+
+def _old_location(error: Any, origins: dict[str, str]) -> Any:
+    """``error`` of a ``compute`` key set from an old section, at the old key."""
+    loc = tuple(error["loc"])
+    if len(loc) >= 2 and loc[0] == "compute" and loc[1] in origins:
+        loc = (*origins[str(loc[1])].split("."), *loc[2:])
+    details = {"type": error["type"], "loc": loc, "input": error["input"]}
+    if error.get("ctx"):
+        details["ctx"] = error["ctx"]
+    return details
 
 
 def _resolve_folder_paths(data: dict[str, Any], base_dir: Path) -> dict[str, Any]:

@@ -4,7 +4,7 @@ Core code with many independent evaluations (DMPD's fitness of a generation,
 the harness's cross-validation folds) calls :func:`map_in_order`. By default
 it runs them one after the other in this thread. Whoever runs the core (the
 release flow with a Dask or thread-pool task runner) installs a mapper for a
-block with :func:`using`; the results must come back in the order of the
+block with :func:`mapped_by`; the results must come back in the order of the
 items, so that nothing released depends on where the work ran.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["Mapper", "batches", "map_in_order", "using"]
+__all__ = ["Mapper", "batches", "map_in_order", "mapped_by"]
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -42,7 +42,7 @@ def map_in_order(fn: Callable[[Item], Result], items: Sequence[Item]) -> list[Re
 
 
 @contextlib.contextmanager
-def using(mapper: Mapper | None) -> Iterator[None]:
+def mapped_by(mapper: Mapper | None) -> Iterator[None]:
     """Run :func:`map_in_order` calls made inside the block through ``mapper``.
 
     Inside a mapped evaluation no mapper is installed (the work is already

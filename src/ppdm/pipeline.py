@@ -102,12 +102,16 @@ def run_steps(config: ReleaseConfig, *, run_step: StepRunner) -> ReleaseOutcome:
 
     preflight_for_run(config)
     plan = plan_release(config)
-    if plan.cluster is None:
-        return _run_planned(plan, run_step)
-    from ppdm.scale.engine import cluster, using
+    from ppdm.scale.engine import run_cluster, using
 
-    with cluster(plan.cluster) as running, using(running):
-        return _run_planned(plan, run_step)
+    # One cluster for the run, started when a step first needs it (never, for
+    # an in-memory release verified in memory); an enclosing block's cluster
+    # (the flow's Dask task runner's) is used instead of a new one.
+    with run_cluster(plan.cluster) as running:
+        if plan.ingest.partitions is None:
+            return _run_planned(plan, run_step)
+        with using(running.part_cluster()):
+            return _run_planned(plan, run_step)
 
 
 def _run_planned(plan: ReleasePlan, run_step: StepRunner) -> ReleaseOutcome:

@@ -215,7 +215,7 @@ def test_an_exact_date_kept_out_of_core_leaves_as_its_month(
     monkeypatch.setenv("PPDM_AUDIT_KEY", "an owner's audit key of some length")
     table, config = admissions
     dask_config = config.with_name("admissions-dask.yaml")
-    dask_config.write_text(config.read_text() + "engine: dask\n")
+    dask_config.write_text(config.read_text() + "compute: {engine: dask}\n")
     out = tmp_path / "releases"
     args = ["run", "--config", str(dask_config), "--algorithm", "lattice-optimal",
             "--out", str(out), "--work-dir", str(tmp_path / "work"), "--quiet"]  # fmt: skip

@@ -18,6 +18,7 @@ from ppdm.experiments import compare as C
 from ppdm.flows import cli
 from ppdm.flows.compare import compare
 from ppdm.flows.runners import RunnerSettings, task_runner
+from ppdm.scale.engine import local_cluster
 
 ROOT = Path(__file__).resolve().parents[2]
 GERMAN = ROOT / "configs" / "german.yaml"
@@ -159,11 +160,11 @@ def test_runner_settings_choose_the_task_runner():
     assert isinstance(pool, ThreadPoolTaskRunner) and pool._max_workers == 3
     local = task_runner(RunnerSettings(kind="dask", workers=2, threads_per_worker=2))
     assert isinstance(local, DaskTaskRunner) and local.address is None
+    assert local.cluster_class is local_cluster  # the one place clusters start
     assert local.cluster_kwargs == {
         "n_workers": 2,
         "threads_per_worker": 2,
         "processes": False,
-        "dashboard_address": None,
     }
     remote = task_runner(RunnerSettings(kind="dask", address="tcp://10.0.0.5:8786"))
     assert remote.address == "tcp://10.0.0.5:8786" and not remote.cluster_kwargs

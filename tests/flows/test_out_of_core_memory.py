@@ -75,8 +75,8 @@ def _config(source: Path, out: Path, engine: str, address: str | None = None):
     return default_config("adult").with_overrides(
         source={"kind": "csv", "path": str(source)},
         algorithm="mondrian",
-        engine=engine,
-        out_of_core={
+        compute={
+            "engine": engine,
             "partition_rows": 50_000,
             "sample_rows": 20_000,
             **({"address": address} if address else {}),

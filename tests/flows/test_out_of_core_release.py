@@ -59,8 +59,8 @@ def _config(source: Path, out: Path, engine: str, algorithm: str, address=None):
         source={"kind": "csv", "path": str(source)},
         algorithm=algorithm,
         params=params,
-        engine=engine,
-        out_of_core={
+        compute={
+            "engine": engine,
             "partition_rows": 170,
             "workers": 1,
             "threads_per_worker": 2,

@@ -1,6 +1,6 @@
 """A release whose configuration asks for Prefect's Dask task runner.
 
-German by DMPD (a small search), once with ``parallel: {runner: none}`` and
+German by DMPD (a small search), once with ``compute: {runner: none}`` and
 once with a local Dask cluster of two thread workers: the fitness of each
 generation goes out as ``evaluate-batch`` tasks on the Dask runner, and the
 release is the same release (same id, same bytes), because where the work
@@ -26,10 +26,10 @@ pytestmark = pytest.mark.slow
 CONFIGS = Path(__file__).resolve().parents[2] / "configs"
 
 
-def _run(tmp_path: Path, name: str, parallel: dict) -> Path:
+def _run(tmp_path: Path, name: str, compute: dict) -> Path:
     config = yaml.safe_load((CONFIGS / "german-dmpd.yaml").read_text())
     config["params"] = {"generations": 3, "population": 12, "n_folds": 2}
-    config["parallel"] = parallel
+    config["compute"] = compute
     path = tmp_path / f"{name}.yaml"
     path.write_text(yaml.safe_dump(config))
     out = tmp_path / name

@@ -44,7 +44,7 @@ def survey(tmp_path_factory):
 
 def _dataset_folder(folder, table):
     """The survey's CSV source, schema and suite in ``folder``, as init writes them."""
-    from ppdm.prepare.profile import build_schema, build_suite
+    from ppdm.prepare.contract import build_schema, build_suite
 
     source = folder / "survey.csv"
     table.to_csv(source, index=False)

@@ -62,7 +62,7 @@ def _changed_steps(before, after) -> set[str]:
             {"discretize": {"method": "equal-frequency"}},
             {"discretize", "utility-report"},  # the report refits on its split
         ),
-        ({"verification": {"engine": "dask"}}, {"verify"}),
+        ({"compute": {"verify_engine": "dask"}}, {"verify"}),
         (
             {"source": {"kind": "csv", "path": "german.csv"}},
             {"ingest", "validate"},

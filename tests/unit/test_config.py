@@ -206,8 +206,8 @@ def test_the_hierarchy_fingerprint_follows_names_and_bytes(tmp_path):
         ),
         ({"sed": 1}, "unknown key 'sed' (did you mean 'seed'?); allowed keys:"),
         (
-            {"engine": "dsak"},
-            "engine = 'dsak' is not allowed (Input should be 'auto', 'pandas' or "
+            {"compute": {"engine": "dsak"}},
+            "compute.engine = 'dsak' is not allowed (Input should be 'auto', 'pandas' or "
             "'dask'; did you mean 'dask'?)",
         ),
         (
@@ -232,8 +232,8 @@ def test_the_hierarchy_fingerprint_follows_names_and_bytes(tmp_path):
         ),
         ({"l": 3, "sensitive_attribute": None}, "l = 3 needs a sensitive_attribute"),
         ({"l_variant": "recursive"}, "l_variant 'recursive' needs c"),
-        ({"verification": {"engine": "spark"}}, "'auto', 'pandas', 'dask'"),
-        ({"verification": {"memory_limit": "lots"}}, "verification.memory_limit"),
+        ({"compute": {"verify_engine": "spark"}}, "'auto', 'pandas', 'dask'"),
+        ({"compute": {"memory_limit": "lots"}}, "compute.memory_limit"),
         ({"work_dir": 3}, "work_dir = 3 is not allowed"),
     ],
 )
@@ -415,7 +415,7 @@ def test_a_number_key_takes_an_integer(tmp_path):
     assert config.suppression_limit == 0.0 and isinstance(
         config.suppression_limit, float
     )
-    assert config.t == 1.0 and config.verification.size_threshold_mb == 64.0
+    assert config.t == 1.0 and config.compute.verify_threshold_mb == 64.0
     assert (config.k, config.l, config.seed) == (5, 2, 0)
 
 

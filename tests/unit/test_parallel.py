@@ -38,14 +38,14 @@ def test_map_in_order_runs_through_the_installed_mapper_only_inside_the_block():
         calls.append(len(items))
         return [fn(item) for item in reversed(items)][::-1]
 
-    with parallel.using(mapper):
+    with parallel.mapped_by(mapper):
         assert parallel.map_in_order(lambda x: x * x, [1, 2, 3]) == [1, 4, 9]
     assert parallel.map_in_order(lambda x: x + 1, [1, 2]) == [2, 3]
     assert calls == [3]
 
 
 def test_a_mapper_that_loses_results_is_refused():
-    with parallel.using(lambda fn, items: [fn(items[0])]):
+    with parallel.mapped_by(lambda fn, items: [fn(items[0])]):
         with pytest.raises(RuntimeError, match="1 results for 2 items"):
             parallel.map_in_order(str, [1, 2])
 
@@ -63,7 +63,7 @@ def test_dmpd_with_a_thread_mapper_releases_what_it_releases_in_place():
     table, spec = _german()
     algorithm = get_algorithm("dmpd", generations=4, population=10, n_folds=2)
     alone = algorithm.anonymize(table, spec, np.random.default_rng(3))
-    with parallel.using(_threads):
+    with parallel.mapped_by(_threads):
         spread = algorithm.anonymize(table, spec, np.random.default_rng(3))
     assert alone.tables.keys() == spread.tables.keys()
     for name, released in alone.tables.items():
@@ -80,7 +80,7 @@ def test_cross_validation_folds_spread_over_threads_give_the_same_rows():
 
     kwargs = dict(target="credit", repeats=2, folds=2, seed=5, models=["naive_bayes"])
     alone = cross_validate(table, anonymize, **kwargs)
-    with parallel.using(_threads):
+    with parallel.mapped_by(_threads):
         spread = cross_validate(table, anonymize, **kwargs)
     columns = [c for c in alone.columns if c != "seconds_anonymize"]
     assert alone[columns].equals(spread[columns])
@@ -103,7 +103,7 @@ def test_model_fits_spread_over_threads_score_the_same():
 
     kwargs = dict(target="credit", seed=2)
     alone = train_and_score(train, released, test, **kwargs)
-    with parallel.using(counting):
+    with parallel.mapped_by(counting):
         spread = train_and_score(train, released, test, **kwargs)
     assert alone == spread
     assert calls == [2 * len(alone)]  # every model, on both tables, in one map

@@ -20,11 +20,11 @@ from ppdm.exceptions import (
 )
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import validate_params
+from ppdm.scale.recoding import Recoding
 
 if TYPE_CHECKING:
     from ppdm.privacy.differential import PrivacyCost
     from ppdm.scale.frequency import FrequencyTable
-    from ppdm.scale.recoding import Recoding
 
 __all__ = ["Anonymizer", "RELEASE_KINDS", "NUMERIC_INPUTS", "validate_spec"]
 
@@ -270,6 +270,30 @@ class Anonymizer(ABC):
             evidence=evidence,
             suppression_marker=spec.suppression_marker,
             records_in=len(table),
+        )
+
+    def _recoding(
+        self,
+        frequencies: FrequencyTable,
+        spec: AnonymizationSpec,
+        released: tuple[pd.DataFrame, pd.DataFrame, np.ndarray],
+        evidence: dict[str, Any],
+    ) -> Recoding:
+        """The recoding made by this algorithm of the table ``frequencies`` describes.
+
+        ``released`` is ``(original, released, kept)``: each distinct
+        quasi-identifier combination, what it becomes, and whether its rows stay.
+        """
+        original, values, kept = released
+        return Recoding(
+            quasi_identifiers=tuple(spec.quasi_identifiers),
+            original=original,
+            released=values,
+            kept=kept,
+            algorithm=self.name,
+            records_in=frequencies.n_rows,
+            evidence=evidence,
+            params=self.get_params(),
         )
 
     def __repr__(self) -> str:

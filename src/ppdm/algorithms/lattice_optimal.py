@@ -44,28 +44,21 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
-from ppdm._lazy import pandas as pd
-from ppdm.algorithms.base import Anonymizer
+from ppdm.algorithms.full_domain import FullDomainAnonymizer, LatticeBuilder
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.generalization.lattice import (
     GeneralizationLattice,
     NodeMetrics,
-    generalized_recoding,
-    generalized_release,
     require_hierarchies,
 )
-from ppdm.model import AnonymizationSpec, Release
+from ppdm.model import AnonymizationSpec
 from ppdm.params import Options
-from ppdm.privacy import CLASS_MODELS
-from ppdm.scale.frequency import FrequencyTable
-from ppdm.scale.recoding import Recoding
 
 __all__ = ["LatticeOptimal", "OptimalResult", "optimal_node"]
 
@@ -203,7 +196,7 @@ def optimal_node(
     )
 
 
-class LatticeOptimal(Anonymizer):
+class LatticeOptimal(FullDomainAnonymizer):
     """Least-loss full-domain generalization meeting every privacy model.
 
     The requirement's models (k-anonymity; distinct, entropy or recursive
@@ -249,82 +242,26 @@ class LatticeOptimal(Anonymizer):
     """
 
     name: ClassVar[str] = "lattice-optimal"
-    uses_hierarchies: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Exact least-loss full-domain generalization meeting every privacy model "
         "and the suppression limit (pruned lattice search)"
     )
-    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
-    numeric_input: ClassVar[str] = "raw"
-    frequency_table: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {"loss": Options(("glm", "cm"))}
 
     def __init__(self, *, loss: str = "glm") -> None:
         self.loss = loss
 
-    def _anonymize(
-        self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
-    ) -> Release:
-        hierarchies, best, evidence = self._search(
-            GeneralizationLattice.from_table, table, spec
-        )
-        released, counts = generalized_release(table, spec, hierarchies, best.levels)
-        evidence.update(
-            released_suppressed=counts["suppressed"], dropped=counts["dropped"]
-        )
-        return self._release(released, spec, table, evidence)
-
-    def _recode(
-        self,
-        frequencies: FrequencyTable,
-        spec: AnonymizationSpec,
-        rng: np.random.Generator,
-    ) -> Recoding:
-        hierarchies, best, evidence = self._search(
-            GeneralizationLattice.from_frequencies, frequencies, spec
-        )
-        original, released, kept, counts = generalized_recoding(
-            frequencies, spec, hierarchies, best.levels
-        )
-        evidence.update(
-            released_suppressed=counts["suppressed"], dropped=counts["dropped"]
-        )
-        return Recoding(
-            quasi_identifiers=tuple(spec.quasi_identifiers),
-            original=original,
-            released=released,
-            kept=kept,
-            algorithm=self.name,
-            records_in=frequencies.n_rows,
-            evidence=evidence,
-            params=self.get_params(),
-        )
-
     def _search(
         self,
-        build: Callable[..., GeneralizationLattice],
-        data: Any,
+        build: LatticeBuilder,
         spec: AnonymizationSpec,
+        rng: np.random.Generator,
     ) -> tuple[dict[str, Hierarchy], NodeMetrics, dict[str, Any]]:
-        """The optimal node of the lattice ``build(data, ...)`` makes, and its evidence.
-
-        One search for both paths: ``build`` is
-        :meth:`GeneralizationLattice.from_table` (rows) or
-        :meth:`GeneralizationLattice.from_frequencies` (a frequency table),
-        which evaluate every node alike.
-        """
+        """The optimal node of the lattice, and its evidence (``rng`` is unused)."""
         hierarchies = require_hierarchies(self.name, spec)
         if self.loss == "cm" and spec.target is None:
             raise InvalidParameterError(f"{self.name}: loss 'cm' needs a target")
-        lattice = build(
-            data,
-            spec.quasi_identifiers,
-            hierarchies,
-            sensitive_attribute=spec.sensitive_attribute,
-            target=spec.target,
-            suppression_limit=spec.suppression_limit,
-            requirement=spec.requirement,
-        )
+        lattice = build(hierarchies)
         result = optimal_node(lattice, loss=self.loss)
         if result.best is None:
             closest = result.best_infeasible

@@ -805,15 +805,10 @@ class Mondrian(Anonymizer):
         released = pd.DataFrame(
             {dim.name: _released_cells(dim, partition, ids) for dim in dims}
         )
-        return Recoding(
-            quasi_identifiers=tuple(qis),
-            original=keys[qis].iloc[first].reset_index(drop=True),
-            released=released,
-            kept=np.ones(len(first), dtype=bool),
-            algorithm=self.name,
-            records_in=frequencies.n_rows,
-            evidence=_evidence(partition, counts),
-            params=self.get_params(),
+        original = keys[qis].iloc[first].reset_index(drop=True)
+        kept = np.ones(len(first), dtype=bool)
+        return self._recoding(
+            frequencies, spec, (original, released, kept), _evidence(partition, counts)
         )
 
 

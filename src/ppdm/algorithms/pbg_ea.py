@@ -17,7 +17,7 @@ k-anonymity and distinct l-diversity is the whole requirement; for entropy or
 recursive (c, l)-diversity and t-closeness the models then decide the
 qualified members exactly, best first
 (:meth:`ppdm.generalization.lattice.GeneralizationLattice.decide`), and the first they accept
-is released. The released table (:func:`ppdm.generalization.lattice.generalized_release`)
+is released. The released table (:func:`ppdm.generalization.lattice_release.generalized_release`)
 suppresses exactly the classes the models reject and passes the verifier.
 
 An optional archive-driven local search (``refine="local"``, the default of
@@ -44,30 +44,24 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ppdm import progress
-from ppdm._lazy import pandas as pd
-from ppdm.algorithms.base import Anonymizer
+from ppdm.algorithms.full_domain import FullDomainAnonymizer, LatticeBuilder
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.generalization.lattice import (
     OBJECTIVES,
     GeneralizationLattice,
     NodeMetrics,
-    generalized_recoding,
-    generalized_release,
     require_hierarchies,
 )
-from ppdm.model import AnonymizationSpec, Release
+from ppdm.model import AnonymizationSpec
 from ppdm.params import Interval, Options, PositiveNumbers
-from ppdm.privacy import CLASS_MODELS
-from ppdm.scale.frequency import FrequencyTable
-from ppdm.scale.recoding import Recoding
 
 __all__ = ["BoxArchive", "PbgEa", "PbgResult", "parse_objectives", "pbg_search"]
 
@@ -503,7 +497,7 @@ def _eps_vector(eps: Any, n_objectives: int, owner: str) -> list[float]:
     return [float(v) for v in values] * (n_objectives if len(values) == 1 else 1)
 
 
-class PbgEa(Anonymizer):
+class PbgEa(FullDomainAnonymizer):
     """Property based generalization by an evolutionary search (PBG-EA).
 
     Parameters
@@ -576,14 +570,10 @@ class PbgEa(Anonymizer):
     """
 
     name: ClassVar[str] = "pbg-ea"
-    uses_hierarchies: ClassVar[bool] = True
     summary: ClassVar[str] = (
         "Evolutionary search of the generalization lattice for the Pareto front of "
         "privacy vs loss (Dewri et al. 2010)"
     )
-    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
-    numeric_input: ClassVar[str] = "raw"
-    frequency_table: ClassVar[bool] = True
     _parameter_constraints: ClassVar[dict[str, Any]] = {
         "objectives": Options(OBJECTIVE_SETS),
         "population": Interval(numbers.Integral, 2, None),
@@ -627,59 +617,13 @@ class PbgEa(Anonymizer):
         self.refine = refine
         self.budget = budget
 
-    def _anonymize(
-        self, table: pd.DataFrame, spec: AnonymizationSpec, rng: np.random.Generator
-    ) -> Release:
-        hierarchies, chosen, evidence = self._search(
-            GeneralizationLattice.from_table, table, spec, rng
-        )
-        released, counts = generalized_release(table, spec, hierarchies, chosen.levels)
-        evidence.update(
-            released_suppressed=counts["suppressed"], dropped=counts["dropped"]
-        )
-        return self._release(released, spec, table, evidence)
-
-    def _recode(
-        self,
-        frequencies: FrequencyTable,
-        spec: AnonymizationSpec,
-        rng: np.random.Generator,
-    ) -> Recoding:
-        hierarchies, chosen, evidence = self._search(
-            GeneralizationLattice.from_frequencies, frequencies, spec, rng
-        )
-        original, released, kept, counts = generalized_recoding(
-            frequencies, spec, hierarchies, chosen.levels
-        )
-        evidence.update(
-            released_suppressed=counts["suppressed"], dropped=counts["dropped"]
-        )
-        return Recoding(
-            quasi_identifiers=tuple(spec.quasi_identifiers),
-            original=original,
-            released=released,
-            kept=kept,
-            algorithm=self.name,
-            records_in=frequencies.n_rows,
-            evidence=evidence,
-            params=self.get_params(),
-        )
-
     def _search(
         self,
-        build: Callable[..., GeneralizationLattice],
-        data: Any,
+        build: LatticeBuilder,
         spec: AnonymizationSpec,
         rng: np.random.Generator,
     ) -> tuple[dict[str, Hierarchy], NodeMetrics, dict[str, Any]]:
-        """The search and the chosen node on the lattice ``build(data, ...)`` makes.
-
-        One search for both paths: ``build`` is
-        :meth:`GeneralizationLattice.from_table` (rows) or
-        :meth:`GeneralizationLattice.from_frequencies` (a frequency table),
-        which evaluate every node alike, so the search draws the same numbers
-        from ``rng`` and chooses the same node.
-        """
+        """The search and the chosen node; both paths draw the same numbers from ``rng``."""
         names = parse_objectives(self.objectives)
         eps = _eps_vector(self.eps, len(names), self.name)
         hierarchies = require_hierarchies(self.name, spec)
@@ -693,16 +637,7 @@ class PbgEa(Anonymizer):
                 f"{self.name}: objectives {self.objectives!r} / policy "
                 f"{self.policy!r} need a target"
             )
-        lattice = build(
-            data,
-            spec.quasi_identifiers,
-            hierarchies,
-            sensitive_attribute=spec.sensitive_attribute,
-            target=spec.target,
-            suppression_limit=spec.suppression_limit,
-            spread_l="sl" in names,
-            requirement=spec.requirement,
-        )
+        lattice = build(hierarchies, spread_l="sl" in names)
         result = pbg_search(
             lattice,
             names,

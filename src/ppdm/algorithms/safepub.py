@@ -330,7 +330,7 @@ class _SampleScorer:
 
 
 @dataclass(frozen=True)
-class SearchResult:
+class SafePubSearch:
     """The chosen node and the pivots the search drew (all outputs of the mechanism)."""
 
     levels: tuple[int, ...]
@@ -347,7 +347,7 @@ def safepub_search(
     sensitivity: float,
     steps: int,
     rng: np.random.Generator,
-) -> SearchResult:
+) -> SafePubSearch:
     """SafePub's search over the lattice ``0..heights`` (module docstring).
 
     ``score(levels) -> float`` is evaluated once per node. ``steps + 1``
@@ -389,7 +389,7 @@ def safepub_search(
         [value(p) for p in pivots], per_draw, sensitivity, rng
     )
     draws += 1
-    return SearchResult(pivots[final], tuple(pivots), draws, per_draw)
+    return SafePubSearch(pivots[final], tuple(pivots), draws, per_draw)
 
 
 # ------------------------------------------------------------------ algorithm
@@ -557,7 +557,7 @@ class SafePub(Anonymizer):
         heights: Sequence[int],
         p: SafePubParameters,
         rng: np.random.Generator,
-    ) -> SearchResult:
+    ) -> SafePubSearch:
         """The search with this release's budget and score."""
         return safepub_search(
             heights,

@@ -4,8 +4,9 @@ The kACTUS paper (Kisilevich et al. 2010, Section 5.2) marks a cell of its
 comparison tables when kACTUS is significantly more (or less) accurate than
 the other algorithm "by the combined 5x2 CV F-test ... with a 0.95 confidence
 level". This module implements that test (Alpaydin 1999) on accuracies that
-were already measured, fold by fold, by :func:`ppdm.experiments.accuracy.run_experiment`
-(or :func:`ppdm.utility.cross_validate`).
+were already measured, fold by fold, by ``ppdm compare``
+(:attr:`ppdm.experiments.compare.Comparison.rows`) or
+:func:`ppdm.utility.cross_validate`.
 
 mlxtend has ``mlxtend.evaluate.combined_ftest_5x2cv``, but it takes two
 estimators and the data and runs the folds itself, fitting each estimator on
@@ -177,7 +178,7 @@ def paired_differences(
     Parameters
     ----------
     results : pandas.DataFrame
-        Rows of :func:`ppdm.experiments.accuracy.run_experiment` (columns
+        Per-fold rows, e.g. :attr:`ppdm.experiments.compare.Comparison.rows` (columns
         ``algorithm``, ``k``, ``repeat``, ``fold``, ``model`` and ``metric``),
         where both algorithms were run on the same seeded folds.
     a, b : str
@@ -213,7 +214,7 @@ def paired_differences(
     missing = [c for c in needed if c not in results.columns]
     if missing:
         raise InvalidParameterError(
-            f"results lack the column(s) {missing}; expected run_experiment rows"
+            f"results lack the column(s) {missing}; expected per-fold rows"
         )
     grids = []
     for name in (a, b):

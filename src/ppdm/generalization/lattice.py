@@ -79,17 +79,26 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ppdm._lazy import pandas as pd
-from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
+from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
+from ppdm.generalization.lattice_metrics import (
+    LatticeEvaluation,
+    NodeMetrics,
+    _Batch,
+    batch_metrics,
+    lattice_evaluation,
+)
+from ppdm.generalization.lattice_release import (
+    generalized_recoding,
+    generalized_release,
+)
 from ppdm.generalization.suppression import release_plan
 from ppdm.model import AnonymizationSpec
-from ppdm.privacy.measures import equivalence_classes
 from ppdm.privacy.requirement import EncodedSensitive, Requirement
 
 if TYPE_CHECKING:
@@ -114,96 +123,6 @@ _MASK_BITS = 64  # sensitive values beyond this use (class, value) pairs for l
 #: Rows of a real-valued lower bound taken as float noise when set against
 #: the integer suppression budget (a bound is never rounded up to prune).
 _ROWS_TOLERANCE = 1e-6
-
-
-@dataclass(frozen=True)
-class NodeMetrics:
-    """Quality indices of one lattice node (see the module table).
-
-    ``feasible`` says whether the node meets the requirement it was evaluated
-    with within the suppression budget; ``over_budget`` whether the rows of
-    the classes the requirement rejects alone exceed that budget. For
-    k-anonymity and distinct l-diversity the rejected rows can only grow
-    towards the bottom of the lattice, so an ``over_budget`` node proves every
-    node below it infeasible; for the other monotone models only when the
-    budget is zero (see :func:`ppdm.algorithms.lattice_optimal.optimal_node`).
-    A node can be infeasible without being over budget: when the suppressed
-    rows must be dropped and the rest then fails t-closeness.
-
-    ``infeasible_below`` says the node proves every node below it infeasible
-    whatever the models: the rows of its classes that fail the requirement's
-    bounds (fewer rows than any model accepts, or fewer distinct sensitive
-    values) exceed the budget, and a subclass of such a class fails them too.
-    """
-
-    levels: tuple[int, ...]
-    k: int
-    sk: int
-    l: int
-    sl: int
-    glm: float
-    cm: float
-    suppressed: int
-    feasible: bool = True
-    over_budget: bool = False
-    infeasible_below: bool = False
-
-    def value(self, name: str) -> float:
-        """The index called ``name`` (a key of :data:`OBJECTIVES`)."""
-        return float(getattr(self, name))
-
-    def as_dict(self, attributes: Sequence[str]) -> dict[str, Any]:
-        """JSON-ready record: levels by attribute and every index."""
-        return {
-            "levels": dict(zip(attributes, self.levels)),
-            "k": self.k,
-            "l": self.l,
-            "S_k": self.sk,
-            "S_l": self.sl,
-            "GLM": self.glm,
-            "CM": None if math.isnan(self.cm) else self.cm,
-            "suppressed": self.suppressed,
-        }
-
-
-@dataclass(frozen=True)
-class LatticeEvaluation:
-    """Every node's indices, one array per index, rows in lattice-index order."""
-
-    nodes: np.ndarray
-    k: np.ndarray
-    sk: np.ndarray
-    l: np.ndarray
-    sl: np.ndarray
-    glm: np.ndarray
-    cm: np.ndarray
-    suppressed: np.ndarray
-
-    def values(self, objectives: Sequence[str]) -> np.ndarray:
-        """Index values, shape (n_nodes, len(objectives))."""
-        return np.column_stack([getattr(self, name) for name in objectives]).astype(
-            float
-        )
-
-
-@dataclass(frozen=True)
-class _Batch:
-    """Equivalence classes of one or more nodes, concatenated node by node.
-
-    Node ``i`` owns the classes ``start[i]:start[i + 1]``. A class is stored by
-    its fixed-radix key (the codes are decoded from it when an attribute is
-    generalized, which is cheaper than carrying one column per attribute).
-    """
-
-    key: np.ndarray  # int64 combination of the label codes (see _multipliers)
-    loss: np.ndarray  # per row of the class, integer GLM numerator (see _loss_scale)
-    count: np.ndarray  # rows
-    mask: np.ndarray | None  # bit set of the sensitive values present
-    target: tuple[np.ndarray, ...] | None  # rows per class label
-    start: np.ndarray  # (n_nodes + 1,) class offsets
-    pair_group: np.ndarray | None = None  # (class, sensitive value) pairs, for S_l
-    pair_value: np.ndarray | None = None
-    pair_count: np.ndarray | None = None
 
 
 def suppression_budget(spec: AnonymizationSpec, n_rows: int) -> int:
@@ -750,7 +669,7 @@ class GeneralizationLattice:
                 metrics = self.evaluate(node, k=k, l=l)
                 for name in names:
                     out[name][row] = getattr(metrics, name)
-            return self._evaluation(nodes, out)
+            return lattice_evaluation(nodes, out)
         strides = np.cumprod(np.r_[1, (self.heights + 1)[::-1][:-1]])[::-1]
         layer_of = nodes.sum(axis=1)
         last_nonzero = np.where(
@@ -793,20 +712,7 @@ class GeneralizationLattice:
             # Only the new layer is needed from here on: free the older ones.
             chunks = [None] * len(chunks) + new_chunks
         self.evaluations += size
-        return self._evaluation(nodes, out)
-
-    @staticmethod
-    def _evaluation(nodes: np.ndarray, out: dict[str, np.ndarray]) -> LatticeEvaluation:
-        return LatticeEvaluation(
-            nodes=nodes,
-            k=out["k"].astype(np.int64),
-            sk=out["sk"].astype(np.int64),
-            l=out["l"].astype(np.int64),
-            sl=out["sl"].astype(np.int64),
-            glm=out["glm"],
-            cm=out["cm"],
-            suppressed=out["suppressed"].astype(np.int64),
-        )
+        return lattice_evaluation(nodes, out)
 
     @staticmethod
     def _store(
@@ -980,253 +886,13 @@ class GeneralizationLattice:
         l: int | None,
         kept: np.ndarray | None = None,
     ) -> dict[str, np.ndarray]:
-        """Indices of every node of a batch, by segment reductions.
-
-        The kept classes are ``kept`` when given, else those meeting the
-        bounds ``k``/``l``, else those above Dewri et al.'s threshold.
-        """
-        count = batch.count
-        starts = batch.start[:-1]
-        n_nodes = len(starts)
-        if len(count) == 0:  # an empty table: nothing to measure or suppress
-            zeros = np.zeros(n_nodes, dtype=np.int64)
-            nan = np.full(n_nodes, np.nan)
-            return {
-                "k": zeros,
-                "sk": zeros,
-                "l": zeros,
-                "sl": zeros,
-                "glm": zeros.astype(float),
-                "cm": nan,
-                "suppressed": zeros,
-            }
-        seg = np.repeat(np.arange(n_nodes), np.diff(batch.start))
-        distinct = None
-        if batch.mask is not None:
-            distinct = np.bitwise_count(batch.mask).astype(np.int64)
-        elif batch.pair_group is not None:
-            distinct = np.bincount(batch.pair_group, minlength=len(count))
-        if kept is not None:
-            kept = np.asarray(kept, dtype=bool)
-        elif k is None and l is None:
-            kept = count > self._thresholds(count, seg, starts)[seg]
-        else:
-            kept = count >= (k or 1)
-            if l is not None and l > 1 and distinct is not None:
-                kept &= distinct >= l
-        kept_count = np.where(kept, count, 0)
-        kept_rows = np.add.reduceat(kept_count, starts)
-        suppressed = self.n_rows - kept_rows
-        big = np.iinfo(np.int64).max
-        k_value = np.minimum.reduceat(np.where(kept, count, big), starts)
-        k_value[k_value == big] = 0
-        glm_numerator = np.add.reduceat(kept_count * batch.loss, starts)
-        s = len(self.attributes)
-        glm = (glm_numerator + s * self._scale * suppressed) / self._scale
-        cm = np.full(n_nodes, np.nan)
-        if batch.target is not None and self.n_rows:
-            majority = batch.target[0]
-            for column in batch.target[1:]:
-                majority = np.maximum(majority, column)
-            minority = np.add.reduceat(np.where(kept, count - majority, 0), starts)
-            cm = (minority + suppressed) / self.n_rows
-        l_value = np.zeros(n_nodes, dtype=np.int64)
-        if distinct is not None:
-            l_value = np.minimum.reduceat(np.where(kept, distinct, big), starts)
-            l_value[l_value == big] = 0
-        sl = np.zeros(n_nodes, dtype=np.int64)
-        if batch.pair_group is not None:
-            weight = np.where(kept[batch.pair_group], batch.pair_count**2, 0)
-            sl = np.bincount(seg[batch.pair_group], weights=weight, minlength=n_nodes)
-        return {
-            "k": k_value,
-            "sk": np.add.reduceat(kept_count * kept_count, starts),
-            "l": l_value,
-            "sl": sl.astype(np.int64),
-            "glm": glm,
-            "cm": cm,
-            "suppressed": suppressed,
-        }
-
-    def _thresholds(
-        self, count: np.ndarray, seg: np.ndarray, starts: np.ndarray
-    ) -> np.ndarray:
-        """Per node, the largest class size j whose E_1..E_j fit the budget.
-
-        Never every class: the node's largest classes are always kept.
-        """
-        n_nodes = len(starts)
-        threshold = np.zeros(n_nodes, dtype=np.int64)
-        if self.eta <= 0:
-            return threshold
-        small = count <= self.eta
-        width = self.eta + 1
-        if n_nodes * width <= 4 * len(count) + 1024:
-            # Dense rows-by-size table per node: cheaper than sorting.
-            rows = np.bincount(
-                seg[small] * width + count[small],
-                weights=count[small],
-                minlength=n_nodes * width,
-            ).reshape(n_nodes, width)
-            threshold = (np.cumsum(rows, axis=1) <= self.eta).sum(axis=1) - 1
-        else:
-            ordered = np.sort(seg[small] * width + count[small])
-            node, size = ordered // width, ordered % width
-            cumulative = np.cumsum(size)
-            first = np.r_[True, node[1:] != node[:-1]]
-            offset = np.maximum.accumulate(np.where(first, cumulative - size, 0))
-            within = cumulative - offset
-            run_end = np.r_[(node[1:] != node[:-1]) | (size[1:] != size[:-1]), True]
-            valid = run_end & (within <= self.eta)
-            np.maximum.at(threshold, node[valid], size[valid])
-        largest = np.maximum.reduceat(count, starts)
-        return np.minimum(threshold, largest - 1)
-
-
-# ---------------------------------------------------------------- release
-@dataclass(frozen=True)
-class _NodeRelease:
-    """What a node releases of each unit (a row, or a frequency table's combination)."""
-
-    generalized: dict[str, pd.Series]  # released quasi-identifiers, per unit
-    suppress: np.ndarray  # per unit: its quasi-identifiers become the marker
-    keep_suppressed: bool  # suppressed units are released (else dropped)
-    counts: dict[str, int]  # ``suppressed`` (kept) and ``dropped`` rows
-
-
-def _node_release(
-    units: pd.DataFrame,
-    weights: np.ndarray | None,
-    spec: AnonymizationSpec,
-    hierarchies: Mapping[str, Hierarchy],
-    levels: Sequence[int],
-) -> _NodeRelease:
-    """The release plan of one node, shared by the table and the recoding."""
-    qis = list(spec.quasi_identifiers)
-    requirement = spec.requirement
-    marker = spec.suppression_marker
-    generalized: dict[str, pd.Series] = {}
-    at_marker = np.ones(len(units), dtype=bool)
-    for q, level in zip(qis, levels):
-        generalized[q] = hierarchies[q].generalize(units[q], int(level))
-        at_marker &= (generalized[q] == marker).to_numpy(dtype=bool, na_value=False)
-    labels = pd.DataFrame({q: column.array for q, column in generalized.items()})
-    ids, n_classes = equivalence_classes(labels, qis)
-    marker_class = np.zeros(n_classes, dtype=bool)
-    marker_class[ids[at_marker]] = True
-    sensitive = units[list(requirement.sensitive_attributes)]
-    plan = release_plan(
-        requirement, sensitive, ids, n_classes, marker_class, weights=weights
-    )
-    if not plan.feasible:
-        raise InfeasibleConstraintError(
-            f"generalization {dict(zip(qis, (int(v) for v in levels)))} leaves "
-            f"nothing that meets {requirement}"
+        return batch_metrics(
+            batch,
+            k,
+            l,
+            kept,
+            n_rows=self.n_rows,
+            n_attributes=len(self.attributes),
+            scale=self._scale,
+            eta=self.eta,
         )
-    suppress = plan.suppress[ids]
-    for q in qis:
-        column = generalized[q].copy()
-        column[suppress] = marker
-        generalized[q] = column
-    n_suppressed = plan.suppressed
-    return _NodeRelease(
-        generalized,
-        suppress,
-        plan.keep_suppressed,
-        {
-            "suppressed": n_suppressed if plan.keep_suppressed else 0,
-            "dropped": 0 if plan.keep_suppressed else n_suppressed,
-        },
-    )
-
-
-def generalized_release(
-    table: pd.DataFrame,
-    spec: AnonymizationSpec,
-    hierarchies: Mapping[str, Hierarchy],
-    levels: Sequence[int],
-) -> tuple[pd.DataFrame, dict[str, int]]:
-    """The table generalized to ``levels``, with what the requirement rejects suppressed.
-
-    The classes some model of ``spec.requirement`` rejects are suppressed:
-    all their quasi-identifiers become the marker. The suppressed rows are
-    kept as one class of their own (merged with a class whose labels are all
-    the marker) when every model accepts that class, and dropped otherwise;
-    after a drop, classes that t-closeness now rejects (the table's
-    distribution changed) are suppressed too (:func:`release_plan`). For
-    k-anonymity and distinct l-diversity this suppresses the classes smaller
-    than ``k`` or with fewer than ``l`` distinct sensitive values. The result
-    passes :func:`ppdm.verify.verify_tables` with ``spec.requirement``.
-    :func:`generalized_recoding` is the same release, decided on a frequency
-    table.
-
-    Returns
-    -------
-    release : pandas.DataFrame
-        Input column order, index reset; quasi-identifiers as strings.
-    counts : dict
-        ``suppressed`` rows (all QIs ``*``, kept) and ``dropped`` rows.
-
-    Raises
-    ------
-    InfeasibleConstraintError
-        Nothing meeting the requirement is left at these levels.
-    """
-    node = _node_release(table, None, spec, hierarchies, levels)
-    out = table.copy()
-    for q, column in node.generalized.items():
-        out[q] = column
-    if not node.keep_suppressed:
-        out = out[~node.suppress]
-    out = out.reset_index(drop=True)
-    return out, node.counts
-
-
-def generalized_recoding(
-    frequencies: FrequencyTable,
-    spec: AnonymizationSpec,
-    hierarchies: Mapping[str, Hierarchy],
-    levels: Sequence[int],
-) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray, dict[str, int]]:
-    """:func:`generalized_release` decided on a frequency table, as a recoding.
-
-    The classes, the suppression and the drop are planned on the
-    frequency table's combinations weighted by their counts, which is the plan
-    of the rows it describes; the result says what each distinct
-    quasi-identifier combination becomes.
-    ``Recoding(quasi_identifiers, original, released, kept, ...).apply(table)``
-    is then ``generalized_release(table, ...)``'s table, for the table the
-    frequency table was made of or any of its partitions.
-
-    Returns
-    -------
-    original : pandas.DataFrame
-        Each distinct quasi-identifier combination once (the table's dtypes),
-        in the frequency table's order, index ``0..n-1``.
-    released : pandas.DataFrame
-        Its released values (strings; the marker where suppressed).
-    kept : numpy.ndarray of bool
-        False where its rows are dropped.
-    counts : dict
-        As :func:`generalized_release`'s.
-
-    Raises
-    ------
-    InfeasibleConstraintError
-        Nothing meeting the requirement is left at these levels.
-    """
-    qis = list(spec.quasi_identifiers)
-    keys = frequencies.keys
-    node = _node_release(keys, frequencies.counts, spec, hierarchies, levels)
-    # Combinations that differ only in sensitive or target values share
-    # their quasi-identifiers, hence their class and their fate.
-    first = ~keys.duplicated(subset=qis).to_numpy()
-    original = keys.loc[first, qis].reset_index(drop=True)
-    released = pd.DataFrame(
-        {q: node.generalized[q][first].reset_index(drop=True) for q in qis}
-    )
-    if node.keep_suppressed:
-        kept = np.ones(len(original), dtype=bool)
-    else:
-        kept = ~node.suppress[first]
-    return original, released, kept, node.counts

@@ -20,11 +20,11 @@ import numpy as np
 from ppdm._lazy import pandas as pd
 from ppdm.privacy import EncodedSensitive, Requirement
 
-__all__ = ["ReleasePlan", "release_plan"]
+__all__ = ["SuppressionPlan", "release_plan"]
 
 
 @dataclass(frozen=True)
-class ReleasePlan:
+class SuppressionPlan:
     """What a generalization releases under a requirement (:func:`release_plan`).
 
     Attributes
@@ -60,7 +60,7 @@ def release_plan(
     eta: int | None = None,
     encoded: Mapping[str, EncodedSensitive] | None = None,
     weights: np.ndarray | None = None,
-) -> ReleasePlan:
+) -> SuppressionPlan:
     """Which classes to suppress so that what is released meets ``requirement``.
 
     1. The classes some model rejects are suppressed.
@@ -100,7 +100,7 @@ def release_plan(
 
     Returns
     -------
-    ReleasePlan
+    SuppressionPlan
     """
     class_ids = np.asarray(class_ids, dtype=np.int64)
     if encoded is None:
@@ -121,7 +121,7 @@ def release_plan(
             eta=eta, n_suppressed=n_suppressed, weights=weights,
         )  # fmt: skip
         if done is None:
-            return ReleasePlan(suppress, keep, feasible, rejected, n_suppressed)
+            return SuppressionPlan(suppress, keep, feasible, rejected, n_suppressed)
         suppress = suppress | done
 
 

@@ -44,16 +44,14 @@ import pandas as pd
 
 from ppdm.exceptions import AnonymizationError, InvalidParameterError
 from ppdm.params import did_you_mean
+from ppdm.prepare.contract import build_schema, build_suite, typed_frame
 from ppdm.prepare.ingest import load_source, other_format, sniff_delimiter, source_name
 from ppdm.prepare.profile import (
     HierarchyPlan,
     TableProfile,
-    build_schema,
-    build_suite,
     columns_analysis,
     profile_table,
     propose_hierarchy,
-    typed_frame,
 )
 
 if TYPE_CHECKING:

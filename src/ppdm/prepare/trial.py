@@ -45,7 +45,8 @@ import pandas as pd
 from ppdm.algorithms import get_algorithm
 from ppdm.exceptions import AnonymizationError
 from ppdm.model import AnonymizationSpec
-from ppdm.prepare.profile import HierarchyPlan, TableProfile, build_schema
+from ppdm.prepare.contract import build_schema
+from ppdm.prepare.profile import HierarchyPlan, TableProfile
 from ppdm.prepare.validation import validate_table
 from ppdm.release.read import read_released_table
 from ppdm.utility.loss import covers_from_hierarchies

@@ -231,9 +231,11 @@ def _all_failures(*stages: pd.DataFrame) -> pd.DataFrame:
 
 def _split_rows(failures: pd.DataFrame, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
     """Row numbers (sorted) of the rejected rows and of the kept ones."""
-    rejected = np.unique(failures["row"].to_numpy(dtype=np.int64))
-    keep = np.setdiff1d(np.arange(n_rows, dtype=np.int64), rejected)
-    return rejected, keep
+    # A mask, not np.unique/np.setdiff1d: those sort (hash) all n_rows row
+    # numbers, 0.4 s for a 250,000-row part; a mask is one pass.
+    failed = np.zeros(n_rows, dtype=bool)
+    failed[failures["row"].to_numpy(dtype=np.int64)] = True
+    return np.flatnonzero(failed), np.flatnonzero(~failed)
 
 
 def _quarantine(

@@ -61,7 +61,7 @@ from typing import Any, Literal
 
 from ppdm.exceptions import AuditLogError, InfeasibleConstraintError
 from ppdm.privacy.differential import PrivacyCost
-from ppdm.release import audit
+from ppdm.release import audit, audit_log
 from ppdm.release.keys import MissingKeyError
 
 __all__ = [
@@ -73,7 +73,7 @@ __all__ = [
     "DatasetLedger",
     "Publication",
     "Spend",
-    "check_against",
+    "check_budget",
     "check_before_run",
     "compose",
     "compose_advanced",
@@ -295,7 +295,7 @@ def read_ledger(
     """
     out_dir = Path(out_dir)
     log_path = out_dir / audit.AUDIT_LOG_NAME
-    if not log_path.exists() and not audit._release_dirs(out_dir):
+    if not log_path.exists() and not audit_log._release_dirs(out_dir):
         return {}
     report = audit.verify_audit_log(out_dir, key=key)
     if report.unkeyed:
@@ -312,7 +312,7 @@ def read_ledger(
     return ledger_from_entries(audit.read_entries(log_path))
 
 
-def check_against(
+def check_budget(
     ledger: DatasetLedger | None,
     dataset: str,
     budget: Budget,
@@ -387,7 +387,7 @@ def check_before_run(
     ledger = read_ledger(out_dir, key=key).get(dataset)
     where = str(Path(out_dir) / audit.AUDIT_LOG_NAME)
     try:
-        check_against(ledger, dataset, budget, cost, where, "nothing was run")
+        check_budget(ledger, dataset, budget, cost, where, "nothing was run")
     except BudgetExceededError:
         if ledger is None or rerun_of is None:
             raise
@@ -429,7 +429,7 @@ class BudgetCheck:
         ledger = ledger_from_entries(log.entries).get(self.dataset)
         if ledger is not None and ledger.holds(release_dir):
             return  # the same release again: nothing more is spent
-        check_against(
+        check_budget(
             ledger,
             self.dataset,
             self.budget,

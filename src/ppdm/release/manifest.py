@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ppdm.compute_config import ComputeConfig, fold_legacy_sections
 from ppdm.config import ReleaseConfig
 from ppdm.prepare import ingest
 from ppdm.release import audit, provenance
@@ -30,26 +31,42 @@ _LOCATION_KEYS = (
     "hierarchies",
     "schema",
     "audit_key",
-    "parallel",
     # The budget decides whether a release may be made, not what it holds: a
     # re-run under a raised budget must find the release it already made.
     "privacy_budget",
 )
 
 
-#: Keys of ``out_of_core`` that say where the partitions are processed.
-_CLUSTER_KEYS = ("workers", "threads_per_worker", "memory_limit", "address")
-
-
 def identity_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The configuration as it decides what is released (no locations, no cluster)."""
-    kept = {k: v for k, v in config.items() if k not in _LOCATION_KEYS}
+    """The configuration as it decides what is released (no locations, no cluster).
+
+    ``compute`` is identified in the form releases were identified by before
+    the section existed (``engine``, ``verification`` and the keys of
+    ``out_of_core`` that are no cluster's), so the same configuration keeps
+    its release id; a manifest that records those old sections is read
+    into ``compute`` first, so both forms compare equal.
+    """
+    folded, *_ = fold_legacy_sections(dict(config), lenient=True)
+    kept = {k: v for k, v in folded.items() if k not in _LOCATION_KEYS}
     if isinstance(kept.get("source"), Mapping) and "password" in kept["source"]:
         # Where the password is kept is no part of what is released.
         kept["source"] = {k: v for k, v in kept["source"].items() if k != "password"}
-    if isinstance(kept.get("out_of_core"), Mapping):
+    compute = kept.pop("compute", None)
+    if isinstance(compute, Mapping):
+        # A manifest records every key of compute; an old one only what its
+        # sections gave: both are completed with the defaults. The runner
+        # and the cluster (workers, threads, processes, address) are left out.
+        whole = {**ComputeConfig().model_dump(mode="json"), **compute}
+        kept["engine"] = whole["engine"]
+        kept["verification"] = {
+            "engine": whole["verify_engine"],
+            "size_threshold_mb": whole["verify_threshold_mb"],
+            "memory_limit": whole["memory_limit"],
+        }
         kept["out_of_core"] = {
-            k: v for k, v in kept["out_of_core"].items() if k not in _CLUSTER_KEYS
+            "size_threshold_mb": whole["size_threshold_mb"],
+            "partition_rows": whole["partition_rows"],
+            "sample_rows": whole["sample_rows"],
         }
     return kept
 

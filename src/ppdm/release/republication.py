@@ -332,7 +332,7 @@ def consistent_tables(
     """
     from ppdm.exceptions import AnonymizationError
     from ppdm.release.series import (
-        Recoding,
+        ConsistentRecoding,
         as_before,
         consistent_recoding,
         failing_classes,
@@ -344,7 +344,7 @@ def consistent_tables(
     clean_table = store.read_table(clean)
     binned = store.read_table(discretized)
     out: dict[str, pd.DataFrame] = {}
-    recoding = Recoding()
+    recoding = ConsistentRecoding()
     for name, table in sorted(tables.items()):
         latest = next(
             (

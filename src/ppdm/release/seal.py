@@ -33,13 +33,13 @@ from ppdm.release.audit import (
     PREVIOUS_AUDIT_KEY,
     RELEASE_EVENTS,
     KeyArg,
-    _keys_at_hand,
-    _seal_problem,
     audit_key,
     entry_hash,
     entry_mac,
     read_entries,
 )
+from ppdm.release.audit_chain import _seal_problem
+from ppdm.release.audit_log import _keys_at_hand
 
 __all__ = ["SealCheck", "check_seal", "models_in_words"]
 

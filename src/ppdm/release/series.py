@@ -54,7 +54,7 @@ from ppdm.verify.regions import (
 __all__ = [
     "EarlierRelease",
     "HoldBack",
-    "Recoding",
+    "ConsistentRecoding",
     "as_before",
     "consistent_recoding",
     "current_person_values",
@@ -819,7 +819,7 @@ as_before = _as_before
 
 
 @dataclass(frozen=True)
-class Recoding:
+class ConsistentRecoding:
     """What the policy ``consistent`` did to each table, before holding back.
 
     Attributes
@@ -835,8 +835,8 @@ class Recoding:
 
     def add(
         self, name: str, recoded: int, anew: int, withheld: int, kept: int, classes: int
-    ) -> Recoding:
-        return Recoding(
+    ) -> ConsistentRecoding:
+        return ConsistentRecoding(
             {**self.by_table, name: (recoded, anew, withheld, kept, classes)}
         )
 

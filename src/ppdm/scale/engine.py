@@ -13,8 +13,12 @@ folds the results as they arrive, so the caller holds a running total and a
 few results instead of one per partition.
 
 The cluster is a local one of worker processes, each under a memory limit,
-or an existing scheduler given by address. Dask and distributed are imported
-only here, when a release runs out of core.
+or an existing scheduler given by address. It is started (or found) in one
+place, :func:`run_cluster` (which :func:`cluster` opens), once per run: inside
+its block every further user (the out-of-core steps, the
+verifier's out-of-core read, the flow's Dask task runner, which starts its
+cluster with :func:`local_cluster`) gets the same one. Dask and distributed
+are imported only here, when a run uses Dask.
 """
 
 from __future__ import annotations
@@ -35,7 +39,9 @@ __all__ = [
     "cluster",
     "current_client",
     "fold_parts",
+    "local_cluster",
     "map_parts",
+    "run_cluster",
     "using",
 ]
 
@@ -47,12 +53,28 @@ _mapper: ContextVar[PartMapper | None] = ContextVar("ppdm_part_mapper", default=
 
 @dataclass(frozen=True)
 class ClusterSettings:
-    """A local cluster (``workers`` processes, ``memory_limit`` each) or ``address``."""
+    """A local cluster (``workers`` processes, ``memory_limit`` each) or ``address``.
+
+    ``processes=False`` runs the local workers as threads of this process
+    (a Dask task runner's choice); out-of-core work needs processes, each
+    under its memory limit.
+    """
 
     workers: int = 2
     threads_per_worker: int = 1
     memory_limit: str = "2GB"
     address: str | None = None
+    processes: bool = True
+
+    @classmethod
+    def of(cls, compute: Any) -> ClusterSettings:
+        """The cluster of a configuration's ``compute`` section."""
+        return cls(
+            workers=compute.workers,
+            threads_per_worker=compute.threads_per_worker,
+            memory_limit=compute.memory_limit,
+            address=compute.address,
+        )
 
 
 def _in_this_process(fn: Callable[[Any], Any], items: Sequence[Any]) -> list:
@@ -205,38 +227,144 @@ def _keys(fn: Callable[[Any], Any], n: int) -> list[str]:
 
 
 def current_client() -> Any:
-    """The Dask client of the cluster :func:`using` installed, or None."""
+    """The Dask client of the run's cluster (started now if need be), or None.
+
+    The cluster :func:`using` installed, else the one of the enclosing
+    :func:`run_cluster` block; None outside both.
+    """
     mapper = _mapper.get()
-    return mapper.client if isinstance(mapper, PartCluster) else None
+    if isinstance(mapper, PartCluster):
+        return mapper.client
+    running = _run.get()
+    return None if running is None else running.client()
+
+
+#: The cluster of the run under way (see :func:`run_cluster`).
+_run: ContextVar[_RunCluster | None] = ContextVar("ppdm_run_cluster", default=None)
+
+
+def local_cluster(
+    *,
+    n_workers: int,
+    threads_per_worker: int,
+    processes: bool,
+    memory_limit: str | None = None,
+) -> Any:
+    """A new local Dask cluster, without a dashboard.
+
+    Worker processes listen on the loopback address; thread workers run in
+    this process.
+
+    Every local cluster of a run is made here: by :func:`cluster`, and by the
+    flow's Dask task runner (which takes this function as its cluster class).
+    """
+    from distributed import LocalCluster
+
+    return LocalCluster(
+        n_workers=n_workers,
+        threads_per_worker=threads_per_worker,
+        processes=processes,
+        dashboard_address=None,
+        # Worker processes listen on the loopback address only; thread
+        # workers talk to the scheduler in memory (inproc), with no address.
+        **({"host": "127.0.0.1"} if processes else {}),
+        **({"memory_limit": memory_limit} if memory_limit is not None else {}),
+    )
 
 
 @contextlib.contextmanager
 def cluster(settings: ClusterSettings) -> Iterator[PartCluster]:
     """Start (or connect to) the cluster; yield it as a mapper; stop what was started.
 
+    Inside a block of :func:`cluster` or :func:`run_cluster`, the cluster
+    already there is yielded instead (and left running): one run, one
+    cluster.
+
     A failed partition raises its own exception here, once; tasks are not
     retried by Dask (a partition that fails once fails the same way again,
     and the release step is what Prefect retries).
     """
-    from distributed import Client, LocalCluster
+    running = _run.get()
+    if running is not None:
+        yield running.part_cluster()
+        return
+    with run_cluster(settings) as running:
+        yield running.part_cluster()
 
-    if settings.address is not None:
-        client = Client(settings.address, set_as_default=False)
-        local = None
-    else:
-        local = LocalCluster(
-            n_workers=settings.workers,
-            threads_per_worker=settings.threads_per_worker,
-            processes=True,
-            memory_limit=settings.memory_limit,
-            dashboard_address=None,
-            host="127.0.0.1",
-        )
-        client = Client(local, set_as_default=False)
 
+@contextlib.contextmanager
+def run_cluster(
+    settings: ClusterSettings, *, address_of: Callable[[], str] | None = None
+) -> Iterator[_RunCluster]:
+    """The cluster of a run: started (or connected to) when first needed.
+
+    A run that never needs Dask (an in-memory release verified in memory)
+    starts nothing. Inside an enclosing block the enclosing run's cluster
+    is the one used. ``address_of`` gives, when first needed, the address
+    of a cluster the run's orchestration already has (the flow's Dask task
+    runner's), connected to instead of starting one.
+    """
+    running = _run.get()
+    if running is not None:
+        yield running
+        return
+    running = _RunCluster(settings, address_of)
+    token = _run.set(running)
     try:
-        yield PartCluster(client)
+        yield running
     finally:
-        client.close()
-        if local is not None:
-            local.close()
+        _run.reset(token)
+        running.close()
+
+
+class _RunCluster:
+    """One run's cluster: its settings, and the client once it is started."""
+
+    def __init__(
+        self, settings: ClusterSettings, address_of: Callable[[], str] | None = None
+    ) -> None:
+        self.settings = settings
+        self._address_of = address_of
+        self._client: Any = None
+        self._local: Any = None
+
+    @property
+    def started(self) -> bool:
+        """Whether a client exists (the cluster was started or connected to)."""
+        return self._client is not None
+
+    def client(self) -> Any:
+        """The Dask client, connecting or starting the cluster on first call."""
+        if self._client is None:
+            from distributed import Client
+
+            settings = self.settings
+            address = settings.address
+            if address is None and self._address_of is not None:
+                address = self._address_of()
+            if address is not None:
+                self._client = Client(address, set_as_default=False)
+            else:
+                self._local = local_cluster(
+                    n_workers=settings.workers,
+                    threads_per_worker=settings.threads_per_worker,
+                    processes=settings.processes,
+                    memory_limit=settings.memory_limit,
+                )
+                try:
+                    self._client = Client(self._local, set_as_default=False)
+                except BaseException:
+                    self._local.close()
+                    raise
+        return self._client
+
+    def part_cluster(self) -> PartCluster:
+        """The cluster as a mapper of partitions."""
+        return PartCluster(self.client())
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+        if self._local is not None:
+            self._local.close()
+        self._client = self._local = None

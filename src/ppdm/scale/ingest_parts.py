@@ -76,7 +76,8 @@ import re
 import shutil
 import tempfile
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -214,6 +215,8 @@ def ingest_partitions(
     partition_rows: int = 1_000_000,
     delimiter: str | None = None,
     password: str | None = None,
+    map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
+    | None = None,
 ) -> PartitionedTable:
     """Read a source into Parquet partitions equal to slices of ``load_source``.
 
@@ -240,6 +243,11 @@ def ingest_partitions(
     password : str, optional
         Where the database password is (``"sql"``), as for
         :func:`~ppdm.prepare.ingest.load_source`.
+    map_parts : callable, optional
+        ``map_parts(fn, items)`` (e.g. Dask-backed): the second pass of a
+        CSV or Parquet file -- converting the kept chunks to the settled types
+        and writing the partitions -- runs one partition per item on it.
+        The partitions are the same bytes as without it. None: one process.
 
     Returns
     -------
@@ -283,11 +291,22 @@ def ingest_partitions(
             reader = _ParquetReader(Path(location), partition_rows)
         else:
             reader = _SqlReader(location, str(query), partition_rows, password)
-        with _Spool(out) as spool:
-            paths, rows, columns, hashed = _two_passes(
-                reader, spool, out, partition_rows, hash_cells=kind == "sql"
+        # The file's bytes are hashed in a thread beside the two passes
+        # (hashlib and file reads release the GIL) rather than read again after.
+        with ThreadPoolExecutor(1) as pool:
+            hashing = (
+                pool.submit(ingest.file_sha256, location) if kind != "sql" else None
             )
-        sha = ingest.file_sha256(location) if kind != "sql" else hashed
+            with _Spool(out) as spool:
+                paths, rows, columns, hashed = _two_passes(
+                    reader,
+                    spool,
+                    out,
+                    partition_rows,
+                    hash_cells=kind == "sql",
+                    map_parts=map_parts,
+                )
+            sha = hashed if hashing is None else hashing.result()
     _remove_stale(out, len(paths))
     return PartitionedTable(
         tuple(paths), tuple(rows), tuple(columns), int(sum(rows)), sha
@@ -295,8 +314,38 @@ def ingest_partitions(
 
 
 def _two_passes(
-    reader: _Reader, spool: _Spool, out: Path, partition_rows: int, *, hash_cells: bool
+    reader: _Reader,
+    spool: _Spool,
+    out: Path,
+    partition_rows: int,
+    *,
+    hash_cells: bool,
+    map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
+    | None = None,
 ) -> tuple[list[str], list[int], list[str], str | None]:
+    n_rows, witnesses = _first_pass(reader, spool)
+    reader.finish(n_rows)  # the in-memory reader's checks, in its order
+    reader.settle(witnesses)
+    if reader.read_again():
+        spool.clear()
+        n_rows, witnesses = _first_pass(reader, spool)
+        reader.settle(witnesses)
+    text, one_by_one = _text_plan(reader, spool)
+    if map_parts is not None and not hash_cells and isinstance(reader, _FrameReader):
+        paths, rows = _write_in_parallel(
+            reader, spool, out, partition_rows, (text, one_by_one), map_parts
+        )
+        return paths, rows, [str(c) for c in reader.columns], None
+    writer = _PartWriter(out, partition_rows, spool.directory if hash_cells else None)
+    for raw in spool:
+        frame = reader.frame(raw)
+        writer.add(ingest._as_string(frame, text, one_by_one=one_by_one))
+    paths, rows = writer.close()
+    return paths, rows, [str(c) for c in reader.columns], writer.fingerprint()
+
+
+def _first_pass(reader: _Reader, spool: _Spool) -> tuple[int, list]:
+    """Read every chunk into the spool; the rows and each chunk's type witness."""
     witnesses = []
     n_rows = 0
     for raw in reader.chunks():
@@ -304,17 +353,67 @@ def _two_passes(
         if rows == 0:
             continue
         n_rows += rows
-        spool.put(raw)
+        spool.put(raw, rows)
         witnesses.append(reader.witness(raw))
-    reader.finish(n_rows)  # the in-memory reader's checks, in its order
-    reader.settle(witnesses)
-    text, one_by_one = _text_plan(reader, spool)
-    writer = _PartWriter(out, partition_rows, spool.directory if hash_cells else None)
-    for raw in spool:
-        frame = reader.frame(raw)
-        writer.add(ingest._as_string(frame, text, one_by_one=one_by_one))
-    paths, rows = writer.close()
-    return paths, rows, [str(c) for c in reader.columns], writer.fingerprint()
+    return n_rows, witnesses
+
+
+def _write_in_parallel(
+    reader: _FrameReader,
+    spool: _Spool,
+    out: Path,
+    partition_rows: int,
+    text_plan: tuple[list, bool],
+    map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]],
+) -> tuple[list[str], list[int]]:
+    """The second pass, one partition per item of ``map_parts``.
+
+    Each partition's rows are sliced from the kept chunks they fall in and
+    converted there; the conversions (a dtype cast, text) go value by value,
+    so converting a slice gives the rows :class:`_PartWriter` cuts from the
+    converted chunk.
+    """
+    starts = np.concatenate([[0], np.cumsum(spool.rows)]).astype(np.int64)
+    total = int(starts[-1])
+    jobs = []
+    for index, first in enumerate(range(0, total, partition_rows)):
+        last = min(first + partition_rows, total)
+        pieces = [
+            (str(spool.path(c)), max(first, int(starts[c])) - int(starts[c]),
+             min(last, int(starts[c + 1])) - int(starts[c]))
+            for c in range(spool.count)
+            if starts[c] < last and starts[c + 1] > first
+        ]  # fmt: skip
+        jobs.append(
+            {
+                "reader": reader,
+                "text_plan": text_plan,
+                "pieces": pieces,
+                "path": str(out / PART_NAME.format(index)),
+            }
+        )
+    rows = [int(n) for n in map_parts(_write_partition, jobs)]
+    return [job["path"] for job in jobs], rows
+
+
+def _write_partition(job: dict[str, Any]) -> int:
+    """Write one partition from its slices of the kept chunks; return its rows."""
+    reader: _FrameReader = job["reader"]
+    text, one_by_one = job["text_plan"]
+    frames = []
+    for path, first, last in job["pieces"]:
+        # our own spool file, written by this ingest: not untrusted input
+        with open(path, "rb") as handle:
+            raw = pickle.load(handle)  # noqa: S301
+        piece = reader.frame(raw.iloc[first:last])
+        frames.append(ingest._as_string(piece, text, one_by_one=one_by_one))
+    frame = (
+        frames[0].reset_index(drop=True)
+        if len(frames) == 1
+        else pd.concat(frames, ignore_index=True)
+    )
+    write_part(frame, job["path"])
+    return len(frame)
 
 
 # -- the spool of raw chunks ------------------------------------------------------
@@ -324,7 +423,11 @@ class _Spool:
     def __init__(self, out: Path) -> None:
         self.out = out
         self.count = 0
+        self.rows: list[int] = []
         self.directory = Path()
+
+    def path(self, index: int) -> Path:
+        return self.directory / f"chunk-{index:06d}.pkl"
 
     def __enter__(self) -> _Spool:
         self.directory = Path(
@@ -335,15 +438,21 @@ class _Spool:
     def __exit__(self, *exc: object) -> None:
         shutil.rmtree(self.directory, ignore_errors=True)
 
-    def put(self, raw: Any) -> None:
-        with open(self.directory / f"chunk-{self.count:06d}.pkl", "wb") as handle:
+    def clear(self) -> None:
+        for index in range(self.count):
+            self.path(index).unlink(missing_ok=True)
+        self.count, self.rows = 0, []
+
+    def put(self, raw: Any, rows: int) -> None:
+        with open(self.path(self.count), "wb") as handle:
             pickle.dump(raw, handle, protocol=pickle.HIGHEST_PROTOCOL)
         self.count += 1
+        self.rows.append(rows)
 
     def __iter__(self) -> Iterator[Any]:
         for i in range(self.count):
             # our own file, written above in this call: not untrusted input
-            with open(self.directory / f"chunk-{i:06d}.pkl", "rb") as handle:
+            with open(self.path(i), "rb") as handle:
                 yield pickle.load(handle)  # noqa: S301
 
 
@@ -544,6 +653,10 @@ class _Reader:
     def settle(self, witnesses: list) -> None:
         raise NotImplementedError
 
+    def read_again(self) -> bool:
+        """Whether the settled types call for reading the chunks again."""
+        return False
+
     def frame(self, raw: Any) -> pd.DataFrame:
         raise NotImplementedError
 
@@ -613,16 +726,21 @@ class _CsvReader(_FrameReader):
         self.delimiter = delimiter
         self.surplus = False
         self.columns = []
+        self.codes: list = []  # number columns read as text: codes with leading zeros
         ingest._check_file(path)
         ingest._check_csv_text(path)
 
+    def _chunk_rows(self) -> int:
+        block = _low_memory_rows(len(self.columns))
+        return block * math.ceil(_read_rows(self.partition_rows) / block)
+
     def chunks(self) -> Iterator[pd.DataFrame]:
         options = ingest._csv_options(self.delimiter)
+        if self.codes:
+            options["dtype"] = dict.fromkeys(self.codes, str)
         with ingest._file_errors("csv", self.path), _parser_warnings() as caught:
             self.columns = list(pd.read_csv(self.path, nrows=0, **options).columns)
-            block = _low_memory_rows(len(self.columns))
-            size = block * math.ceil(_read_rows(self.partition_rows) / block)
-            reader = pd.read_csv(self.path, chunksize=size, **options)
+            reader = pd.read_csv(self.path, chunksize=self._chunk_rows(), **options)
         self.surplus = ingest._surplus_field(caught)
         try:
             while True:
@@ -648,6 +766,42 @@ class _CsvReader(_FrameReader):
         # names as written, as load_source does.
         ingest.source_columns("csv", self.path, delimiter=self.delimiter)
         super().finish(n_rows)
+
+    def read_again(self) -> bool:
+        """Read again with codes as text: a number column whose cells have leading zeros.
+
+        The whole-file reader (``ingest._leading_zero_columns``) reads a column
+        that parses as numbers but whose text is all digits with some
+        ``0``-led value (zip ``01001``) as text. Decided here from the settled
+        types and the text of those columns, read chunk by chunk.
+        """
+        numeric = [
+            c
+            for c, d in self.dtypes.items()
+            if pd.api.types.is_numeric_dtype(d) and not pd.api.types.is_bool_dtype(d)
+        ]
+        if not numeric or self.codes:
+            return False
+        digits = dict.fromkeys(numeric, True)
+        zero_led = dict.fromkeys(numeric, False)
+        options = ingest._csv_options(self.delimiter)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pd.errors.ParserWarning)
+            with pd.read_csv(
+                self.path, **options, dtype=str, usecols=numeric,
+                chunksize=self._chunk_rows(),
+            ) as texts:  # fmt: skip
+                for chunk in texts:
+                    for column in numeric:
+                        if not digits[column]:
+                            continue
+                        present = chunk[column].dropna()
+                        digits[column] = bool(present.str.fullmatch(r"\d+").all())
+                        zero_led[column] = zero_led[column] or bool(
+                            present.str.match(r"0\d").any()
+                        )
+        self.codes = [c for c in numeric if digits[c] and zero_led[c]]
+        return bool(self.codes)
 
 
 class _parser_warnings:  # noqa: N801 - used as a context manager, like warnings'

@@ -41,7 +41,6 @@ __all__ = [
     "frequency_table",
     "release_parts",
     "sample_parts",
-    "bound_parts",
     "seed_for",
     "parquet_rows",
     "SHUFFLE_STREAM",
@@ -98,47 +97,6 @@ def frequency_table(parts: Sequence[Path], columns: Sequence[str]) -> FrequencyT
         [_FrequencyJob(str(p), columns) for p in parts],
         FrequencyTable.combine,
     )
-
-
-# -- columns a release may carry ---------------------------------------------------
-@dataclass(frozen=True)
-class _BoundJob:
-    source: str
-    target: str
-    columns: tuple[str, ...]
-    pseudonymized: tuple[str, ...]
-    key: bytes | None
-
-
-def _bound_part(job: _BoundJob) -> int:
-    from ppdm.prepare.roles import release_bound
-
-    frame = release_bound(
-        _read(job.source),
-        job.columns,
-        pseudonymized=job.pseudonymized,
-        key=job.key,
-    )
-    _write(frame, Path(job.target))
-    return len(frame)
-
-
-def bound_parts(
-    parts: Sequence[Path],
-    out_dir: Path,
-    columns: Sequence[str],
-    *,
-    pseudonymized: Sequence[str] = (),
-    key: bytes | None = None,
-) -> int:
-    """Each part with only the columns a release may carry (see ``release_bound``)."""
-    jobs = [
-        _BoundJob(
-            str(p), str(out_dir / p.name), tuple(columns), tuple(pseudonymized), key
-        )
-        for p in parts
-    ]
-    return sum(map_parts(_bound_part, jobs))
 
 
 # -- the release: recode every part, then shuffle across parts ------------------------

@@ -70,6 +70,13 @@ from ppdm.exceptions import InvalidParameterError
 from ppdm.prepare import validation as v
 from ppdm.release.artifacts import table_to_csv_bytes, write_atomic
 from ppdm.scale.ingest_parts import PART_NAME, PartitionedTable, write_part
+from ppdm.scale.metric_summaries import SUMMED, combine_metric, partition_summary
+from ppdm.scale.row_checks import (
+    COLUMN_CONDITIONS,
+    ColumnCondition,
+    gx_order,
+    run_conditions,
+)
 
 __all__ = ["PartitionedValidation", "QUARANTINE_NAME", "validate_partitions"]
 
@@ -110,7 +117,6 @@ _ROW_WISE = {
     "multicolumn_sum.equal",
 }
 _UNIQUE = "column_values.unique"
-_SUMMED = ("unexpected_count", "filtered_row_count")
 _LISTED = ("unexpected_values", "unexpected_index_list")
 _UNKEPT = ("unexpected_index_query", "unexpected_rows")
 # Aggregate metrics combined exactly from per-partition summaries.
@@ -129,7 +135,6 @@ _AGGREGATES = {
     "column.distinct_values.missing_from_column",
     "column.distinct_values.missing_from_column.count",
 }
-_EXACT_FLOAT = 2**53  # integers up to this add exactly in float64
 
 
 @dataclass(frozen=True)
@@ -172,6 +177,8 @@ def validate_partitions(
     source: str = "table",
     out_dir: str | Path,
     map_parts: MapParts = map,
+    column_conditions: bool = True,
+    finish: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
 ) -> PartitionedValidation:
     """Validate a partitioned table as ``validate_table`` validates the whole.
 
@@ -194,6 +201,15 @@ def validate_partitions(
     map_parts : callable, default=map
         ``map_parts(fn, items)`` applies ``fn`` to every item and returns the
         results in order; ``fn`` is a top-level function of one plain dict.
+    column_conditions : bool, default=True
+        Run the row-wise expectations as GX's conditions column by column
+        (:mod:`ppdm.scale.row_checks`) where the suite allows; False: GX's
+        whole validation on every partition (the reference the tests compare).
+    finish : callable, optional
+        Applied to each partition's clean rows before they are written (a
+        picklable function of a frame, e.g. keeping only the columns a
+        release may carry), so they are written once, not written, read and
+        written again.
 
     Returns
     -------
@@ -231,11 +247,14 @@ def validate_partitions(
             ],
         )
         duplicates = _duplicates(list(counted), plan.unique_columns)
+    worker_suite = plan.worker_suite(duplicates)
     shared = {
         **base,
-        "suite": plan.worker_suite(duplicates),
+        "suite": worker_suite,
         "aggregates": plan.aggregates,
         "counted": plan.counted,
+        "conditions": plan.conditions(worker_suite) if column_conditions else None,
+        "finish": finish,
     }
     jobs = [
         {
@@ -399,7 +418,7 @@ class _Plan:
             )
             found[e.index] = (
                 map_metric,
-                [n for n in names if n == "table.row_count" or n.endswith(_SUMMED)],
+                [n for n in names if n == "table.row_count" or n.endswith(SUMMED)],
             )
         return found
 
@@ -420,6 +439,57 @@ class _Plan:
                 }
             entries.append(entry)
         return {"name": self.name, "expectations": entries}
+
+    def conditions(self, worker_suite: Mapping[str, Any]) -> dict | None:
+        """The row-wise expectations as column conditions; None: GX runs each partition.
+
+        ``worker_suite`` is :meth:`worker_suite`'s (uniqueness as not-in-set).
+        Every expectation must be an aggregate (summarised here) or a
+        condition on one column's values (:mod:`ppdm.scale.row_checks`) with
+        no row condition and no suite parameter.
+        """
+        engine, runtime = _engine(), _runtime()
+        found = {}
+        for e, entry in zip(
+            self.expectations, worker_suite["expectations"], strict=True
+        ):
+            if e.kind == "aggregate":
+                continue
+            kwargs = entry.get("kwargs", {})
+            if "$PARAMETER" in repr(kwargs) or kwargs.get("row_condition"):
+                return None
+            configs = (
+                _expectation(entry)
+                .get_validation_dependencies(
+                    execution_engine=engine, runtime_configuration=runtime
+                )
+                .metric_configurations
+            )
+            # uniqueness runs as not-in-set (see worker_suite)
+            metric = (
+                "column_values.not_in_set" if e.kind == "unique" else str(e.map_metric)
+            )
+            config = configs.get(f"{metric}.unexpected_count")
+            column = kwargs.get("column")
+            if (
+                metric not in COLUMN_CONDITIONS
+                or config is None
+                or not isinstance(column, str)
+                or any(
+                    value is not None
+                    for key, value in config.metric_domain_kwargs.items()
+                    if key != "column"
+                )
+            ):
+                return None
+            found[e.index] = ColumnCondition(
+                index=e.index,
+                metric=metric,
+                column=column,
+                value_kwargs=dict(config.metric_value_kwargs),
+                counts=tuple(self.counted[e.index][1]),
+            )
+        return found
 
     def combine(self, parts: list[list[dict]], dtypes: dict[str, str | None]) -> list:
         """The whole table's GX result items, from the partitions' (in GX's order)."""
@@ -478,7 +548,7 @@ class _Plan:
             else:
                 values = [item["metrics"][_worker_name(e, name)] for item in mine]
                 column = config.metric_domain_kwargs.get("column")
-                metrics[config.id] = _combine_metric(
+                metrics[config.id] = combine_metric(
                     name, values, config, dtypes.get(column), e
                 )
         result = expectation.metrics_validate(
@@ -493,7 +563,7 @@ def _map_metrics_only(names: list[str], map_metric: str) -> bool:
     allowed = {"table.row_count"} | {
         f"{prefix}.{suffix}"
         for prefix in (map_metric, "column_values.nonnull")
-        for suffix in (*_SUMMED, *_LISTED, *_UNKEPT)
+        for suffix in (*SUMMED, *_LISTED, *_UNKEPT)
     }
     return set(names) <= allowed
 
@@ -543,7 +613,7 @@ def _validate_part(job: Mapping[str, Any]) -> dict[str, Any]:
     frame_schema, source, start = job["schema"], job["source"], int(job["start"])
     raw, work, (typed, coerce_failures, unconvertible) = _typed_part(job)
     pandera_failures = v._run_pandera(typed, frame_schema, coerce_failures, source)
-    gx_failures, gx_items = _gx_part(
+    gx_failures, gx_items = _conditions_part(typed, job) or _gx_part(
         typed, job["suite"], job["aggregates"], job["counted"]
     )
     failures = v._all_failures(coerce_failures, pandera_failures, gx_failures)
@@ -551,6 +621,8 @@ def _validate_part(job: Mapping[str, Any]) -> dict[str, Any]:
     quarantine = v._quarantine(raw, failures, list(work.columns), rejected)
     quarantine[v.SOURCE_ROW] = rejected + start
     clean = v._final_types(typed.iloc[keep].reset_index(drop=True), frame_schema)
+    if job.get("finish") is not None:
+        clean = job["finish"](clean)
     write_part(clean, job["clean_path"])
     failures = failures.assign(row=failures["row"].to_numpy(dtype=np.int64) + start)
     return {
@@ -592,7 +664,7 @@ def _gx_part(
             continue
         if index in aggregates:
             metrics[index] = {
-                name: _summary(name, typed, column)
+                name: partition_summary(name, typed, column)
                 for name, column in aggregates[index]
             }
         else:
@@ -614,6 +686,46 @@ def _gx_part(
                 "message": found if could_not else item.message,
                 "metrics": {} if could_not else found,
             }
+        )
+    return v._stack(failures), summaries
+
+
+def _conditions_part(
+    typed: pd.DataFrame, job: Mapping[str, Any]
+) -> tuple[pd.DataFrame, list[dict[str, Any]]] | None:
+    """As :func:`_gx_part`, with GX's conditions run column by column (None: cannot)."""
+    conditions = job.get("conditions")
+    if conditions is None:
+        return None
+    found = run_conditions(typed, conditions)
+    if found is None:
+        return None
+    entries = job["suite"]["expectations"]
+    failures, summaries = [], []
+    for position in gx_order(entries):
+        entry = entries[position]
+        index = int(entry["meta"][_INDEX])
+        if index in job["aggregates"]:
+            metrics = {
+                name: partition_summary(name, typed, column)
+                for name, column in job["aggregates"][index]
+            }
+        else:
+            rows, metrics = found[index]
+            kwargs = dict(entry.get("kwargs", {}))
+            if len(rows) and kwargs.get("mostly", 1) >= 1:
+                item = v._GxItem(
+                    kind=entry["type"],
+                    kwargs=kwargs,
+                    success=False,
+                    result={"unexpected_index_list": rows},
+                    raised=False,
+                    message=None,
+                    meta=dict(entry["meta"]),
+                )
+                failures.append(v._gx_row_failures(_as_suite_item(item), typed))
+        summaries.append(
+            {"index": index, "raised": False, "message": None, "metrics": metrics}
         )
     return v._stack(failures), summaries
 
@@ -666,7 +778,7 @@ def _map_counts(validator: Any, expectations: Mapping[int, Any]) -> dict[int, An
         wanted[index] = {
             name: config
             for name, config in configs.items()
-            if name == "table.row_count" or name.endswith(_SUMMED)
+            if name == "table.row_count" or name.endswith(SUMMED)
         }
     unique = {c.id: c for configs in wanted.values() for c in configs.values()}
     resolved, aborted = validator.compute_metrics(list(unique.values()), runtime)
@@ -679,136 +791,6 @@ def _map_counts(validator: Any, expectations: Mapping[int, Any]) -> dict[int, An
             else {name: resolved[c.id] for name, c in configs.items()}
         )
     return found
-
-
-def _summary(name: str, typed: pd.DataFrame, column: Any) -> Any:
-    """One partition's summary for an aggregate metric (see :func:`_combine_metric`)."""
-    if name == "table.row_count":
-        return len(typed)
-    if name == "table.columns":
-        return [str(c) for c in typed.columns]
-    if name == "table.column_count":
-        return typed.shape[1]
-    present = typed[column].dropna()
-    if name in ("column.min", "column.max"):
-        if not len(present):
-            return None
-        return present.min() if name == "column.min" else present.max()
-    if name in ("column.sum", "column.mean"):
-        return _exact_sum(present)
-    return set(present.unique())  # the distinct values, for every distinct metric
-
-
-def _exact_sum(present: pd.Series) -> dict[str, Any]:
-    """Count, exact integer sum and sum of magnitudes; None sums if not integers."""
-    values = present.to_numpy()
-    if not len(values):
-        return {"count": 0, "sum": 0, "magnitude": 0}
-    if not (
-        pd.api.types.is_integer_dtype(present.dtype)
-        or (
-            pd.api.types.is_float_dtype(present.dtype)
-            and np.isfinite(values).all()
-            and (np.floor(values) == values).all()
-            and np.abs(values).max() < 2**63
-        )
-    ):
-        return {"count": len(values), "sum": None, "magnitude": None}
-    integers = values.astype(np.int64)
-    if np.abs(integers).max() <= (2**62) // len(integers):
-        total, magnitude = int(integers.sum()), int(np.abs(integers).sum())
-    else:  # Python integers: no overflow
-        total = int(sum(int(x) for x in integers))
-        magnitude = int(sum(abs(int(x)) for x in integers))
-    return {"count": len(values), "sum": total, "magnitude": magnitude}
-
-
-# -- combining --------------------------------------------------------------------------------
-def _combine_metric(
-    name: str, values: list, config: Any, dtype: str | None, e: _Expectation
-) -> Any:
-    """The whole table's value of a metric from the partitions' values or summaries."""
-    if name == "table.row_count" or name.endswith(_SUMMED):
-        return int(sum(int(x) for x in values))
-    if name in ("table.columns", "table.column_count"):
-        return values[0]
-    if name in ("column.min", "column.max"):
-        present = [x for x in values if x is not None]
-        if not present:
-            return np.nan
-        found = min(present) if name == "column.min" else max(present)
-        return _like(found, dtype)
-    if name in ("column.sum", "column.mean"):
-        return _sum_or_mean(name, values, dtype, e)
-    distinct = {_like(x, dtype) for part in values for x in part}
-    return _distinct_metric(name, distinct, config)
-
-
-def _like(value: Any, dtype: str | None) -> Any:
-    """A value as the whole table's typed column holds it (float if any part was)."""
-    if dtype == "float64" and isinstance(value, (int, np.integer)):
-        return np.float64(value)
-    return value
-
-
-def _sum_or_mean(name: str, values: list, dtype: str | None, e: _Expectation) -> Any:
-    count = sum(x["count"] for x in values)
-    if any(x["sum"] is None for x in values):
-        raise InvalidParameterError(
-            f"expectation {e.index} ({e.entry['type']}) on column "
-            f"{e.entry['kwargs'].get('column')!r}: the column holds non-integer "
-            "numbers, whose sum and mean depend on the order of the additions; "
-            "partitions cannot give the whole table's figure bit for bit"
-        )
-    total = sum(x["sum"] for x in values)
-    magnitude = sum(x["magnitude"] for x in values)
-    if magnitude > _EXACT_FLOAT and (name == "column.mean" or dtype == "float64"):
-        raise InvalidParameterError(
-            f"expectation {e.index} ({e.entry['type']}) on column "
-            f"{e.entry['kwargs'].get('column')!r}: the magnitudes add up to more "
-            "than 2**53, beyond which a float sum is rounded"
-        )
-    if name == "column.mean":
-        return np.float64(total) / np.float64(count) if count else np.float64(np.nan)
-    if dtype == "float64":
-        return np.float64(total)
-    if not -(2**63) <= total < 2**63:
-        raise InvalidParameterError(
-            f"expectation {e.index} ({e.entry['type']}): the sum of column "
-            f"{e.entry['kwargs'].get('column')!r} overflows 64-bit integers"
-        )
-    return np.int64(total)
-
-
-def _distinct_metric(name: str, distinct: set, config: Any) -> Any:
-    """GX's distinct-value metrics (pandas implementations) from the whole column's set."""
-    from great_expectations.constants import MAX_DISTINCT_VALUES
-    from great_expectations.expectations.metrics.column_aggregate_metrics.column_distinct_values import (  # noqa: E501
-        _coerce_value_set_to_column_type,
-    )
-
-    if name == "column.distinct_values":
-        return distinct
-    if name == "column.distinct_values.count":
-        return len(distinct)
-    kwargs = config.metric_value_kwargs or {}
-    value_set = kwargs.get("value_set") or []
-    limit = kwargs.get("limit", MAX_DISTINCT_VALUES)
-    expected = _coerce_value_set_to_column_type(distinct, value_set)
-    if name.startswith("column.distinct_values.not_in_set"):
-        outside = distinct - expected
-        if name.endswith(".count"):
-            return len(outside)
-        listed = list(outside)
-        try:
-            listed = sorted(listed)
-        except TypeError:
-            pass
-        return listed[:limit]
-    missing = expected - distinct
-    if name.endswith(".count"):
-        return len(missing)
-    return list(missing)[:limit]
 
 
 def _typed_dtypes(found: list[dict]) -> dict[str, str | None]:

@@ -12,6 +12,7 @@ from pydantic import Field
 from ppdm.algorithms import Anonymizer, get_algorithm
 from ppdm.generalization.ordered_text import date_kinds, months_not_days
 from ppdm.model import AnonymizationSpec
+from ppdm.recipe import Recipe, anonymize_table
 from ppdm.release.artifacts import (
     ArtifactRef,
     ArtifactStore,
@@ -25,6 +26,7 @@ from ppdm.steps.base import (
     StepSettings,
     hierarchies_of,
 )
+from ppdm.utility.preprocessing import Binning
 
 
 class AnonymizeSettings(StepSettings):
@@ -56,6 +58,18 @@ class AnonymizeSettings(StepSettings):
             hierarchies=hierarchies,
         )
 
+    def recipe(self, discretize: Any = None) -> Recipe:
+        """The recipe of these settings (a fresh algorithm, the hierarchies loaded).
+
+        ``discretize``: the configured binning (None: the table is prepared).
+        """
+        return Recipe(
+            self.build_algorithm(),
+            self.spec(hierarchies_of(self.hierarchies)),
+            self.seed,
+            Binning.of(discretize),
+        )
+
 
 def anonymize_step(
     settings: AnonymizeSettings, store: ArtifactStore, discretized: ArtifactRef
@@ -64,11 +78,8 @@ def anonymize_step(
     if settings.partitions is not None:
         return _anonymize_parts(settings, store, discretized)
     table = store.read_table(discretized)
-    release = settings.build_algorithm().anonymize(
-        table,
-        settings.spec(hierarchies_of(settings.hierarchies)),
-        np.random.default_rng(settings.seed),
-    )
+    # The table is prepared already (the discretize step, same recipe).
+    release = anonymize_table(settings.recipe(), table)
     # No exact date of a quasi-identifier leaves, whatever the algorithm kept.
     dates = date_kinds(table, settings.requirement.quasi_identifiers)
     shuffle = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(1)[0])

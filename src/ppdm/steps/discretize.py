@@ -5,20 +5,22 @@ from __future__ import annotations
 from typing import Literal
 
 from ppdm.model import AttributeKind, attribute_kind
-from ppdm.prepare.discretize import discretize
+from ppdm.recipe import bin_table
 from ppdm.release.artifacts import (
     ArtifactRef,
     ArtifactStore,
 )
 from ppdm.steps.base import Discretized, PartitionSettings, StepSettings
+from ppdm.utility.preprocessing import Binning
 
 
 class DiscretizeSettings(StepSettings):
     """Discretize: the method the algorithm gets, and only what that method reads.
 
     ``method`` is ``"none"`` for algorithms that take raw numbers
-    (``numeric_input == "raw"``: they generalize along hierarchies or split
-    numbers themselves). ``columns`` None means every numeric quasi-identifier.
+    (:func:`ppdm.recipe.takes_raw_numbers`: they generalize along hierarchies
+    or split numbers themselves). ``columns`` None means every numeric
+    quasi-identifier.
     """
 
     method: Literal["mdl", "equal-frequency", "none"]
@@ -28,6 +30,12 @@ class DiscretizeSettings(StepSettings):
     target: str | None = None
     partitions: PartitionSettings | None = None
 
+    def binning(self) -> Binning:
+        """The method, bin count and columns as the core's discretization reads them."""
+        return Binning.of(
+            {"method": self.method, "n_bins": self.n_bins, "columns": self.columns}
+        )
+
 
 def discretize_step(
     settings: DiscretizeSettings, store: ArtifactStore, clean: ArtifactRef
@@ -36,25 +44,13 @@ def discretize_step(
     if settings.partitions is not None:
         return _discretize_parts(settings, store, clean)
     table = store.read_table(clean)
-    if settings.columns is not None:
-        columns = list(settings.columns)
-    else:
-        columns = [
-            c
-            for c in settings.quasi_identifiers
-            if attribute_kind(table[c]) is AttributeKind.NUMERIC
-        ]
-    if settings.method == "none" or not columns:
-        cut_points: dict[str, list[float]] = {}
-        binned = table
-    else:
-        extra = {"n_bins": settings.n_bins} if settings.n_bins is not None else {}
-        result = discretize(
-            table, columns, settings.target, method=settings.method, **extra
-        )
-        binned, cut_points = result.table, result.cut_points
+    # The settings already say what this algorithm gets (ppdm.recipe's rule).
+    result = bin_table(
+        settings.binning(), table, settings.quasi_identifiers, settings.target
+    )
+    cut_points = result.cut_points
     return Discretized(
-        discretized=store.put_table(binned, kind="discretized-table"),
+        discretized=store.put_table(result.table, kind="discretized-table"),
         cut_points=store.put_json(
             {"method": settings.method, "cut_points": cut_points}, kind="cut-points"
         ),

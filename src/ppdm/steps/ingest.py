@@ -46,6 +46,7 @@ def ingest_step(settings: IngestSettings, store: ArtifactStore) -> Ingested:
 
 def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> Ingested:
     """Ingest out of core: the source streamed into Parquet parts."""
+    from ppdm.scale.engine import map_parts
     from ppdm.scale.ingest_parts import ingest_partitions
     from ppdm.scale.steps import put_parts
 
@@ -56,6 +57,7 @@ def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> Ingested:
         source.location,
         out_dir=staging,
         partition_rows=settings.partitions.partition_rows,
+        map_parts=map_parts,
         **source.reader_options(),
     )
     snapshot = put_parts(store, staging, kind="raw-snapshot")

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from ppdm.algorithms import ALGORITHMS
 from ppdm.config import ConfigError, ReleaseConfig
+from ppdm.recipe import binning_for
 from ppdm.release import audit
 from ppdm.release.artifacts import (
     ArtifactStore,
@@ -42,7 +43,8 @@ class ReleasePlan:
     verify: VerifySettings
     utility: UtilitySettings
     publish: PublishSettings
-    #: The Dask cluster of an out-of-core release (None: in memory).
+    #: The run's Dask cluster (:class:`ppdm.scale.engine.ClusterSettings`),
+    #: started when a step first needs it.
     cluster: Any = None
 
 
@@ -50,12 +52,12 @@ def resolve_engine(config: ReleaseConfig) -> Literal["pandas", "dask"]:
     """The engine a release runs on: the configured one, or for ``auto`` by size.
 
     ``auto`` runs out of core when the source file (or the Parquet
-    directory's files) is above ``out_of_core.size_threshold_mb`` and the
+    directory's files) is above ``compute.size_threshold_mb`` and the
     algorithm runs on the frequency table; a database source is read in
-    memory unless ``engine: dask`` says otherwise.
+    memory unless ``compute: {engine: dask}`` says otherwise.
     """
-    if config.engine != "auto":
-        return config.engine
+    if config.compute.engine != "auto":
+        return config.compute.engine
     if (
         not ALGORITHMS[config.algorithm].frequency_table
         or config.republication.policy == "consistent"
@@ -68,7 +70,7 @@ def resolve_engine(config: ReleaseConfig) -> Literal["pandas", "dask"]:
         size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
     else:
         size = path.stat().st_size if path.is_file() else 0
-    threshold = config.out_of_core.size_threshold_mb * 2**20
+    threshold = config.compute.size_threshold_mb * 2**20
     return "dask" if size > threshold else "pandas"
 
 
@@ -92,11 +94,17 @@ def passthrough_policy(config: ReleaseConfig) -> dict[str, Any]:
 
 
 def _discretize_settings(
-    config: ReleaseConfig, partitions: PartitionSettings | None = None
+    config: ReleaseConfig,
+    partitions: PartitionSettings | None = None,
+    *,
+    for_algorithm: bool = True,
 ) -> DiscretizeSettings:
+    """The discretize step's settings: what the algorithm gets (the rule about
+    unbinned numbers applied), or with ``for_algorithm=False`` the configured
+    binning (the utility report's baseline, binned for every algorithm)."""
     method = config.discretize.method
-    if ALGORITHMS[config.algorithm].numeric_input == "raw":
-        method = "none"  # the algorithm generalizes the raw values itself
+    if for_algorithm:
+        method = binning_for(config.algorithm, config.discretize).method
     if method == "none":
         return DiscretizeSettings(
             dataset=config.dataset, method="none", partitions=partitions
@@ -132,20 +140,14 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
     passthrough = passthrough_policy(config)
     dataset = config.dataset
     source = describe_source(config.source)
-    partitions = cluster = None
+    partitions = None
+    compute = config.compute
     if resolve_engine(config) == "dask":
-        from ppdm.scale.engine import ClusterSettings
-
-        scale = config.out_of_core
         partitions = PartitionSettings(
-            partition_rows=scale.partition_rows, sample_rows=scale.sample_rows
+            partition_rows=compute.partition_rows, sample_rows=compute.sample_rows
         )
-        cluster = ClusterSettings(
-            workers=scale.workers,
-            threads_per_worker=scale.threads_per_worker,
-            memory_limit=scale.memory_limit,
-            address=scale.address,
-        )
+    from ppdm.scale.engine import ClusterSettings  # no Dask import until started
+
     anonymize = AnonymizeSettings(
         dataset=dataset,
         algorithm=config.algorithm,
@@ -176,7 +178,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         raise ConfigError(
             f"the output directory already holds releases of {dataset!r}; checking "
             "a new release against them (republication) runs in memory, which "
-            "the Dask engine does not do yet: use engine: pandas, or another "
+            "the Dask engine does not do yet: use compute: {engine: pandas}, or another "
             "output_dir"
         )
     return ReleasePlan(
@@ -202,9 +204,9 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             dataset=dataset,
             algorithm=config.algorithm,
             requirement=config.requirement,
-            engine=config.verification.engine,
-            size_threshold_mb=config.verification.size_threshold_mb,
-            memory_limit=config.verification.memory_limit,
+            engine=compute.verify_engine,
+            size_threshold_mb=compute.verify_threshold_mb,
+            memory_limit=compute.memory_limit,
             hierarchies=hierarchies,
             audit_log=str(out_dir / audit.AUDIT_LOG_NAME),
             audit_key=config.audit_key,
@@ -216,7 +218,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         utility=UtilitySettings(
             dataset=dataset,
             anonymize=anonymize,
-            discretize=_discretize_settings(config),
+            discretize=_discretize_settings(config, for_algorithm=False),
             test_size=config.utility.test_size,
             hierarchies=hierarchies,
             title=f"{dataset}: {config.algorithm}, "
@@ -244,5 +246,5 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
             passthrough=passthrough,
             audit_key=config.audit_key,
         ),
-        cluster=cluster,
+        cluster=ClusterSettings.of(compute),
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import functools
 
 from ppdm.exceptions import DataValidationError
 from ppdm.prepare import validation
@@ -82,11 +82,19 @@ def _validate_parts(
 ) -> Validated:
     """Validate out of core: per part, the table-level expectations from summaries."""
     from ppdm.scale.engine import map_parts
-    from ppdm.scale.steps import bound_parts, parts_of, put_parts
+    from ppdm.scale.steps import parts_of, put_parts
     from ppdm.scale.validate_parts import validate_partitions
 
     schema, suite = settings.schema_source.load()
     checked = store.staging()
+    # Each partition's clean rows are cut to the columns a release may carry
+    # where they are validated: written once, not written, read and written.
+    bound = functools.partial(
+        release_bound,
+        columns=tuple(settings.released_columns),
+        pseudonymized=tuple(settings.pseudonymized),
+        key=_pseudonym_key(settings),
+    )
     try:
         outcome = validate_partitions(
             parts_of(raw),
@@ -96,24 +104,17 @@ def _validate_parts(
             source=settings.source,
             out_dir=checked,
             map_parts=map_parts,
+            finish=bound,
         )
     except DataValidationError as err:
         _raise_with_quarantine(err, store)
         raise
-    key = _pseudonym_key(settings)
-    clean = store.staging()
-    bound_parts(
-        [Path(p) for p in outcome.clean.paths],
-        clean,
-        settings.released_columns,
-        pseudonymized=settings.pseudonymized,
-        key=key,
-    )
     import shutil
 
+    clean_ref = put_parts(store, checked / "clean", kind="clean-table")
     shutil.rmtree(checked, ignore_errors=True)
     return Validated(
-        clean=put_parts(store, clean, kind="clean-table"),
+        clean=clean_ref,
         quarantine=store.put_csv(outcome.quarantine, kind="quarantine"),
         validation=store.put_json(outcome.report, kind="validation-report"),
         summary=dict(outcome.report),

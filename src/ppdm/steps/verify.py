@@ -81,12 +81,14 @@ def verify_step(
         "passthrough": PassthroughPolicy.from_dict(settings.passthrough),
     }
     if _out_of_core(settings, files, settings.requirement):
+        from ppdm.scale.engine import current_client
         from ppdm.verify.out_of_core import verify_csv_files
 
         certificate = verify_csv_files(
             files,
             settings.requirement,
             memory_limit=settings.memory_limit,
+            client=current_client(),  # the run's cluster, if a run is under way
             **common,
         )
     else:

@@ -8,8 +8,8 @@ kACTUS read; :class:`C45` (multiway categorical splits, gain ratio) and
 from __future__ import annotations
 
 from ppdm.trees.base import (
+    Between,
     Equals,
-    Interval,
     Predicate,
     PredicateTree,
     TreeNode,
@@ -38,7 +38,7 @@ def __getattr__(name: str) -> object:
 __all__ = [
     "C45",
     "Equals",
-    "Interval",
+    "Between",
     "Predicate",
     "PredicateTree",
     "SklearnInducer",

@@ -9,7 +9,7 @@ Each edge carries one predicate on one attribute:
 
 - :class:`Equals` -- ``attribute == value`` (a multiway categorical split; the
   value may be missing, written ``None``, when missing values form a branch);
-- :class:`Interval` -- ``low < attribute <= high`` (a numeric threshold split;
+- :class:`Between` -- ``low < attribute <= high`` (a numeric threshold split;
   either end may be infinite);
 - :class:`ValueSet` -- ``attribute in {values}`` (what a chain of binary splits
   on an encoded categorical attribute leaves).
@@ -41,7 +41,7 @@ from ppdm._lazy import pandas as pd
 
 __all__ = [
     "Equals",
-    "Interval",
+    "Between",
     "Predicate",
     "PredicateTree",
     "TreeNode",
@@ -77,7 +77,7 @@ class Equals:
 
 
 @dataclass(frozen=True)
-class Interval:
+class Between:
     """``low < attribute <= high`` (scikit-learn's and C4.5's ``x <= t`` goes left).
 
     A missing value satisfies no interval; it follows the node's missing child.
@@ -125,7 +125,7 @@ class ValueSet:
         return f"{self.attribute} in {{{'|'.join(members)}}}"
 
 
-Predicate = Equals | Interval | ValueSet
+Predicate = Equals | Between | ValueSet
 
 
 @dataclass(eq=False)
@@ -134,7 +134,7 @@ class TreeNode:
 
     Parameters
     ----------
-    predicate : Equals, Interval, ValueSet or None
+    predicate : Equals, Between, ValueSet or None
         Test on the edge from the parent; ``None`` for the root.
     children : list of TreeNode
         Empty for a leaf. All children test the same attribute (univariate).

@@ -50,7 +50,7 @@ import pandas as pd
 from scipy.stats import norm
 
 from ppdm.model import AttributeKind, attribute_kind
-from ppdm.trees.base import Equals, Interval, PredicateTree, TreeNode
+from ppdm.trees.base import Between, Equals, PredicateTree, TreeNode
 
 __all__ = ["C45", "SplitScore", "added_errors", "entropy", "root_ranking"]
 
@@ -369,8 +369,8 @@ class C45:
         else:
             right |= missing
         node.children = [
-            TreeNode(Interval(name, high=threshold), rows=rows[left]),
-            TreeNode(Interval(name, low=threshold), rows=rows[right]),
+            TreeNode(Between(name, high=threshold), rows=rows[left]),
+            TreeNode(Between(name, low=threshold), rows=rows[right]),
         ]
         node.missing_child = 0 if bigger_left else 1
 

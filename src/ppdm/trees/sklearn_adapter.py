@@ -12,7 +12,7 @@ Each edge of the resulting tree carries the *accumulated* constraint of its
 path on the attribute split at the parent: a categorical attribute constrained
 to one value gets :class:`~ppdm.trees.base.Equals` (it counts as pinned), to
 several values a :class:`~ppdm.trees.base.ValueSet`; a numeric attribute gets
-the :class:`~ppdm.trees.base.Interval` left by all thresholds on the path.
+the :class:`~ppdm.trees.base.Between` left by all thresholds on the path.
 
 Missing categorical values are a category of their own in both encodings
 (``pandas.factorize(..., use_na_sentinel=False)``; scikit-learn's encoders
@@ -35,7 +35,7 @@ import pandas as pd
 from sklearn.tree import DecisionTreeClassifier
 
 from ppdm.model import AttributeKind, attribute_kind
-from ppdm.trees.base import Equals, Interval, PredicateTree, TreeNode, ValueSet
+from ppdm.trees.base import Between, Equals, PredicateTree, TreeNode, ValueSet
 
 __all__ = [
     "EncodedFeature",
@@ -176,7 +176,7 @@ def tree_from_sklearn(
             threshold = _data_threshold(values_of(int(t.feature[index])), threshold)
             low, high = constraints.get(name, (-math.inf, math.inf))
             sides = [(low, min(high, threshold)), (max(low, threshold), high)]
-            predicates = [Interval(name, lo, hi) for lo, hi in sides]
+            predicates = [Between(name, lo, hi) for lo, hi in sides]
             new = sides
         else:
             allowed = constraints.get(name, domains[name])

@@ -8,7 +8,7 @@ target), must be fitted on that training part alone and applied unchanged
 to the test part, or the test rows leak into what is evaluated. A
 preparation is a callable ``prepare(train, test) -> (train, test)``;
 :class:`FoldDiscretizer` is the discretize step as one, built from the
-release's :class:`DiscretizeSettings` (never from cut points fitted on all
+release's :class:`Binning` (never from cut points fitted on all
 rows).
 """
 
@@ -25,7 +25,7 @@ from ppdm.model import AttributeKind, attribute_kind
 from ppdm.prepare.discretize import METHODS, apply_cut_points, discretize
 
 __all__ = [
-    "DiscretizeSettings",
+    "Binning",
     "FoldDiscretizer",
     "PrepareFn",
     "make_discretize_prepare",
@@ -45,7 +45,7 @@ _METHOD_TEXT = {
 
 
 @dataclass(frozen=True)
-class DiscretizeSettings:
+class Binning:
     """How the release's numeric quasi-identifiers are binned (not the cuts).
 
     Parameters
@@ -62,13 +62,13 @@ class DiscretizeSettings:
     columns: tuple[str, ...] | None = None
 
     @classmethod
-    def of(cls, settings: Any) -> DiscretizeSettings:
+    def of(cls, settings: Any) -> Binning:
         """Settings from None (no binning), a mapping, or any object with
         ``method``, ``n_bins`` and ``columns`` attributes (the release
         configuration's ``discretize`` section)."""
         if settings is None:
             return cls(method="none")
-        if isinstance(settings, DiscretizeSettings):
+        if isinstance(settings, Binning):
             return settings
         if isinstance(settings, Mapping):
             get = settings.get

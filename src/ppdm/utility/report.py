@@ -16,15 +16,20 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from ppdm.model import AnonymizationSpec
+from ppdm.recipe import (
+    Recipe,
+    anonymize_table,
+    baseline_preparation,
+    split_preparation,
+)
 from ppdm.utility.holdout import holdout_utility
 from ppdm.utility.learners import MODELS
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.utility.plots import figure_png, new_figure, plot_style
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 from ppdm.utility.report_data import (
     build_utility,
     column_releases,
@@ -101,12 +106,13 @@ def utility_report(
         A fresh instance of the release's algorithm with its parameters.
     spec : AnonymizationSpec
         The release's requirement, target, suppression limit and hierarchies.
-    discretize_settings : DiscretizeSettings, mapping, object or None
+    discretize_settings : Binning, mapping, object or None
         ``method`` ("mdl", "equal-frequency" or "none"), ``n_bins`` and
         ``columns`` (None: every numeric quasi-identifier), e.g. the release
         configuration's ``discretize`` section; never fitted cut points. As
-        in the discretize step, an algorithm that generalizes raw values
-        along hierarchies gets them unbinned.
+        in the discretize step, an algorithm that takes raw numbers gets them
+        unbinned (:func:`ppdm.recipe.takes_raw_numbers`); the baseline is
+        binned as configured for every algorithm.
     test_size : float, default=0.3
     seed : int
         The release seed: the split, the models and the algorithm's rng.
@@ -166,27 +172,27 @@ def utility_report(
     >>> page.startswith("<!DOCTYPE html>")
     True
     """
-    settings = DiscretizeSettings.of(discretize_settings)
-    raw_input = getattr(algorithm, "uses_hierarchies", False) or (
-        getattr(algorithm, "numeric_input", "either") == "raw"
-    )
+    recipe = Recipe(algorithm, spec, seed, Binning.of(discretize_settings))
     if covers is None and spec.hierarchies:
         covers = covers_from_hierarchies(spec.hierarchies)
     holdout = None
     if spec.target is not None:
-        # The baseline is prepared as the release's discretize step configures
-        # it for every algorithm; only the algorithm's own input is unbinned
-        # when it generalizes raw values itself.
-        baseline = settings.prepare_for(original, spec.quasi_identifiers, spec.target)
-        prepare = None if raw_input else baseline
+        baseline = baseline_preparation(recipe, original)
+        # One object when the algorithm gets the baseline's binning: the split
+        # is then binned once, for both sides.
+        prepare = (
+            baseline
+            if recipe.binning == recipe.discretize
+            else split_preparation(recipe, original)
+        )
 
-        def anonymize_training_split(train: pd.DataFrame) -> list:
-            release = algorithm.anonymize(train, spec, np.random.default_rng(seed))
+        def views_of_training_split(train: pd.DataFrame) -> list:
+            release = anonymize_table(recipe, train)
             return as_training_views(release, algorithm=algorithm)
 
         holdout = holdout_utility(
             original,
-            anonymize_training_split,
+            views_of_training_split,
             target=spec.target,
             test_size=test_size,
             seed=seed,

@@ -198,7 +198,7 @@ def _refuse_release_models(requirement: Requirement) -> None:
         raise InvalidParameterError(
             f"{names} judge(s) the released tables together, which the "
             "out-of-core verifier does not do; verify this release in memory "
-            "(verify: {engine: pandas})"
+            "(compute: {verify_engine: pandas})"
         )
 
 
@@ -292,9 +292,13 @@ def _read_parquet_text(files: Sequence[Path], wanted: list[str]) -> Any:
 def _dask_session(
     memory_limit: str, n_workers: int, threads_per_worker: int, client: Any
 ) -> Iterator[None]:
-    """Dask computations inside run on ``client``, or on a local cluster."""
+    """Dask computations inside run on ``client``, else on the run's cluster.
+
+    Outside a run (a direct call), :func:`ppdm.scale.engine.cluster` starts a
+    local cluster of ``n_workers`` for the block.
+    """
     try:
-        from distributed import Client, LocalCluster
+        import distributed  # noqa: F401 - the cluster's package
     except ImportError as exc:  # pragma: no cover - dask ships with prefect-dask
         raise ImportError(
             "engine='dask' needs dask[dataframe] and distributed "
@@ -304,16 +308,14 @@ def _dask_session(
         with client.as_current():
             yield
         return
-    with (
-        LocalCluster(
-            n_workers=n_workers,
-            threads_per_worker=threads_per_worker,
-            memory_limit=memory_limit,
-            processes=True,
-            dashboard_address=None,
-        ) as cluster,
-        Client(cluster),
-    ):
+    from ppdm.scale.engine import ClusterSettings, cluster
+
+    settings = ClusterSettings(
+        workers=n_workers,
+        threads_per_worker=threads_per_worker,
+        memory_limit=memory_limit,
+    )
+    with cluster(settings) as running, running.client.as_current():
         yield
 
 

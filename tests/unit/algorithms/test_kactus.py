@@ -15,13 +15,14 @@ from hypothesis import strategies as st
 
 from ppdm import config, pipeline
 from ppdm.algorithms import ALGORITHMS, get_algorithm
-from ppdm.algorithms.kactus import Kactus, _ModelPruning, anonymize_tree
+from ppdm.algorithms.kactus import Kactus, anonymize_tree
+from ppdm.algorithms.kactus_pruning import _ModelPruning
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.model import AnonymizationSpec
 from ppdm.prepare import datasets
 from ppdm.privacy import DistinctLDiversity, Requirement, TCloseness
 from ppdm.privacy.measures import k_anonymity
-from ppdm.trees import Equals, Interval, PredicateTree, TreeNode
+from ppdm.trees import Between, Equals, PredicateTree, TreeNode
 from ppdm.verify import verify_files, verify_tables
 
 # -- the paper's worked example (Kisilevich et al. 2010, Figs. 1-4, k = 100) ----------
@@ -229,8 +230,8 @@ def test_numeric_attribute_tested_by_thresholds_is_released_as_its_mean():
     table = pd.DataFrame(
         {"age": [20, 22, 24, 30, 40, 45, 50, 61], "y": list("aaaabbbb")}
     )
-    left = TreeNode(Interval("age", high=30.0), rows=np.arange(4))
-    right = TreeNode(Interval("age", low=30.0), rows=np.arange(4, 8))
+    left = TreeNode(Between("age", high=30.0), rows=np.arange(4))
+    right = TreeNode(Between("age", low=30.0), rows=np.arange(4, 8))
     tree = PredicateTree(TreeNode(children=[left, right], rows=np.arange(8)), 8)
     result = anonymize_tree(table, tree, ["age"], 4, np.random.default_rng(0))
     assert result.table["age"].tolist() == ["24"] * 4 + ["49"] * 4
@@ -338,7 +339,7 @@ def test_released_means_lie_inside_the_path_interval(case):
         np.random.default_rng(seed),
     )
     for g, node_id in enumerate(result.group_nodes):
-        tests = [p for p in tree.path(tree.node(node_id)) if isinstance(p, Interval)]
+        tests = [p for p in tree.path(tree.node(node_id)) if isinstance(p, Between)]
         values = result.table.loc[result.group == g, "num"]
         if tests:
             assert (values == values.iloc[0]).all()

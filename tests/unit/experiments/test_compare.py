@@ -16,11 +16,13 @@ from ppdm.algorithms import ALGORITHMS, Anonymizer
 from ppdm.config import load_config
 from ppdm.exceptions import InvalidParameterError
 from ppdm.experiments import compare as C
+from ppdm.experiments.compare import cell as compare_cell
+from ppdm.experiments.compare import grid as compare_grid
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.prepare import datasets
 from ppdm.privacy.measures import k_anonymity
 from ppdm.utility.cross_validation import cross_validate
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 
 ROOT = Path(__file__).resolve().parents[3]
 GERMAN = ROOT / "configs" / "german.yaml"
@@ -73,7 +75,7 @@ def config():
 
 
 def _sample(table: pd.DataFrame, n: int = 240) -> pd.DataFrame:
-    return C._sample(table, "credit", n, 0)
+    return compare_grid._sample(table, "credit", n, 0)
 
 
 def test_fold_splits_are_those_of_cross_validate(config, german_table):
@@ -83,13 +85,13 @@ def test_fold_splits_are_those_of_cross_validate(config, german_table):
     plan = C.plan_comparison(config, [5], algorithms=["mondrian"], table=table)
     candidate = next(c for c in plan.candidates if c.algorithm == "mondrian")
     anonymizer = candidate.config.build_algorithm()
-    spec = C._spec(plan, candidate)
+    spec = compare_cell.recipe_of(plan, candidate).spec
 
     def anonymize(train):
         release = anonymizer.anonymize(train, spec, np.random.default_rng(config.seed))
         return anonymizer.training_views(release)
 
-    prepare = DiscretizeSettings.of(config.discretize).prepare_for(
+    prepare = Binning.of(config.discretize).prepare_for(
         table, config.quasi_identifiers, config.target
     )
     expected = cross_validate(
@@ -99,7 +101,7 @@ def test_fold_splits_are_those_of_cross_validate(config, german_table):
         seed=config.seed,
         prepare=prepare,
         with_original=False,
-        covers=C._covers(plan),
+        covers=compare_cell._covers(plan),
     )
     got = pd.DataFrame(
         [r for s in plan.splits for r in C.evaluate_fold(plan, candidate, s).rows()]
@@ -301,7 +303,7 @@ def test_overview_page_merges_comparisons_and_peers(config, german_table, tmp_pa
     (directory / "peers").mkdir()
     (directory / "peers" / "peers.json").write_text(
         json.dumps(
-            C._jsonable(
+            compare_cell._jsonable(
                 {
                     "summary": peer.to_dict(orient="records"),
                     "versions": {"anonypy": "0.2.1"},
@@ -342,3 +344,12 @@ def test_safepub_is_compared_at_each_budget(monkeypatch):
         else:
             assert "reaches k" in row["reason"]
     assert (summary["status"] == "ok").any()
+
+
+def test_grid_docstring_examples():
+    # fold_splits and sweep_config show what they make; the examples must hold
+    import doctest
+
+    result = doctest.testmod(compare_grid, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 2
+    assert result.failed == 0

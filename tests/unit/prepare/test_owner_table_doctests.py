@@ -11,11 +11,13 @@ import doctest
 import pytest
 
 from ppdm.generalization import ordered_text
-from ppdm.prepare import profile, target_check
+from ppdm.prepare import column_types, hierarchy_proposal, profile, target_check
 
 
 @pytest.mark.parametrize(
-    "module", [ordered_text, profile, target_check], ids=lambda m: m.__name__
+    "module",
+    [ordered_text, profile, column_types, hierarchy_proposal, target_check],
+    ids=lambda m: m.__name__,
 )
 def test_docstring_examples(module):
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)

@@ -13,10 +13,9 @@ from hypothesis import strategies as st
 
 from ppdm.exceptions import InvalidParameterError, SchemaMismatchError
 from ppdm.generalization.hierarchies import MISSING_LABEL, Hierarchy
+from ppdm.prepare.contract import build_schema, build_suite
 from ppdm.prepare.profile import (
     ROLES,
-    build_schema,
-    build_suite,
     declared_bounds,
     interval_widths,
     profile_table,

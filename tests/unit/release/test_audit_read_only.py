@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from ppdm.release import audit
+from ppdm.release import audit, audit_log
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import append_entry, verify_audit_log
 
@@ -61,7 +61,7 @@ def read_only(monkeypatch: pytest.MonkeyPatch):
             raise OSError(code, os.strerror(code), str(lock))
             yield  # pragma: no cover - never reached
 
-        monkeypatch.setattr(audit, "_locked", refused)
+        monkeypatch.setattr(audit_log, "_locked", refused)
 
     return make
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import pickle
 import sqlite3
 from pathlib import Path
 
@@ -317,3 +318,76 @@ def test_a_delimiter_is_for_csv_files_only(tmp_path):
         ingest_partitions(
             "embedded", None, embedded="german", out_dir=tmp_path, delimiter=";"
         )
+
+
+def _pickling(fn, items):
+    """A mapper that sends each item and result through pickle, as a cluster does."""
+    return [
+        pickle.loads(pickle.dumps(fn(pickle.loads(pickle.dumps(i))))) for i in items
+    ]
+
+
+def _same_files(a: PartitionedTable, b: PartitionedTable) -> None:
+    assert a.part_rows == b.part_rows and a.columns == b.columns
+    assert a.source_sha256 == b.source_sha256
+    for left, right in zip(a.paths, b.paths, strict=True):
+        assert Path(left).read_bytes() == Path(right).read_bytes()
+
+
+@pytest.mark.parametrize("rows", [50_000, 65_536, 131_072])
+def test_the_second_pass_on_workers_writes_the_same_bytes(tmp_path, rows):
+    """One partition per worker item, sliced from the kept chunks, converted there.
+
+    The file's chunks (65,536 rows, a parser block for 8 columns) settle to
+    text, float and integer columns; partitions that start inside a chunk,
+    on its edge, and span two chunks must be the one-process bytes.
+    """
+    n = 140_000
+    rng = np.random.default_rng(5)
+    columns = {
+        f"c{i}": rng.integers(0, 100, n).astype(str).astype(object) for i in range(8)
+    }
+    columns["c0"][135_000] = "abc"  # text, found in the last chunk only
+    columns["c1"][5] = ""  # float, from the first chunk
+    columns["c5"] = np.array([f"{v:05d}" for v in rng.integers(0, 99_999, n)])
+    columns["c6"][::7] = "caf\u00e9"
+    path = tmp_path / "mixed.csv"
+    pd.DataFrame(columns).to_csv(path, index=False)
+    one = ingest_partitions("csv", path, out_dir=tmp_path / "one", partition_rows=rows)
+    farmed = ingest_partitions(
+        "csv",
+        path,
+        out_dir=tmp_path / "farmed",
+        partition_rows=rows,
+        map_parts=_pickling,
+    )
+    _same_files(one, farmed)
+    whole = load_source("csv", path)
+    _assert_slices(farmed, whole, rows)
+    assert farmed.source_sha256 == file_sha256(path)
+    # codes with leading zeros stay text, as the whole-file reader keeps them
+    assert whole["c5"].dtype == "string" and farmed.read(0)["c5"].dtype == "string"
+    assert farmed.to_pandas()["c5"].str.startswith("0").any()
+
+
+def test_a_parquet_file_on_a_dask_cluster_writes_the_same_bytes(sources, tmp_path):
+    from distributed import Client, LocalCluster
+
+    one = ingest_partitions(
+        "parquet", sources["parquet"], out_dir=tmp_path / "one", partition_rows=7000
+    )
+    with (
+        LocalCluster(
+            processes=False, n_workers=1, threads_per_worker=2, dashboard_address=None
+        ) as cluster,
+        Client(cluster) as client,
+    ):
+
+        def farm(fn, items):
+            return client.gather(client.map(fn, list(items), pure=False))
+
+        farmed = ingest_partitions(
+            "parquet", sources["parquet"], out_dir=tmp_path / "dask",
+            partition_rows=7000, map_parts=farm,
+        )  # fmt: skip
+    _same_files(one, farmed)

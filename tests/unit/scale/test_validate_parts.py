@@ -327,3 +327,37 @@ def test_the_mean_of_non_integer_numbers_is_refused_not_approximated(tmp_path):
         _parts(whole, 5, tmp_path / "w"), schema, suite, out_dir=tmp_path / "wo"
     )
     assert outcome.report == validate_table(whole, schema, suite).report
+
+
+def test_clean_parts_cut_where_validated_are_the_bytes_of_a_second_pass(
+    contract, dirty, tmp_path
+):
+    """The columns a release may carry, pseudonyms too, cut in the validation's
+    own write: the same files as writing the clean parts, reading them back and
+    cutting them (the step's earlier second pass)."""
+    import functools
+
+    from ppdm.prepare.roles import release_bound
+    from ppdm.scale.steps import _read, _write
+
+    schema, suite = contract
+    _, parts = dirty
+    bound = functools.partial(
+        release_bound,
+        columns=("age", "education", "sex", "income", "native-country"),
+        pseudonymized=("native-country",),
+        key=b"k" * 32,
+    )
+    kwargs = dict(max_rejected_fraction=0.5, source="adult.csv")
+    once = validate_partitions(
+        parts, schema, suite, out_dir=tmp_path / "once", finish=bound, **kwargs
+    )
+    plain = validate_partitions(
+        parts, schema, suite, out_dir=tmp_path / "plain", **kwargs
+    )
+    assert once.report == plain.report
+    assert once.clean.columns == ("age", "education", "sex", "native-country", "income")
+    for cut, whole in zip(once.clean.paths, plain.clean.paths, strict=True):
+        again = tmp_path / "again" / Path(whole).name
+        _write(bound(_read(whole)), again)
+        assert Path(cut).read_bytes() == again.read_bytes()

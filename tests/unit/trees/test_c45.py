@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppdm.prepare import datasets
-from ppdm.trees import C45, Equals, Interval
+from ppdm.trees import C45, Between, Equals
 from ppdm.trees.c45 import added_errors, entropy, root_ranking
 
 # Quinlan (1986, 1993), the nominal play-tennis / weather data.
@@ -96,8 +96,8 @@ def test_numeric_threshold_is_a_data_value_with_min_obj_on_each_side():
     y = ["a", "a", "a", "a", "b", "b", "b", "b"]
     tree = C45(min_obj=2).fit(X, y).tree_
     left, right = tree.root.children
-    assert left.predicate == Interval("x", high=4.0)
-    assert right.predicate == Interval("x", low=4.0)
+    assert left.predicate == Between("x", high=4.0)
+    assert right.predicate == Between("x", low=4.0)
     assert left.rows.tolist() == [0, 1, 2, 3] and right.rows.tolist() == [4, 5, 6, 7]
 
 
@@ -143,7 +143,7 @@ def test_adult_tree_covers_every_row_once_and_respects_min_obj(adult_sample, min
             assert node.size >= 2 * min_obj
             big = sum(child.size >= min_obj for child in node.children)
             assert big >= 2
-            if isinstance(node.children[0].predicate, Interval):
+            if isinstance(node.children[0].predicate, Between):
                 assert all(child.size >= min_obj for child in node.children)
     # a categorical attribute is tested at most once on a path
     for leaf in tree.leaves:

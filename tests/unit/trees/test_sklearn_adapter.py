@@ -9,8 +9,8 @@ from sklearn.tree import DecisionTreeClassifier
 
 from ppdm.prepare import datasets
 from ppdm.trees import (
+    Between,
     Equals,
-    Interval,
     SklearnInducer,
     ValueSet,
     encode,
@@ -69,7 +69,7 @@ def test_numeric_thresholds_accumulate_into_intervals():
     assert len(middle) == 1
     # scikit-learn cuts at 9.5 and 29.5; the predicate keeps the largest value
     # each cut sends left (the data's precision), which splits the rows alike
-    assert middle[0].predicate == Interval("x", 9.0, 29.0)
+    assert middle[0].predicate == Between("x", 9.0, 29.0)
     assert middle[0].rows.tolist() == list(range(10, 30))
 
 

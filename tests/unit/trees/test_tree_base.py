@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from ppdm.trees import (
+    Between,
     Equals,
-    Interval,
     PredicateTree,
     TreeNode,
     ValueSet,
@@ -32,8 +32,8 @@ def _table() -> pd.DataFrame:
 
 def _tree() -> PredicateTree:
     """colour = red -> age <= 30 / age > 30; colour in {blue, green}; missing -> red."""
-    young = TreeNode(Interval("age", high=30.0), rows=np.array([0]))
-    old = TreeNode(Interval("age", low=30.0), rows=np.array([2, 3]))
+    young = TreeNode(Between("age", high=30.0), rows=np.array([0]))
+    old = TreeNode(Between("age", low=30.0), rows=np.array([2, 3]))
     red = TreeNode(
         Equals("colour", "red"),
         children=[young, old],
@@ -84,8 +84,8 @@ def test_leaf_ids_follow_the_stored_rows_and_apply_routes_missing_values():
     ],
 )
 def test_coverage_is_checked(leaf_rows, message):
-    young = TreeNode(Interval("age", high=30.0), rows=np.array(leaf_rows[0]))
-    old = TreeNode(Interval("age", low=30.0), rows=np.array(leaf_rows[1]))
+    young = TreeNode(Between("age", high=30.0), rows=np.array(leaf_rows[0]))
+    old = TreeNode(Between("age", low=30.0), rows=np.array(leaf_rows[1]))
     red = TreeNode(
         Equals("colour", "red"),
         children=[young, old],
@@ -117,8 +117,8 @@ def test_predicate_masks():
         False,
     ]
     numbers = pd.Series([1.0, 2.0, np.nan, 3.0])
-    assert Interval("n", 1.0, 2.0).mask(numbers).tolist() == [False, True, False, False]
-    assert Interval("n", -math.inf, 2.0).mask(numbers).tolist() == [
+    assert Between("n", 1.0, 2.0).mask(numbers).tolist() == [False, True, False, False]
+    assert Between("n", -math.inf, 2.0).mask(numbers).tolist() == [
         True,
         True,
         False,

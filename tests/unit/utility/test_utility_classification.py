@@ -9,10 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ppdm import recipe
 from ppdm.algorithms import ALGORITHMS
 from ppdm.algorithms.base import Anonymizer
+from ppdm.config import default_config
 from ppdm.exceptions import InvalidParameterError
-from ppdm.experiments.accuracy import main, make_anonymize_fn, run_experiment
+from ppdm.experiments import compare as C
+from ppdm.experiments.compare import cell as compare_cell
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.utility import (
     MODELS,
@@ -149,70 +152,60 @@ def test_cross_validate_rejects_bad_arguments(table):
         cross_validate(table, lambda t: t, target="nope", seed=0)
 
 
-def test_run_experiment_with_registered_algorithm(table, monkeypatch, tmp_path):
-    monkeypatch.setitem(ALGORITHMS, SuppressEverything.name, SuppressEverything)
-    result = run_experiment(
-        table,
-        algorithms=[SuppressEverything.name],
-        ks=[1, 5],
+def _sweep(table, **options):
+    """A 2 x 2-fold sweep of the suppressing algorithm on ``table`` at k = 5."""
+    config = C.sweep_config(
+        default_config("german"),
+        list(table.columns),
         quasi_identifiers=QI,
         target="income",
-        seed=0,
+        discretize="mdl",
+    )
+    return C.plan_comparison(
+        config,
+        [5],
+        algorithms=[SuppressEverything.name],
+        table=table,
+        models=["decision_tree"],
         repeats=2,
         folds=2,
-        models=["decision_tree"],
-        discretize_method="mdl",
+        **options,
     )
-    assert result.errors == []
-    assert len(result.results) == 2 * 2 * 2
-    by_k = result.results.groupby("k")["accuracy"].mean()
-    assert by_k[5] < by_k[1]
-    anonymize = make_anonymize_fn(
-        SuppressEverything.name,
-        AnonymizationSpec.of(
-            quasi_identifiers=QI, sensitive_attribute=None, target="income", k=5
-        ),
-        seed=0,
+
+
+def test_a_sweep_runs_on_the_comparisons_harness(table, monkeypatch):
+    monkeypatch.setitem(ALGORITHMS, SuppressEverything.name, SuppressEverything)
+    plan = _sweep(table)
+    result = C.run_comparison(plan, measure_memory=False)
+    rows = result.rows
+    assert set(rows["status"]) == {"ok"}
+    assert len(rows) == 2 * 2 * 2  # (baseline, k = 5) x repeats x folds
+    by_k = rows.groupby("k")["accuracy"].mean()
+    assert by_k[5] < by_k[1]  # suppressing every quasi-identifier costs accuracy
+    # The same folds as cross_validate (the helper of the hold-out protocol).
+    assert [len(s.train) for s in plan.splits] == [100] * 4
+    unit = next(c for c in plan.candidates if c.algorithm == SuppressEverything.name)
+    split = plan.splits[0]
+    made = recipe.anonymize_training_split(
+        compare_cell.recipe_of(plan, unit),
+        table.iloc[split.train],
+        table.iloc[split.test],
     )
-    (view,) = anonymize(table)  # the one training view of a one-table release
+    ((_, view),) = made.views  # the one training view of a one-table release
     assert (view[list(QI)] == "*").all().all()
 
 
-def test_experiment_command_writes_its_outputs(monkeypatch, tmp_path):
+def test_a_sweep_records_how_the_models_read_unknown_cells(table, monkeypatch):
     monkeypatch.setitem(ALGORITHMS, SuppressEverything.name, SuppressEverything)
-    out = tmp_path / "accuracy-german"
-    status = main(
-        [
-            "--dataset",
-            "german",
-            "--algorithms",
-            SuppressEverything.name,
-            "--k",
-            "1,10",
-            "--qi",
-            "age,duration,purpose",
-            "--repeats",
-            "1",
-            "--models",
-            "decision_tree,naive_bayes",
-            "--sample",
-            "300",
-            "--discretize",
-            "mdl",
-            "--out",
-            str(out),
-        ]
+    weka = C.run_comparison(_sweep(table), measure_memory=False)
+    zeros = C.run_comparison(
+        _sweep(table, missing="zeros", ranges="uniform"), measure_memory=False
     )
-    assert status == 0
-    results = pd.read_csv(out / "results.csv")
-    assert len(results) == 2 * 1 * 2 * 2  # k x repeats x folds x models
-    assert set(results["k"]) == {1, 10}
-    markdown = (out / "results.md").read_text()
-    assert "| test-suppress-everything | 10 |" in markdown and "±" in markdown
-    assert (out / "accuracy_vs_k.png").read_bytes().startswith(b"\x89PNG")
-    config = json.loads((out / "config.json").read_text())
-    assert config["quasi_identifiers"] == ["age", "duration", "purpose"]
-    assert config["discretize"] == "mdl"
+    assert "missing" not in weka.config and "ranges" not in weka.config
+    assert (zeros.config["missing"], zeros.config["ranges"]) == ("zeros", "uniform")
+    assert weka.config["protocol"] != zeros.config["protocol"]
+    with pytest.raises(InvalidParameterError, match="missing must be one of"):
+        _sweep(table, missing="mean")
 
 
 def test_membership_naive_bayes_by_hand():
@@ -238,7 +231,7 @@ def test_membership_naive_bayes_by_hand():
 
 
 def test_discretize_prepare_fits_on_the_training_part_only(table):
-    from ppdm.experiments.accuracy import make_discretize_prepare
+    from ppdm.utility.preprocessing import make_discretize_prepare
 
     prepare = make_discretize_prepare(["age"], "income")
     train, test = table.iloc[:100], table.iloc[100:]

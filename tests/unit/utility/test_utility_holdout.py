@@ -14,7 +14,7 @@ from ppdm.algorithms.base import Anonymizer
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.prepare.discretize import discretize
 from ppdm.utility import (
-    DiscretizeSettings,
+    Binning,
     FoldDiscretizer,
     cross_validate,
     holdout_utility,
@@ -226,7 +226,7 @@ def test_utility_report_runs_the_pipeline_on_the_training_split():
     table = signal_table()
     algorithm = get_algorithm("mondrian")
     release = algorithm.anonymize(table, SPEC, np.random.default_rng(0))
-    settings = DiscretizeSettings(method="mdl")
+    settings = Binning(method="mdl")
     utility, page = utility_report(
         table,
         release.tables,
@@ -329,19 +329,16 @@ def test_discretize_settings_from_each_source():
     from ppdm.exceptions import InvalidParameterError
 
     table = golden_table()
-    assert (
-        DiscretizeSettings.of(None).prepare_for(table, SPEC.quasi_identifiers, "y")
-        is None
-    )
+    assert Binning.of(None).prepare_for(table, SPEC.quasi_identifiers, "y") is None
     plan = SimpleNamespace(method="equal-frequency", n_bins=None, columns=("hours",))
-    settings = DiscretizeSettings.of(plan)
-    assert settings == DiscretizeSettings("equal-frequency", 5, ("hours",))
+    settings = Binning.of(plan)
+    assert settings == Binning("equal-frequency", 5, ("hours",))
     prepare = settings.prepare_for(table, SPEC.quasi_identifiers, "income")
     assert list(prepare.columns) == ["hours"] and prepare.method == "equal-frequency"
-    numeric = DiscretizeSettings.of({"method": "mdl"}).prepare_for(
+    numeric = Binning.of({"method": "mdl"}).prepare_for(
         table, SPEC.quasi_identifiers, "income"
     )
     assert list(numeric.columns) == ["age", "hours"]  # the numeric QIs, in QI order
     assert "fitted on the training part only" in numeric.describe()
     with pytest.raises(InvalidParameterError, match="discretize method"):
-        DiscretizeSettings.of({"method": "kmeans"})
+        Binning.of({"method": "kmeans"})

@@ -14,6 +14,8 @@ from sklearn.metrics import balanced_accuracy_score, roc_auc_score
 from ppdm.algorithms import get_algorithm
 from ppdm.config import load_config
 from ppdm.experiments import compare as C
+from ppdm.experiments.compare import cell as compare_cell
+from ppdm.experiments.compare import grid as compare_grid
 from ppdm.generalization.hierarchies import load_hierarchies
 from ppdm.model import AnonymizationSpec
 from ppdm.prepare import datasets
@@ -26,7 +28,7 @@ from ppdm.utility.metrics import (
     roc_auc_interval,
     zero_rule,
 )
-from ppdm.utility.preprocessing import DiscretizeSettings
+from ppdm.utility.preprocessing import Binning
 from ppdm.utility.report import (
     accuracy_markdown,
     build_utility,
@@ -185,7 +187,7 @@ def test_verdict_shares_dropped_columns_and_target_sensitive_only():
 
 def test_two_algorithms_on_one_table_show_the_same_original_baseline():
     config = load_config(ROOT / "configs" / "german.yaml")
-    table = C._sample(
+    table = compare_grid._sample(
         datasets.load("german")[list(config.released_columns)].reset_index(drop=True),
         "credit",
         300,
@@ -226,7 +228,7 @@ def test_two_algorithms_on_one_table_show_the_same_original_baseline():
     split = plan.splits[0]
     baseline = next(c for c in plan.candidates if c.algorithm == C.BASELINE)
     got = C.evaluate_fold(plan, baseline, split).accuracy
-    prepare = DiscretizeSettings.of(config.discretize).prepare_for(
+    prepare = Binning.of(config.discretize).prepare_for(
         table, config.quasi_identifiers, config.target
     )
     train, test = prepare(table.iloc[split.train], table.iloc[split.test])
@@ -238,7 +240,7 @@ def test_two_algorithms_on_one_table_show_the_same_original_baseline():
         seed=config.seed,
         models=plan.models,
         with_original=False,
-        covers=C._covers(plan),
+        covers=compare_cell._covers(plan),
     )
     assert got == {m: expected[m]["anonymized"] for m in plan.models}
     assert [c.algorithm for c in plan.candidates].count(C.BASELINE) == 1
