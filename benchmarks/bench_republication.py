@@ -27,7 +27,7 @@ The composition attack: every row carries a record id (a person of Adult
 keeps one id in every month; month 3's newcomers get fresh ids). An attacker
 who knows a person's quasi-identifiers, and that the person is in several
 releases, intersects the occupations of the classes that contain the person
-in each release (:func:`ppdm.verify.series.person_values`). Counted per month
+in each release (:func:`ppdm.verify.composition.person_values`). Counted per month
 against the earlier months: persons left with fewer than l common values,
 with one, and those the month brought below l. A third policy releases with
 ``republication: {record_key: record-id}`` (role ``identifying``, never
@@ -62,7 +62,7 @@ from ppdm.generalization.hierarchies import load_hierarchies
 from ppdm.prepare import datasets
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.verify.certificate import read_released_table
-from ppdm.verify.series import class_changes
+from ppdm.verify.differencing import class_changes
 
 KEY = "record-id"
 #: Policies run: (label, republication settings).
@@ -139,7 +139,7 @@ def composition(
     covers,
 ) -> dict[str, int]:
     """The composition attack on the last release against the earlier ones."""
-    from ppdm.verify.series import check_composition, person_values
+    from ppdm.verify.composition import check_composition, person_values
 
     values = []
     for release, frame in zip(released, frames, strict=False):

@@ -5,10 +5,12 @@ from collections.abc import Mapping
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from ppdm.privacy import CheckResult
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from ppdm.steps.base import Verified
 from ppdm.steps.verify import VerifySettings, verify_step
 from ppdm.tasks._ui import log_fact, markdown_artifact
+from ppdm.verify.certificate import checks_of
 
 
 @task(name="verify", cache_policy=NO_CACHE)
@@ -21,23 +23,19 @@ def verify(
 ) -> Verified:
     """Verify: independent check of the candidate files; the certificate artifact."""
     output = verify_step(settings, store, candidate, original, source_sha256)
-    for name, table in output.summary["tables"].items():
+    checks = checks_of(output.summary)
+    tables = output.summary["tables"]
+    for name, table in tables.items():
         log_fact(
             "verify: %s passed; %d rows; %s",
             name,
             table["rows"],
-            achieved_line(table),
+            achieved_line([r for where, r in checks if where == name]),
         )
-    dp = output.summary.get("differential_privacy")
-    if dp:
-        log_fact(
-            "verify: (%g, %g)-differential privacy %s; every class >= k = %s: %s",
-            dp["epsilon"],
-            dp["delta"],
-            dp["holds"].split(" (")[0],
-            dp["checked"]["k"],
-            "yes" if dp["checked"]["every_class_at_least_k"] else "no",
-        )
+    # The checks of the tables together and of the series, each in its own words.
+    for where, result in checks:
+        if where not in tables:
+            log_fact("verify: %s: %s", where, result.summary())
     markdown_artifact(
         settings.dataset,
         "verify",
@@ -47,11 +45,14 @@ def verify(
     return output
 
 
-def achieved_line(table: dict) -> str:
-    """Each checked model with the figure it achieved, as its own result states it."""
+def achieved_line(results: list[CheckResult]) -> str:
+    """Each checked model with the figures it achieved, as its own result states them."""
     shown = [
-        f"{result['model']}: {result['measure']} = {_figure(result.get('achieved'))}"
-        for result in table.get("models") or ()
+        f"{getattr(result, 'model', result.name)}: "
+        + ", ".join(
+            f"{key} = {_figure(value)}" for key, value in result.figures.items()
+        )
+        for result in results
     ]
     return "; ".join(shown) or "no per-class model checked"
 
@@ -87,6 +88,21 @@ def certificate_markdown(certificate: dict) -> str:
         lines.append(
             f"| {name} | {table['rows']} | {passed} | {achieved} "
             f"| `{table.get('sha256', 'n/a')}` |"
+        )
+    lines += [
+        "",
+        "| check | kind | on | holds | achieved | in words |",
+        "|---|---|---|---|---|---|",
+    ]
+    for where, result in checks_of(certificate):
+        figures = ", ".join(
+            f"{key} = {_figure(value)}" for key, value in result.figures.items()
+        )
+        holds = "yes" if result.passed else "no"
+        summary = result.summary().replace("|", "\\|")
+        lines.append(
+            f"| {result.name} | {result.kind} | {where} | {holds} | {figures} "
+            f"| {summary} |"
         )
     lines += [
         "",

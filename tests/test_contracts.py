@@ -74,8 +74,8 @@ ALGORITHM_NAMES = sorted(CANDIDATES)
 MODEL_NAMES = sorted(PRIVACY_MODELS)
 #: Models that judge equivalence classes (``accepts``, bounds); the others judge
 #: the released tables together (:class:`ppdm.privacy.release_model.ReleaseModel`).
-CLASS_MODEL_NAMES = [n for n in MODEL_NAMES if PRIVACY_MODELS[n].scope == "class"]
-RELEASE_MODEL_NAMES = [n for n in MODEL_NAMES if PRIVACY_MODELS[n].scope == "release"]
+CLASS_MODEL_NAMES = [n for n in MODEL_NAMES if PRIVACY_MODELS[n].kind == "class"]
+RELEASE_MODEL_NAMES = [n for n in MODEL_NAMES if PRIVACY_MODELS[n].kind == "release"]
 
 SENSITIVE = "s"
 TARGET = "y"

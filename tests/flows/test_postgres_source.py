@@ -27,7 +27,7 @@ from ppdm.config import load_config
 from ppdm.flows import init_command
 from ppdm.flows.cli import main
 from ppdm.verify.certificate import read_released_table
-from ppdm.verify.series import check_against
+from ppdm.verify.differencing import check_against
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from messy_hospital import messy_hospital  # noqa: E402

@@ -3,7 +3,7 @@
 German credit, month 1 a seeded 90 % of the rows, month 2 all of them (the
 newcomers arrive), month 3 without a seeded 5 % (people leave). Each release is
 checked alone and against the earlier ones by the independent differencing
-check (:mod:`ppdm.verify.series`) on the released files.
+check (:mod:`ppdm.verify.differencing`) on the released files.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from ppdm.flows.cli import main
 from ppdm.prepare import datasets
 from ppdm.release.audit import read_entries
 from ppdm.verify.certificate import read_released_table
+from ppdm.verify.differencing import check_against
 from ppdm.verify.release_check import check_release
-from ppdm.verify.series import check_against
 
 ALGORITHMS = ("mondrian", "lattice-optimal", "kactus")
 

@@ -26,7 +26,7 @@ from ppdm.release.audit import read_entries
 from ppdm.release.series_state import load_state
 from ppdm.steps import publish as steps_publish
 from ppdm.verify.certificate import read_released_table
-from ppdm.verify.series import check_composition, person_values
+from ppdm.verify.composition import check_composition, person_values
 
 # Long end-to-end checks (keyed series of three monthly releases, a crashed and resumed
 # series): .ci/run runs them after the README's command.

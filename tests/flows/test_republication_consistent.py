@@ -12,8 +12,8 @@ from ppdm import pipeline
 from ppdm.config import default_config
 from ppdm.prepare import datasets
 from ppdm.verify.certificate import read_released_table
+from ppdm.verify.differencing import check_against
 from ppdm.verify.release_check import check_release
-from ppdm.verify.series import check_against
 
 
 def _months() -> list[pd.DataFrame]:

@@ -6,13 +6,22 @@
 >>> KAnonymity(3).check(t, ["zip"]).passed
 True
 
-:data:`PRIVACY_MODELS` maps each model's registry name to its class; a new
-model is one module plus one line here: it subclasses
-:class:`~ppdm.privacy.base.PrivacyModel` (``name``, ``describe``, ``per_class``,
-``class_passes`` and, where they hold, the pruning bounds and monotonicity
-flags). From then on a configuration can ask for it under ``models:``, every
-algorithm that lists it in ``supported_models`` enforces it, and the verifier,
-certificate, manifest and ``ppdm verify`` check and report it.
+:data:`PRIVACY_CHECKS` is the one registry of privacy checks, of three kinds
+(:data:`~ppdm.privacy.base.CHECK_KINDS`): class models judge the equivalence
+classes of each released table, release models the released tables together
+(including the differential privacy entry), series models a release against
+the earlier releases of its dataset. Each has a ``name``, a ``kind`` and a
+``check(...)`` whose results (:class:`~ppdm.privacy.base.CheckResult`) carry
+their own figures, verdict, one-line summary and examples; the certificate,
+``ppdm verify``, the run log and the UI show those and name no model.
+
+:data:`PRIVACY_MODELS` (derived) are the checks a configuration asks for under
+``models:``. A new model is one module plus one line in
+:data:`PRIVACY_CHECKS`: it subclasses :class:`~ppdm.privacy.base.PrivacyModel`
+(``name``, ``describe``, ``per_class``, ``class_passes`` and, where they hold,
+the pruning bounds and monotonicity flags). From then on a configuration can
+ask for it, every algorithm that lists it in ``supported_models`` enforces it,
+and the verifier, certificate, manifest and ``ppdm verify`` check and report it.
 """
 
 from __future__ import annotations
@@ -26,18 +35,34 @@ from ppdm.privacy._l_diversity import (
 )
 from ppdm.privacy._partition_anonymity import PartitionAnonymity, SetAnonymity
 from ppdm.privacy._t_closeness import TCloseness
-from ppdm.privacy.base import PrivacyModel, PrivacyResult
+from ppdm.privacy.base import (
+    CHECK_KINDS,
+    CheckResult,
+    PrivacyCheck,
+    PrivacyModel,
+    PrivacyResult,
+)
+from ppdm.privacy.differential import DifferentialPrivacy
 from ppdm.privacy.requirement import (
     EncodedSensitive,
     Requirement,
     model_from_description,
     requirement_models,
 )
+from ppdm.privacy.series_models import Composition, Differencing, SameRows
 
 __all__ = [
+    "CHECK_KINDS",
     "CLASS_MODELS",
+    "PRIVACY_CHECKS",
     "PRIVACY_MODELS",
+    "CheckResult",
+    "Composition",
+    "Differencing",
+    "DifferentialPrivacy",
+    "PrivacyCheck",
     "PrivacyModel",
+    "SameRows",
     "PrivacyResult",
     "Requirement",
     "EncodedSensitive",
@@ -53,21 +78,36 @@ __all__ = [
     "PartitionAnonymity",
 ]
 
-PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
+PRIVACY_CHECKS: dict[str, type[PrivacyCheck]] = {
+    # class models
     "k-anonymity": KAnonymity,
     "distinct-l-diversity": DistinctLDiversity,
     "entropy-l-diversity": EntropyLDiversity,
     "recursive-cl-diversity": RecursiveCLDiversity,
     "t-closeness": TCloseness,
+    # release models
     "k-anonymity-by-containment": KAnonymityByContainment,
     "set-anonymity": SetAnonymity,
     "partition-anonymity": PartitionAnonymity,
+    "differential-privacy": DifferentialPrivacy,
+    # series models
+    "differencing": Differencing,
+    "same-rows": SameRows,
+    "composition": Composition,
+}
+
+#: The checks a configuration asks for under ``models:`` (the others run
+#: whenever they apply: a differentially private algorithm, earlier releases).
+PRIVACY_MODELS: dict[str, type[PrivacyModel]] = {
+    name: check
+    for name, check in PRIVACY_CHECKS.items()
+    if issubclass(check, PrivacyModel)
 }
 
 #: The models that judge the equivalence classes of one released table
-#: (``scope == "class"``; the others judge the released files together); an
+#: (``kind == "class"``; the others judge the released files together); an
 #: algorithm that releases one table and asks the requirement per class
 #: supports them all (``supported_models = CLASS_MODELS``).
 CLASS_MODELS: frozenset[str] = frozenset(
-    name for name, model in PRIVACY_MODELS.items() if model.scope == "class"
+    name for name, check in PRIVACY_CHECKS.items() if check.kind == "class"
 )

@@ -269,4 +269,5 @@ class KAnonymityByContainment(ReleaseModel):
             n_violating_classes=violating + len(problems),
             n_violating_rows=violating_rows,
             examples=shown,
+            kind=self.kind,
         )

@@ -296,6 +296,7 @@ class SetAnonymity(ReleaseModel):
             n_violating_classes=len(violating),
             n_violating_rows=sum(p.size for p in violating),
             examples=tuple(p.example for p in violating[:_MAX_EXAMPLES]),
+            kind=self.kind,
         )
 
 
@@ -383,4 +384,5 @@ class PartitionAnonymity(ReleaseModel):
             n_violating_classes=n_bad,
             n_violating_rows=bad_rows,
             examples=tuple(bad[:_MAX_EXAMPLES]),
+            kind=self.kind,
         )

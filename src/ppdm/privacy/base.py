@@ -1,8 +1,14 @@
-"""The contract every privacy model follows, after ARX's ``PrivacyCriterion``.
+"""The contract every privacy check follows, after ARX's ``PrivacyCriterion``.
 
-A privacy model is a small immutable object holding its thresholds. It
-answers one question, :meth:`PrivacyModel.check`, from the released values
-alone, and describes itself for the verification certificate.
+A privacy check is a small immutable object holding its thresholds. It has a
+registry ``name``, a ``kind`` (:data:`CHECK_KINDS`) and answers one question,
+``check(...)``, from the released values alone, with results that follow
+:class:`CheckResult`: each carries its own achieved figures, whether it
+holds, a one-line summary and examples, so the certificate, ``ppdm verify``,
+the run log and the UI show any check without knowing which it is.
+
+A privacy model (:class:`PrivacyModel`) is the kind a configuration asks for
+under ``models:``; it also describes itself for the verification certificate.
 """
 
 from __future__ import annotations
@@ -10,14 +16,26 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from ppdm._lazy import pandas as pd
 from ppdm.privacy.measures import ClassPartition
 
-__all__ = ["PrivacyModel", "PrivacyResult", "json_value"]
+__all__ = [
+    "CHECK_KINDS",
+    "CheckResult",
+    "PrivacyCheck",
+    "PrivacyModel",
+    "PrivacyResult",
+    "json_value",
+]
+
+#: What a registered check judges: ``"class"``, the equivalence classes of
+#: each released table; ``"release"``, the released tables together;
+#: ``"series"``, a release against the earlier releases of its dataset.
+CHECK_KINDS = ("class", "release", "series")
 
 #: Violating classes listed in a result (the worst ones first).
 MAX_EXAMPLES = 10
@@ -46,6 +64,53 @@ def json_value(value: Any) -> Any:
     return str(value)
 
 
+@runtime_checkable
+class CheckResult(Protocol):
+    """What every registered privacy check returns, whatever its kind.
+
+    ``name`` and ``kind`` are the registered check's; ``figures`` what the
+    release achieved (by measure name, JSON-safe); ``summary()`` one line in
+    words, stating the figures and, when it fails, what is wrong;
+    ``examples`` up to ten cases at fault (classes, groups, tables).
+    """
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def passed(self) -> bool: ...
+
+    @property
+    def figures(self) -> dict[str, Any]: ...
+
+    @property
+    def examples(self) -> tuple[dict[str, Any], ...]: ...
+
+    def summary(self) -> str: ...
+
+
+class PrivacyCheck(ABC):
+    """Base class of every registered privacy check.
+
+    Class attributes
+    ----------------
+    name : str
+        Registry key in :data:`ppdm.privacy.PRIVACY_CHECKS`.
+    kind : str
+        One of :data:`CHECK_KINDS`.
+    """
+
+    name: ClassVar[str]
+    kind: ClassVar[str]
+
+    @abstractmethod
+    def check(self, *args: Any, **kwargs: Any) -> Any:
+        """Judge a release: a :class:`CheckResult`, or one per part checked."""
+
+
 @dataclass(frozen=True)
 class PrivacyResult:
     """What a table achieves against one privacy model.
@@ -67,6 +132,9 @@ class PrivacyResult:
     examples : tuple of dict
         Up to ten violating classes, worst first: their quasi-identifier
         values (as released), ``size`` and the class's own measure.
+    kind : str
+        The model's kind (``"class"`` or ``"release"``); not part of
+        :meth:`to_dict`, where the requirement names the model.
     """
 
     model: str
@@ -78,6 +146,52 @@ class PrivacyResult:
     n_violating_classes: int
     n_violating_rows: int
     examples: tuple[dict[str, Any], ...] = ()
+    kind: str = "class"
+
+    @property
+    def name(self) -> str:
+        """The model's registry name."""
+        return str(self.requirement.get("model", self.model))
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        return {self.measure: json_value(self.achieved)}
+
+    def summary(self, where: str = "") -> str:
+        """One line: the model and what was achieved; when it fails, the
+        violating classes (or, for a release model, the first case at fault).
+
+        ``where`` follows the model's name on a failure (``" in t.csv"``).
+        """
+        figure = f"{self.measure}={_fmt(self.achieved)}"
+        if self.passed:
+            return f"{self.model} ({figure})"
+        text = f"{self.model} not met{where}: achieved {figure}"
+        if self.kind == "class":
+            if self.n_violating_classes:
+                n = self.n_violating_classes
+                text += f"; {n} violating {'class' if n == 1 else 'classes'}"
+                if self.examples:
+                    text += ", e.g. " + _describe_class(self.examples[0], self.measure)
+        elif self.examples:
+            text += ", e.g. " + _describe_example(self.examples[0])
+        return text
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any], kind: str = "class") -> PrivacyResult:
+        """Inverse of :meth:`to_dict` (a certificate read back)."""
+        return cls(
+            model=d["model"],
+            requirement=dict(d["requirement"]),
+            measure=d["measure"],
+            achieved=d["achieved"],
+            passed=bool(d["passed"]),
+            n_classes=int(d["n_classes"]),
+            n_violating_classes=int(d["n_violating_classes"]),
+            n_violating_rows=int(d["n_violating_rows"]),
+            examples=tuple(dict(e) for e in d.get("examples") or ()),
+            kind=kind,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe form, in a fixed key order."""
@@ -94,7 +208,26 @@ class PrivacyResult:
         }
 
 
-class PrivacyModel(ABC):
+def _fmt(value: Any) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _describe_class(example: dict[str, Any], measure: str) -> str:
+    cells = {k: v for k, v in example.items() if k not in ("size", measure)}
+    inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in cells.items())
+    size = example["size"]
+    return f"{{{inside}}} ({size} row{'s' if size != 1 else ''})"
+
+
+def _describe_example(example: dict[str, Any]) -> str:
+    """A case at fault in words: ``{key: value, ...}``."""
+    inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in example.items())
+    return f"{{{inside}}}"
+
+
+class PrivacyModel(PrivacyCheck):
     """Base class of the privacy models (immutable dataclasses).
 
     Subclasses define the per-class measure and its threshold; the shared
@@ -123,7 +256,7 @@ class PrivacyModel(ABC):
     #: What the model judges: ``"class"``, the equivalence classes of each
     #: released table (every model here), or ``"release"``, the released
     #: tables together (:class:`ppdm.privacy.release_model.ReleaseModel`).
-    scope: ClassVar[str] = "class"
+    kind: ClassVar[str] = "class"
 
     @property
     def sensitive_attribute(self) -> str | None:
@@ -256,4 +389,5 @@ class PrivacyModel(ABC):
             n_violating_classes=len(failing),
             n_violating_rows=int(partition.sizes[failing].sum()),
             examples=examples,
+            kind=self.kind,
         )

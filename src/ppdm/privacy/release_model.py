@@ -6,7 +6,7 @@ private under k-anonymity by containment, a property of each record's set of
 features rather than of equivalence classes. A :class:`ReleaseModel` reads
 every released table at once and answers with one
 :class:`~ppdm.privacy.base.PrivacyResult` (its examples name the tables or
-records at fault). It is registered in :data:`ppdm.privacy.PRIVACY_MODELS`
+records at fault). It is registered in :data:`ppdm.privacy.PRIVACY_CHECKS`
 like the class models, so configurations, manifests and certificates name it
 the same way; the verifier calls :meth:`ReleaseModel.check_release` on the
 released files, and searches never ask it about candidate groups.
@@ -28,9 +28,9 @@ __all__ = ["ReleaseModel"]
 
 
 class ReleaseModel(PrivacyModel):
-    """Base class of the models with ``scope = "release"``."""
+    """Base class of the models with ``kind = "release"``."""
 
-    scope: ClassVar[str] = "release"
+    kind: ClassVar[str] = "release"
     uses_sensitive_attribute: ClassVar[bool] = False
     monotonic_under_generalization: ClassVar[bool] = False
 

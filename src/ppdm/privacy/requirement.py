@@ -360,12 +360,12 @@ class Requirement:
     @property
     def class_models(self) -> tuple[PrivacyModel, ...]:
         """The models that judge each released table's equivalence classes."""
-        return tuple(m for m in self.models if m.scope == "class")
+        return tuple(m for m in self.models if m.kind == "class")
 
     @property
     def release_models(self) -> tuple[PrivacyModel, ...]:
         """The models that judge the released tables together (joins, containment)."""
-        return tuple(m for m in self.models if m.scope == "release")
+        return tuple(m for m in self.models if m.kind == "release")
 
     @property
     def k(self) -> int:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -164,15 +163,14 @@ def republish(
     requirement = settings.requirement
     states = kept_states(settings, store, earlier)[0] if people is not None else []
     if settings.policy == "refuse":
-        from ppdm.verify.series import check_against
+        from ppdm.privacy import Differencing
 
+        differencing = Differencing(requirement, covers=settings.covers())
         leaks = [
-            result.describe()
+            result.summary()
             + (f", e.g. {result.examples[0]}" if result.examples else "")
             for rid, old in series
-            for result in check_against(
-                tables, old, requirement, against=rid, covers=settings.covers()
-            )
+            for result in differencing.check(tables, old, against=rid)
             if result.leaks
         ]
         if people is not None and states:
@@ -254,11 +252,11 @@ def same_source_releases(
     Nobody arrived or left between them and this run, so there is nothing to
     hold back; read together with the candidate, every group of persons by
     their class in each must meet the requirement
-    (:func:`ppdm.verify.series.check_same_rows`), else the release is refused.
+    (:func:`ppdm.verify.same_rows.check_same_rows`), else the release is refused.
     Under the policy ``off`` the verifier records the figures instead.
     """
+    from ppdm.privacy import SameRows
     from ppdm.release.series import load_tables
-    from ppdm.verify.series import check_same_rows
 
     same = [
         r
@@ -277,17 +275,12 @@ def same_source_releases(
         )
     tables = {name: read_released_table(path) for name, path in files.items()}
     people = people_values(settings.requirement, store.read_table(clean))
-    requirement = settings.requirement
+    same_rows = SameRows(settings.requirement, people, covers=settings.covers())
     for release in same:
         leaking = [
             r
-            for r in check_same_rows(
-                tables,
-                load_tables(release),
-                people,
-                requirement,
-                against=release.release_id,
-                covers=settings.covers(),
+            for r in same_rows.check(
+                tables, load_tables(release), against=release.release_id
             )
             if r.leaks
         ]
@@ -301,7 +294,7 @@ def same_source_releases(
                 f"same source (sha256 {source_sha256}) with other classes; read "
                 "together, its classes and this candidate's intersect into "
                 f"{groups} group(s) of {persons} persons in all that do not meet "
-                + ", ".join(str(m) for m in requirement.models)
+                + ", ".join(str(m) for m in settings.requirement.models)
                 + (f" (e.g. {example})" if example else "")
                 + "; "
                 + SERIES_REMEDY
@@ -344,7 +337,7 @@ def consistent_tables(
         consistent_recoding,
         failing_classes,
     )
-    from ppdm.verify.series import counterpart
+    from ppdm.verify.differencing import counterpart
 
     requirement = settings.requirement
     covers = settings.covers()
@@ -468,8 +461,8 @@ def checked_against_series(
     released files, the clean table and the record keys the republication
     step kept, and compares them with the kept state of the earlier releases.
     """
+    from ppdm.privacy import Differencing, SameRows
     from ppdm.release.series import load_tables
-    from ppdm.verify.series import check_against, check_same_rows
 
     # Releases in parts are refused by the republication step, never read.
     earlier = [r for r in comparable_releases(settings, files) if not r.partitioned]
@@ -481,21 +474,24 @@ def checked_against_series(
     people = None
     if store is not None and original is not None and source_sha256 is not None:
         people = people_values(settings.requirement, store.read_table(original))
+    requirement = settings.requirement
+    differencing = Differencing(requirement, accepted=accepted, covers=covers)
+    same_rows = (
+        None
+        if people is None
+        else SameRows(requirement, people, accepted=accepted, covers=covers)
+    )
     results = []
     for release in earlier:
-        if people is not None and release.source_sha256 == source_sha256:
-            check = partial(check_same_rows, people=people)
-        else:
-            check = check_against
+        # Against a release of the same source nobody arrived or left: the two
+        # are read together instead of differenced.
+        check = (
+            same_rows
+            if same_rows is not None and release.source_sha256 == source_sha256
+            else differencing
+        )
         results.extend(
-            check(
-                tables,
-                load_tables(release),
-                requirement=settings.requirement,
-                against=release.release_id,
-                accepted=accepted,
-                covers=covers,
-            )
+            check.check(tables, load_tables(release), against=release.release_id)
         )
     earlier = [r for r in earlier if people is None or r.source_sha256 != source_sha256]
     composition = composition_report(settings, store, original, files, tables, earlier)
@@ -511,9 +507,10 @@ def composition_report(
     earlier: list[Any],
 ) -> Any:
     """The composition part of the certificate's series section."""
+    from ppdm.privacy import Composition
     from ppdm.release.series import current_person_values
     from ppdm.release.series_state import load_state, merge
-    from ppdm.verify.series import CompositionReport, check_composition
+    from ppdm.verify.composition import CompositionReport
 
     if settings.record_key is None:
         return CompositionReport.not_run(
@@ -540,9 +537,9 @@ def composition_report(
         tables, people, keys, settings.requirement, settings.covers()
     )
     found, missing = kept_states(settings, store, earlier)
-    results = check_composition(
-        current, found, settings.requirement, accepted=settings.policy == "off"
-    )
+    results = Composition(
+        settings.requirement, accepted=settings.policy == "off"
+    ).check(current, found)
     # The kept state holds this release's persons as the verifier sees them
     # (merged with an earlier run that published the same files, if any).
     agrees = set(current) == set(state.values) and all(

@@ -3,10 +3,11 @@
 The series is what the output directory's audit log records for the dataset:
 every ``publish`` (or ``recovered``) entry, in the chain's order, with the
 sha256 of each released file. A candidate is compared with the released files
-of those releases (:mod:`ppdm.verify.series`); under the ``hold-back`` policy
-every class that leaks by differencing against one of them is released as it
-was in the latest earlier release that holds it (the same released rows), so
-the difference is empty:
+of those releases (:mod:`ppdm.verify.differencing`,
+:mod:`ppdm.verify.composition`); under the ``hold-back`` policy every class
+that leaks by differencing against one of them is released as it was in the
+latest earlier release that holds it (the same released rows), so the
+difference is empty:
 
 - its newcomers are held back (they stay in the owner's table and are
   candidates again next run, when enough of them may be released together);
@@ -35,18 +36,18 @@ from ppdm.privacy.measures import ClassPartition
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
 from ppdm.verify.certificate import read_released_table
-from ppdm.verify.series import (
-    CHUNK,
-    PersonValues,
-    _first_rows,
-    cell_width,
+from ppdm.verify.composition import PersonValues, composition_exposed, person_values
+from ppdm.verify.differencing import (
     class_changes,
-    class_matches,
-    composition_exposed,
     counterpart,
     leaking_classes,
     leaking_rollups,
-    person_values,
+)
+from ppdm.verify.regions import (
+    CHUNK,
+    cell_width,
+    class_matches,
+    first_row_per_class,
     rollup_units,
 )
 
@@ -630,7 +631,7 @@ def hold_back_composition(
 
     Differencing first (:func:`hold_back`). Then every class that may hold a
     person whom this release brings below l (the values common to all their
-    releases, :func:`ppdm.verify.series.composition_exposed`) is released as
+    releases, :func:`ppdm.verify.composition.composition_exposed`) is released as
     in the latest earlier release holding the same cells (its values then
     are those an earlier release already showed), or, when no earlier release
     holds it or it already is as before, withheld with its rows. A withheld
@@ -769,7 +770,7 @@ def consistent_recoding(
     if not qis or earlier.empty:  # no class to recode into
         return rows.iloc[:0].astype(str), np.arange(len(rows))
     ids, n, matches = class_matches(people, earlier, qis, covers)
-    first = _first_rows(ids, n)
+    first = first_row_per_class(ids, n)
     cells = earlier.iloc[first][qis].astype(str).reset_index(drop=True)
     # The most specific class first (the smallest region: a suppressed
     # outlier class contains every row), then the cells' sort order.

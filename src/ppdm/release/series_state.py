@@ -1,8 +1,8 @@
 """The private state of a release series: who was in each release, and what it showed of them.
 
-The composition check (:func:`ppdm.verify.series.check_composition`) needs,
+The composition check (:func:`ppdm.verify.composition.check_composition`) needs,
 for every earlier release, each person's record key and the sensitive values
-that release left possible for them (:class:`~ppdm.verify.series.PersonValues`).
+that release left possible for them (:class:`~ppdm.verify.composition.PersonValues`).
 The released files do not carry record keys, so this lives in the private
 work directory (the artifact store), never in the output directory:
 
@@ -39,7 +39,7 @@ from ppdm.release.artifacts import (
     sha256_bytes,
     write_json,
 )
-from ppdm.verify.series import PersonValues
+from ppdm.verify.composition import PersonValues
 
 __all__ = ["SeriesState", "load_state", "merge", "release_digest", "save_state"]
 
@@ -64,7 +64,7 @@ class SeriesState:
         The record keys of the owner's table, in the order of its rows (JSON
         list of text).
     values : dict
-        Sensitive attribute -> :class:`~ppdm.verify.series.PersonValues`.
+        Sensitive attribute -> :class:`~ppdm.verify.composition.PersonValues`.
     """
 
     record_key: str

@@ -9,7 +9,16 @@
 - :mod:`ppdm.verify.out_of_core`: the same checks on files larger than memory,
   with Dask;
 - :mod:`ppdm.verify.release_check`: re-checks a published release directory
-  against its manifest (``ppdm verify``).
+  against its manifest (``ppdm verify``);
+- :mod:`ppdm.verify.differential`: the differential privacy entry;
+- the series checks against earlier releases of a dataset:
+  :mod:`ppdm.verify.differencing` (classes of both releases),
+  :mod:`ppdm.verify.same_rows` (two releases of the same rows),
+  :mod:`ppdm.verify.composition` (one person's values across releases), over
+  :mod:`ppdm.verify.regions` (which released cells contain which).
+
+Each check is registered in :data:`ppdm.privacy.PRIVACY_CHECKS`; its results
+state their own figures and summary (:class:`ppdm.privacy.base.CheckResult`).
 """
 
 from __future__ import annotations

@@ -28,7 +28,12 @@ import pandas as pd
 
 import ppdm
 from ppdm.exceptions import InvalidParameterError, VerificationError
-from ppdm.privacy import KAnonymityByContainment, PrivacyResult, Requirement
+from ppdm.privacy import (
+    CheckResult,
+    KAnonymityByContainment,
+    PrivacyResult,
+    Requirement,
+)
 from ppdm.privacy._containment import ATTACKER, quasi_identifier_columns
 from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
@@ -53,6 +58,9 @@ __all__ = [
     "verify_partition",
     "certificate_of",
     "check_release_models",
+    "checks_in",
+    "checks_of",
+    "ALL_TABLES",
     "VERIFIER_NAME",
 ]
 
@@ -225,9 +233,9 @@ class Certificate:
     ) -> Certificate:
         """This certificate with the series checks against earlier releases.
 
-        ``results`` are :class:`ppdm.verify.series.SeriesCheck` objects
+        ``results`` are :class:`ppdm.verify.differencing.SeriesCheck` objects
         (differencing); ``composition`` a
-        :class:`ppdm.verify.series.CompositionReport`. A leak the data owner
+        :class:`ppdm.verify.composition.CompositionReport`. A leak the data owner
         did not accept fails the certificate.
         """
         results = tuple(results)
@@ -256,6 +264,26 @@ class Certificate:
             if t.name == name:
                 return t
         raise KeyError(name)
+
+    def checks(self) -> tuple[tuple[str, CheckResult], ...]:
+        """Every registered check's result, with what it was checked on.
+
+        Each table's class models (``where`` is the table's name), the
+        release models and the differential privacy entry (``"all tables
+        together"``), the series checks against earlier releases and the
+        composition check (``"against release <id>"``, or ``"no earlier
+        release"`` when none was compared), in that order. Every
+        result states its own figures and summary
+        (:class:`~ppdm.privacy.base.CheckResult`): readers show these and
+        name no model.
+        """
+        return checks_in(
+            self.tables,
+            self.release_results,
+            self.differential_privacy,
+            self.series,
+            None if self.composition is None else self.composition.results,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON content: deterministic key order, no timestamps.
@@ -306,19 +334,18 @@ class Certificate:
             parts = []
             for t in self.tables:
                 achieved = ", ".join(
-                    [f"{r.model} ({r.measure}={_fmt(r.achieved)})" for r in t.results]
+                    [r.summary() for r in t.results]
                     + ([t.describe_feature_classes()] if t.feature_classes else [])
                 )
                 parts.append(f"{t.name} ({t.rows} rows): {achieved}")
             parts.extend(
-                f"all tables together: {r.model} ({r.measure}={_fmt(r.achieved)})"
-                for r in self.release_results
+                f"all tables together: {r.summary()}" for r in self.release_results
             )
             if self.differential_privacy is not None:
-                parts.append(self.differential_privacy.describe())
+                parts.append(self.differential_privacy.summary())
             text = "PASSED: " + "; ".join(parts)
             for r in self.series or ():
-                text += "; " + r.describe()
+                text += "; " + r.summary()
             if self.composition is not None:
                 text += "".join("; " + line for line in self.composition.describe())
             if self.passthrough:
@@ -335,39 +362,25 @@ class Certificate:
                     for r in self.passthrough
                 )
             return text
-        lines = []
-        for t in self.tables:
-            for r in t.results:
-                if r.passed:
-                    continue
-                line = (
-                    f"FAILED: {r.model} not met in {t.name}: achieved "
-                    f"{r.measure}={_fmt(r.achieved)}"
-                )
-                if r.n_violating_classes:
-                    noun = "class" if r.n_violating_classes == 1 else "classes"
-                    line += f"; {r.n_violating_classes} violating {noun}"
-                    if r.examples:
-                        line += ", e.g. " + _describe_class(r.examples[0], r.measure)
-                lines.append(line)
-        for r in self.release_results:
-            if not r.passed:
-                line = (
-                    f"FAILED: {r.model} not met by the released tables together: "
-                    f"achieved {r.measure}={_fmt(r.achieved)}"
-                )
-                if r.examples:
-                    line += ", e.g. " + _describe_example(r.examples[0])
-                lines.append(line)
-        for r in self.series or ():
-            if not r.passed:
-                lines.append(f"FAILED: {r.describe()}")
-        dp = self.differential_privacy
-        if dp is not None and not dp.passed:
-            lines.append(f"FAILED: {dp.describe()}")
+        # Failures in the order the checks ran: each table's models, the
+        # release models, the series, differential privacy, composition.
+        lines = [
+            f"FAILED: {r.summary(f' in {t.name}')}"
+            for t in self.tables
+            for r in t.results
+            if not r.passed
+        ]
+        lines.extend(
+            f"FAILED: {r.summary(' by the released tables together')}"
+            for r in self.release_results
+            if not r.passed
+        )
+        for r in (*(self.series or ()), self.differential_privacy):
+            if r is not None and not r.passed:
+                lines.append(f"FAILED: {r.summary()}")
         if self.composition is not None and not self.composition.passed:
             lines.extend(
-                f"FAILED: {r.describe()}"
+                f"FAILED: {r.summary()}"
                 for r in self.composition.results
                 if not r.passed
             )
@@ -384,22 +397,73 @@ class Certificate:
             raise VerificationError(self.summary(), self.to_dict())
 
 
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
+#: Where the checks of the released tables together ran, in :meth:`Certificate.checks`.
+ALL_TABLES = "all tables together"
 
 
-def _describe_class(example: Mapping[str, Any], measure: str) -> str:
-    cells = {k: v for k, v in example.items() if k not in ("size", measure)}
-    inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in cells.items())
-    size = example["size"]
-    return f"{{{inside}}} ({size} row{'s' if size != 1 else ''})"
+def checks_in(
+    tables: Iterable[TableVerification],
+    release_results: Iterable[CheckResult],
+    differential_privacy: CheckResult | None,
+    series: Iterable[CheckResult] | None,
+    composition: Iterable[CheckResult] | None,
+) -> tuple[tuple[str, CheckResult], ...]:
+    """``(where, result)`` of every check, in :meth:`Certificate.checks`' order."""
+    found: list[tuple[str, CheckResult]] = [
+        (t.name, r) for t in tables for r in t.results
+    ]
+    found += [(ALL_TABLES, r) for r in release_results]
+    if differential_privacy is not None:
+        found.append((ALL_TABLES, differential_privacy))
+    for r in (*(series or ()), *(composition or ())):
+        against = getattr(r, "against", ())
+        ids = [against] if isinstance(against, str) else list(against)
+        where = f"against release {', '.join(ids)}" if ids else "no earlier release"
+        found.append((where, r))
+    return tuple(found)
 
 
-def _describe_example(example: Mapping[str, Any]) -> str:
-    inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in example.items())
-    return f"{{{inside}}}"
+def checks_of(content: Mapping[str, Any]) -> tuple[tuple[str, CheckResult], ...]:
+    """:meth:`Certificate.checks` of a certificate read back (``verification.json``).
+
+    The results are rebuilt from their JSON entries, so a reader of the file
+    (the run log, the UI) shows each check's own figures and summary.
+    """
+    from ppdm.verify.composition import CompositionCheck
+    from ppdm.verify.differencing import SeriesCheck
+    from ppdm.verify.differential import DifferentialPrivacyCheck
+    from ppdm.verify.same_rows import SameRowsCheck
+
+    tables = [
+        _ReadTable(name, tuple(PrivacyResult.from_dict(m) for m in table["models"]))
+        for name, table in sorted(content.get("tables", {}).items())
+    ]
+    release = [
+        PrivacyResult.from_dict(r, "release") for r in content.get("release", ())
+    ]
+    dp = content.get("differential_privacy")
+    series = content.get("series") or {}
+    composition = (series.get("composition") or {}).get("results", ())
+    return checks_in(
+        tables,  # type: ignore[arg-type]
+        release,
+        None if dp is None else DifferentialPrivacyCheck.from_dict(dp),
+        [
+            SameRowsCheck.from_dict(r)
+            if r.get("check") == "same-source"
+            else SeriesCheck.from_dict(r)
+            for r in series.get("results", ())
+        ],
+        [CompositionCheck.from_dict(r) for r in composition],
+    )
+
+
+@dataclass(frozen=True)
+class _ReadTable:
+    """A table's name and class-model results, as a certificate file holds them."""
+
+    name: str
+    results: tuple[PrivacyResult, ...]
 
 
 def _verify_table(
@@ -623,8 +687,12 @@ def check_release_models(
     if not requirement.release_models:
         return ()
     ordered = {name: tables[name] for name in sorted(tables)}
+    # Each result carries its model's kind, whoever built it.
     return tuple(
-        model.check_release(ordered, requirement.quasi_identifiers)  # type: ignore[attr-defined]
+        replace(
+            model.check_release(ordered, requirement.quasi_identifiers),  # type: ignore[attr-defined]
+            kind=model.kind,
+        )
         for model in requirement.release_models
     )
 

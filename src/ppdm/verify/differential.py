@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import pandas as pd
 
@@ -73,6 +73,55 @@ class DifferentialPrivacyCheck:
     smallest_class: Mapping[str, int]
     declared_columns: tuple[str, ...]
     extra_columns: Mapping[str, tuple[str, ...]]
+
+    #: The registered check (:class:`ppdm.privacy.DifferentialPrivacy`).
+    name: ClassVar[str] = "differential-privacy"
+    kind: ClassVar[str] = "release"
+
+    @property
+    def figures(self) -> dict[str, Any]:
+        """The guarantee as claimed, and the smallest class the files show."""
+        sizes = [s for s in self.smallest_class.values() if s]
+        return {
+            "epsilon": self.epsilon,
+            "delta": self.delta,
+            "k": int(self.k),
+            "smallest_class": min(sizes, default=0),
+        }
+
+    @property
+    def examples(self) -> tuple[dict[str, Any], ...]:
+        """The tables at fault: a class below k, or undeclared columns."""
+        return tuple(
+            {
+                "table": name,
+                "smallest_class": int(self.smallest_class.get(name, 0)),
+                "extra_columns": list(self.extra_columns.get(name, ())),
+            }
+            for name in sorted({*self.smallest_class, *self.extra_columns})
+            if 0 < self.smallest_class.get(name, 0) < self.k
+            or self.extra_columns.get(name)
+        )
+
+    def summary(self) -> str:
+        return self.describe()
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> DifferentialPrivacyCheck:
+        """Inverse of :meth:`to_dict` (a certificate read back)."""
+        checked = d["checked"]
+        return cls(
+            algorithm=d["algorithm"],
+            epsilon=d["epsilon"],
+            delta=d["delta"],
+            k=int(checked["k"]),
+            beta=checked["beta"],
+            smallest_class=dict(checked["smallest_class"]),
+            declared_columns=tuple(checked["declared_columns"]),
+            extra_columns={
+                name: tuple(cols) for name, cols in checked["extra_columns"].items()
+            },
+        )
 
     @property
     def classes_passed(self) -> bool:

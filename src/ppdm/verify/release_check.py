@@ -21,12 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ppdm.privacy import Requirement
+from ppdm.privacy import Differencing, Requirement
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import KeyArg
 from ppdm.release.read import ReleasedFiles, read_released_table, released_tables
 from ppdm.release.seal import SealCheck, check_seal
 from ppdm.verify import Certificate, certificate_of, verify_files
+from ppdm.verify.certificate import checks_of
 from ppdm.verify.differential import DifferentialPrivacyCheck, check_released_files
 from ppdm.verify.out_of_core import (
     DASK_THRESHOLD_BYTES,
@@ -161,6 +162,7 @@ def check_release(
         lines.append(f"{result.describe()}: {result.status}")
     series = _series_check(release_dir, manifest, requirement, data, against)
     lines.extend(series.lines)
+    lines.extend(_recorded_series(release_dir))
     certificate = certificate.with_differential_privacy(
         _differential_privacy(release_dir, manifest, data)
     )
@@ -217,8 +219,6 @@ def _series_check(
     against: Sequence[Path | str],
 ) -> ReleaseCheck:
     """Differencing against earlier releases, on the released files alone."""
-    from ppdm.verify.series import check_against
-
     named = []
     certificate = release_dir / "verification.json"
     if certificate.is_file():
@@ -229,7 +229,7 @@ def _series_check(
     if not directories:
         return ReleaseCheck(True, [])
     policy = (manifest.get("config") or {}).get("republication") or {}
-    accepted = policy.get("policy") == "off"
+    differencing = Differencing(requirement, accepted=policy.get("policy") == "off")
     tables = {name: read_released_table(path) for name, path in data.items()}
     lines, passed = [], True
     for directory in directories:
@@ -254,18 +254,29 @@ def _series_check(
                 f["path"] for f in recorded["files"]
             ).items()
         }
-        for result in check_against(
-            tables,
-            earlier,
-            requirement,
-            against=recorded["release_id"],
-            accepted=accepted,
+        for result in differencing.check(
+            tables, earlier, against=recorded["release_id"]
         ):
             lines.append(
-                ("series: " if result.passed else "FAIL: series: ") + result.describe()
+                ("series: " if result.passed else "FAIL: series: ") + result.summary()
             )
             passed = passed and result.passed
     return ReleaseCheck(passed, lines)
+
+
+def _recorded_series(release_dir: Path) -> list[str]:
+    """The series checks the release's certificate recorded that need the owner's
+    table (same rows, composition): shown as recorded, since a release
+    directory cannot re-check them."""
+    recorded = release_dir / "verification.json"
+    if not recorded.is_file():
+        return []
+    content = json.loads(recorded.read_text(encoding="utf-8"))
+    return [
+        f"series, as recorded at release ({result.name}): {result.summary()}"
+        for _, result in checks_of(content)
+        if result.kind == "series" and result.name != Differencing.name
+    ]
 
 
 def _differential_privacy(

@@ -147,7 +147,7 @@ def test_models_are_registered_and_round_trip(cls):
     assert PRIVACY_MODELS[cls.name] is cls
     model = cls(7)
     assert model_from_description(model.describe()) == model
-    assert model.scope == "release" and model.minimal_class_size == 7
+    assert model.kind == "release" and model.minimal_class_size == 7
     for bad in (0, 2.5, True, "3"):
         with pytest.raises(InvalidParameterError, match="k"):
             cls(bad)

@@ -120,9 +120,9 @@ def test_every_registered_model_is_covered() -> None:
     judge whole releases and are never asked about groups."""
     for name, cls in PRIVACY_MODELS.items():
         if name in CLASS_MODELS:
-            assert cls.scope == "class"
+            assert cls.kind == "class"
         else:
-            assert cls.scope == "release", name
+            assert cls.kind == "release", name
     requirement = Requirement(("g",), (KAnonymity(2),))
     assert requirement.class_models == (KAnonymity(2),)
 

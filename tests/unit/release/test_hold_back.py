@@ -21,7 +21,7 @@ from ppdm.release import audit
 from ppdm.release.artifacts import ArtifactStore
 from ppdm.release.series import earlier_releases, hold_back
 from ppdm.steps.republication import RepublicationSettings, republication_step
-from ppdm.verify.series import check_against
+from ppdm.verify.differencing import check_against
 
 QIS = ("age", "sex")
 DX = ["flu", "cold", "hiv", "ulcer"]

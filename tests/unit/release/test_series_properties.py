@@ -5,7 +5,7 @@ people between three monthly releases. Each month goes through the pipeline's
 own step functions (:func:`ppdm.steps.discretize.discretize_step`,
 :func:`~ppdm.steps.anonymize.anonymize_step`, :func:`~ppdm.steps.republication.republication_step`
 under ``hold-back``), each release being an earlier release of the next. Then
-the independent differencing check (:func:`ppdm.verify.series.check_against`)
+the independent differencing check (:func:`ppdm.verify.differencing.check_against`)
 reads every pair of the released tables and must find no leak, and the
 rows add up: every row of the month is released or held back, and every
 released row is a row of the candidate (none that left, none twice). A month
@@ -14,8 +14,8 @@ published) and the next month is compared with the months published.
 
 With a record key (``pid``, given to the republication step as the raw
 snapshot, never to the algorithm), the composition check recomputed here
-from the released files and the months (:func:`ppdm.verify.series.person_values`,
-:func:`~ppdm.verify.series.check_composition`) finds no person brought below l
+from the released files and the months (:func:`ppdm.verify.composition.person_values`,
+:func:`~ppdm.verify.composition.check_composition`) finds no person brought below l
 either, for every algorithm with l-diversity.
 """
 
@@ -41,12 +41,8 @@ from ppdm.steps.discretize import DiscretizeSettings, discretize_step
 from ppdm.steps.republication import RepublicationSettings, republication_step
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.verify.certificate import read_released_table
-from ppdm.verify.series import (
-    check_against,
-    check_composition,
-    counterpart,
-    person_values,
-)
+from ppdm.verify.composition import check_composition, person_values
+from ppdm.verify.differencing import check_against, counterpart
 
 QIS = ("age", "zip", "sex")
 SEEDS = (11, 23, 37, 41, 53, 67)

@@ -14,7 +14,7 @@ from ppdm.release.series_state import (
     release_digest,
     save_state,
 )
-from ppdm.verify.series import PersonValues
+from ppdm.verify.composition import PersonValues
 
 FILES = {"release": "ab" * 32}
 

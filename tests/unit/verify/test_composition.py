@@ -31,12 +31,8 @@ from hypothesis import strategies as st
 from ppdm.exceptions import VerificationError
 from ppdm.privacy import Requirement
 from ppdm.release.series import exposed_persons, hold_back_composition
-from ppdm.verify.series import (
-    PersonValues,
-    check_against,
-    check_composition,
-    person_values,
-)
+from ppdm.verify.composition import PersonValues, check_composition, person_values
+from ppdm.verify.differencing import check_against
 
 REQ = Requirement.of(("age",), "dx", k=2, l=2)
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppdm.privacy import Requirement
-from ppdm.verify.series import check_against, class_changes
+from ppdm.verify.differencing import check_against, class_changes
 
 
 def _table(rows):
