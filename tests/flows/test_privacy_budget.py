@@ -25,6 +25,7 @@ import pytest
 
 from ppdm import pipeline
 from ppdm.config import ReleaseConfig, load_config
+from ppdm.exceptions import InfeasibleConstraintError
 from ppdm.release.audit import AUDIT_LOG_NAME, read_entries
 from ppdm.release.budget import BudgetExceededError, read_ledger
 from ppdm.resources import config_file
@@ -54,6 +55,23 @@ class Steps:
         if name == "publish" and self.fail_publish:
             raise RuntimeError("injected: the publish step fails before publishing")
         return fn(*args)
+
+
+def _drawn(run: Any, attempts: int = 8) -> Any:
+    """``run()``, again while OS randomness draws a generalization without a class of k.
+
+    With fresh randomness a draw on German's 1000 rows sometimes leaves no
+    class of the derived k (one run in five or so): that run refuses in the
+    anonymize step with InfeasibleConstraintError and spends nothing. What
+    this test checks starts once a draw releases something.
+    """
+    for attempt in range(attempts):
+        try:
+            return run()
+        except InfeasibleConstraintError:
+            if attempt == attempts - 1:
+                raise
+    return None
 
 
 def _spent(out: Path) -> tuple[float, float]:
@@ -159,10 +177,14 @@ def test_a_rerun_that_makes_another_release_is_refused_at_publication(
     # another release, which the pre-flight cannot know. Publication checks
     # the budget again under the audit log's lock and refuses it.
     config = _config(tmp_path, params={"epsilon": 1.0, "randomness": "os"})
-    first = pipeline.run_steps(config, run_step=Steps())
+    first = _drawn(lambda: pipeline.run_steps(config, run_step=Steps()))
     second = Steps()
-    with pytest.raises(BudgetExceededError, match="nothing was published"):
-        pipeline.run_steps(config, run_step=second)
+
+    def rerun() -> None:
+        with pytest.raises(BudgetExceededError, match="nothing was published"):
+            pipeline.run_steps(config, run_step=second)
+
+    _drawn(rerun)
     assert second.ran[-1] == "publish"
     releases = sorted(p.name for p in (tmp_path / "out" / "german").iterdir())
     assert releases == [Path(first.release_dir).name]
