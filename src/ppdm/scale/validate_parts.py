@@ -91,23 +91,13 @@ _INDEX, _ORIGINAL = "ppdm_suite_index", "ppdm_suite_expectation"
 #: ``map_parts(fn, items)``: ``fn`` applied to every item, results in order.
 MapParts = Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
 
-# Row-wise GX map metrics: a row's verdict depends on that row alone.
-_ROW_WISE = {
-    "column_values.nonnull",
-    "column_values.null",
-    "column_values.in_set",
-    "column_values.not_in_set",
-    "column_values.between",
-    "column_values.match_regex",
-    "column_values.not_match_regex",
-    "column_values.match_regex_list",
-    "column_values.not_match_regex_list",
+# Row-wise GX map metrics: a row's verdict depends on that row alone (those
+# whose condition reads one column's values run column by column).
+_ROW_WISE = COLUMN_CONDITIONS | {
     "column_values.match_like_pattern",
     "column_values.not_match_like_pattern",
     "column_values.match_like_pattern_list",
     "column_values.not_match_like_pattern_list",
-    "column_values.value_length.equals",
-    "column_values.value_length.between",
     "column_values.match_strftime_format",
     "column_values.dateutil_parseable",
     "column_values.json_parseable",
