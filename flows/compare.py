@@ -27,10 +27,10 @@ from prefect.cache_policies import NO_CACHE
 from ppdm.config import ReleaseConfig
 from ppdm.experiments.compare import (
     BASELINE,
-    Candidate,
     Comparison,
     ComparisonPlan,
     FoldOutcome,
+    GridCandidate,
     Split,
     assemble,
     evaluate_fold,
@@ -46,14 +46,14 @@ __all__ = ["RUNNERS", "RunnerSettings", "compare", "compare_sweep", "task_runner
 
 @task(name="compare-fold", cache_policy=NO_CACHE)
 def compare_fold(
-    plan: ComparisonPlan, candidate: Candidate, split: Split
+    plan: ComparisonPlan, candidate: GridCandidate, split: Split
 ) -> FoldOutcome:
     """Compare: anonymize one training half with one (algorithm, k), measure it."""
     return evaluate_fold(plan, candidate, split)
 
 
 @task(name="compare-memory", cache_policy=NO_CACHE)
-def compare_memory(plan: ComparisonPlan, candidate: Candidate) -> float:
+def compare_memory(plan: ComparisonPlan, candidate: GridCandidate) -> float:
     """Compare: peak memory of one anonymization (first training half)."""
     return probe_memory(plan, candidate)
 

@@ -89,6 +89,7 @@ import pandas as pd
 from ppdm.exceptions import InvalidParameterError, SourceError
 from ppdm.prepare import ingest
 from ppdm.release.artifacts import write_atomic
+from ppdm.scale.file_scan import scan_on
 
 __all__ = [
     "PART_NAME",
@@ -292,8 +293,8 @@ def ingest_partitions(
             reader = _ParquetReader(Path(location), partition_rows)
         else:
             reader = _SqlReader(location, str(query), partition_rows, password)
-        # The file's bytes are hashed in a thread beside the two passes
-        # (hashlib and file reads release the GIL) rather than read again after.
+        # The file's bytes are hashed and scanned beside the two passes
+        # (ppdm.scale.file_scan) rather than read again after them.
         with ThreadPoolExecutor(1) as pool:
             hashing = None
             if kind != "sql":
@@ -304,7 +305,7 @@ def ingest_partitions(
                 # which knows the run's cluster.
                 hashing = pool.submit(
                     contextvars.copy_context().run,
-                    _scan_on,
+                    scan_on,
                     map_parts,
                     {
                         "path": location,
@@ -358,54 +359,6 @@ def _two_passes(
         writer.add(ingest._as_string(frame, text, one_by_one=one_by_one))
     paths, rows = writer.close()
     return paths, rows, [str(c) for c in reader.columns], writer.fingerprint()
-
-
-_SCAN_BLOCK = 8 << 20
-
-
-def _scan_on(map_parts: Any, job: dict[str, str]) -> tuple[str, bool]:
-    """:func:`_scan_file` of ``job`` through ``map_parts`` (or here, without one)."""
-    mapper = map_parts if map_parts is not None else map
-    (found,) = list(mapper(_scan_job, [job]))
-    return found
-
-
-def _scan_job(job: dict[str, str]) -> tuple[str, bool]:
-    return _scan_file(job["path"], job["delimiter"])
-
-
-def _scan_file(path: str, delimiter: str) -> tuple[str, bool]:
-    """The sha256 of a file's bytes, and whether some field may start with 0 and a digit.
-
-    The second answer is a cheap superset of what the whole-file reader's rule
-    for codes with leading zeros (zip ``01001``) looks for: a ``0`` followed
-    by a digit, just after a delimiter, a line break, a space or a quote. When
-    no byte pair of the file qualifies, no column can hold such a code and
-    its text need not be read (numpy's passes release the GIL: this runs in
-    a thread beside the parser).
-    """
-    digits = np.zeros(256, dtype=bool)
-    digits[ord("0") : ord("9") + 1] = True
-    before = np.zeros(256, dtype=bool)
-    for byte in (delimiter.encode("utf-8")[:1] or b",") + b'\n\r \t"':
-        before[byte] = True
-    digest = hashlib.sha256()
-    found = False
-    previous = b"\n"  # the file's start counts as a line start
-    try:
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(_SCAN_BLOCK), b""):
-                digest.update(block)
-                if not found:
-                    window = np.frombuffer(previous + block, dtype=np.uint8)
-                    zeros = np.flatnonzero(window[1:-1] == ord("0")) + 1
-                    found = bool(
-                        (digits[window[zeros + 1]] & before[window[zeros - 1]]).any()
-                    )
-                    previous = block[-2:]
-    except OSError as exc:
-        raise SourceError(f"source {path}: cannot be read ({exc.strerror})") from exc
-    return digest.hexdigest(), found
 
 
 def _first_pass(reader: _Reader, spool: _Spool) -> tuple[int, list]:
@@ -699,7 +652,7 @@ class _Reader:
     name: str
     columns: list
     dtypes: dict
-    scan: Any = None  # a future of _scan_file's answer while one runs
+    scan: Any = None  # a future of scan_file's answer while one runs
 
     def chunks(self) -> Iterator[Any]:
         raise NotImplementedError

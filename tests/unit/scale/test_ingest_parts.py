@@ -399,9 +399,9 @@ def test_the_file_scan_hashes_and_finds_fields_led_by_zero(
 ):
     """A field starting 0-and-digit is found after a delimiter, line break, space or
     quote, across read blocks; the hash is the file's sha256 either way."""
-    from ppdm.scale import ingest_parts
+    from ppdm.scale import file_scan
 
-    monkeypatch.setattr(ingest_parts, "_SCAN_BLOCK", block)
+    monkeypatch.setattr(file_scan, "SCAN_BLOCK", block)
     cases = {
         b"a,b\n1,0\n10,20\n": False,  # a lone 0, and 0 inside a number
         b"a,b\n1,2\n3,01001\n": True,
@@ -414,6 +414,6 @@ def test_the_file_scan_hashes_and_finds_fields_led_by_zero(
         path = tmp_path / f"f{number}.csv"
         path.write_bytes(content)
         delimiter = ";" if b";" in content else ","
-        sha, found = ingest_parts._scan_file(str(path), delimiter)
+        sha, found = file_scan.scan_file(str(path), delimiter)
         assert sha == file_sha256(path)
         assert found is expected, content
