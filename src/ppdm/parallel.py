@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-__all__ = ["Mapper", "batches", "map_in_order", "mapped_by"]
+__all__ = ["Mapper", "batches", "installed", "map_in_order", "mapped_by"]
 
 Item = TypeVar("Item")
 Result = TypeVar("Result")
@@ -39,6 +39,11 @@ def map_in_order(fn: Callable[[Item], Result], items: Sequence[Item]) -> list[Re
             f"{len(items)} items"
         )
     return results
+
+
+def installed() -> Mapper | None:
+    """The mapper :func:`map_in_order` uses here, or None (it runs in place)."""
+    return _mapper.get()
 
 
 @contextlib.contextmanager

@@ -9,11 +9,12 @@ and writes its output partition, so no process ever holds the table:
 * validate runs pandera and Great Expectations per part, the suite's
   table-level expectations from the parts' summaries;
 * discretize fits cut points on exact per-part histograms;
-* anonymize reduces every part to its frequency table of (quasi-identifiers,
-  sensitive attributes, target), sums them, runs the algorithm's
-  :meth:`~ppdm.algorithms.base.Anonymizer.recode` on the sum, and applies the
-  recoding to every part; the released rows are then shuffled across parts
-  (:func:`scatter` and :func:`gather`, seeded from the release seed);
+* anonymize reads every part once (:func:`scattered`): its frequency table of
+  (quasi-identifiers, sensitive attributes, target), and its rows sent to
+  random output parts (seeded from the release seed). The frequency tables
+  are summed, the algorithm's :meth:`~ppdm.algorithms.base.Anonymizer.recode`
+  runs on the sum, and each output part is permuted and recoded
+  (:func:`release_scattered`);
 * verify aggregates the released parts on the cluster (the same verifier as
   the in-memory path);
 * the utility report measures a seeded sample of the rows.
@@ -21,10 +22,11 @@ and writes its output partition, so no process ever holds the table:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import pickle
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,14 +37,16 @@ from ppdm._lazy import pandas as pd
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from ppdm.scale.engine import fold_parts, map_parts
 from ppdm.scale.frequency import FrequencyTable
+from ppdm.scale.part_files import decoded, parquet_rows, read_part_table
 from ppdm.scale.recoding import Recoding
 
 __all__ = [
-    "frequency_table",
+    "Scattered",
+    "scattered",
+    "release_scattered",
     "release_parts",
     "sample_parts",
     "seed_for",
-    "parquet_rows",
     "SHUFFLE_STREAM",
     "ORDER_STREAM",
     "SAMPLE_STREAM",
@@ -65,41 +69,7 @@ def _write(frame: pd.DataFrame, path: Path) -> None:
     frame.to_parquet(path, index=False, engine="pyarrow", compression="zstd")
 
 
-def _read(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    return pd.read_parquet(path, engine="pyarrow", columns=columns)
-
-
-def parquet_rows(path: str | Path) -> int:
-    """Rows of a Parquet file, from its footer."""
-    import pyarrow.parquet as pq
-
-    return int(pq.ParquetFile(path).metadata.num_rows)
-
-
-# -- the frequency table ---------------------------------------------------------
-@dataclass(frozen=True)
-class _FrequencyJob:
-    path: str
-    columns: tuple[str, ...]
-
-
-def _part_frequencies(job: _FrequencyJob) -> FrequencyTable:
-    return FrequencyTable.of(_read(job.path, list(job.columns)), job.columns)
-
-
-def frequency_table(parts: Sequence[Path], columns: Sequence[str]) -> FrequencyTable:
-    """The frequency table of the partitioned table over ``columns``."""
-    columns = tuple(dict.fromkeys(columns))
-    # Summed as they arrive: one part's table is most of the whole's distinct
-    # combinations, so a list of all of them would be the partitions times it.
-    return fold_parts(
-        _part_frequencies,
-        [_FrequencyJob(str(p), columns) for p in parts],
-        FrequencyTable.combine,
-    )
-
-
-# -- the release: recode every part, then shuffle across parts ------------------------
+# -- the release: frequency table and shuffle in one pass, then recode ----------------
 @dataclass(frozen=True)
 class _ScatterJob:
     source: str
@@ -107,7 +77,36 @@ class _ScatterJob:
     index: int
     n_out: int
     seed: int
-    recoding: str
+    columns: tuple[str, ...]
+
+
+def _scatter(job: _ScatterJob) -> FrequencyTable:
+    """One part's frequency table; each of its rows sent to a random output part.
+
+    The rows bound for output part ``j`` are record batch ``j`` of this
+    part's pieces file (Arrow IPC, LZ4): one file per input part, whatever
+    the number of output parts, and each batch read on its own by
+    :func:`_gather`. The rows are sent as read (text as dictionary codes,
+    so the shuffle moves integers, not strings); :func:`_gather` recodes
+    them once the recoding is known.
+    """
+    import pyarrow as pa
+
+    table = read_part_table(job.source)
+    frequencies = FrequencyTable.of(
+        decoded(table.select(list(job.columns)), job.source), job.columns
+    )
+    bucket = seed_for(job.seed, SHUFFLE_STREAM, job.index).integers(
+        job.n_out, size=table.num_rows
+    )
+    sizes = np.bincount(bucket, minlength=job.n_out)
+    order = np.argsort(bucket, kind="stable")
+    sent = table.take(order).combine_chunks()
+    options = pa.ipc.IpcWriteOptions(compression="lz4")
+    with pa.ipc.new_file(job.pieces, sent.schema, options=options) as writer:
+        for first, size in zip(np.cumsum(sizes) - sizes, sizes, strict=True):
+            writer.write_table(sent.slice(int(first), int(size)), max_chunksize=None)
+    return frequencies
 
 
 @functools.lru_cache(maxsize=1)
@@ -118,87 +117,115 @@ def _recoding(path: str) -> Recoding:
         return pickle.load(handle)
 
 
-def _scatter(job: _ScatterJob) -> list[int]:
-    """Recode one part; send each released row to a random output part.
-
-    The rows bound for output part ``j`` are record batch ``j`` of this
-    part's pieces file (Arrow IPC, LZ4): one file per input part, whatever
-    the number of output parts, and each batch read on its own by
-    :func:`_gather`.
-    """
-    import pyarrow as pa
-
-    released = _recoding(job.recoding).apply(_read(job.source))
-    bucket = seed_for(job.seed, SHUFFLE_STREAM, job.index).integers(
-        job.n_out, size=len(released)
-    )
-    sizes = np.bincount(bucket, minlength=job.n_out)
-    order = np.argsort(bucket, kind="stable")
-    batch = pa.RecordBatch.from_pandas(released.iloc[order], preserve_index=False)
-    options = pa.ipc.IpcWriteOptions(compression="lz4")
-    with pa.ipc.new_file(job.pieces, batch.schema, options=options) as writer:
-        for first, size in zip(np.cumsum(sizes) - sizes, sizes, strict=True):
-            writer.write_batch(batch.slice(int(first), int(size)))
-    return sizes.tolist()
-
-
 @dataclass(frozen=True)
 class _GatherJob:
     pieces: tuple[str, ...]
+    like: str
     target: str
     index: int
     seed: int
+    recoding: str
 
 
 def _gather(job: _GatherJob) -> int:
-    """One output part: its batch from every input part, in a random order."""
+    """One output part: its batch from every input part, in a random order, recoded."""
     import pyarrow as pa
 
     batches = []
     for path in job.pieces:
         with pa.memory_map(path) as source:
             batches.append(pa.ipc.open_file(source).get_batch(job.index))
-    frame = pa.Table.from_batches(batches).to_pandas()
-    order = seed_for(job.seed, ORDER_STREAM, job.index).permutation(len(frame))
-    _write(frame.iloc[order].reset_index(drop=True), Path(job.target))
-    return len(frame)
+    table = pa.Table.from_batches(batches)
+    order = seed_for(job.seed, ORDER_STREAM, job.index).permutation(table.num_rows)
+    recoding = _recoding(job.recoding)
+    # Recoding keeps the order of the rows it keeps: permuted first, on the
+    # codes. The quasi-identifiers are only looked up (their released values
+    # replace them), so they stay codes.
+    rows = decoded(table.take(order), job.like, coded=recoding.quasi_identifiers)
+    released = recoding.apply(rows)
+    _write(released, Path(job.target))
+    return len(released)
+
+
+@dataclass(frozen=True)
+class Scattered:
+    """The partitioned table read once: its frequency table, its rows shuffled."""
+
+    frequencies: FrequencyTable
+    pieces: tuple[str, ...]
+    like: str
+    n_out: int
+    directory: Path
+    seed: int
+
+
+@contextlib.contextmanager
+def scattered(
+    parts: Sequence[Path], columns: Sequence[str], directory: Path, *, seed: int
+) -> Iterator[Scattered]:
+    """Read every part once: its frequency table over ``columns``, its rows shuffled.
+
+    Every row goes to an output part drawn from the seed's shuffle stream of
+    its input part (:func:`release_scattered` then permutes each output part
+    with its own stream). The shuffled rows wait in ``directory``, which is
+    removed when the block ends, whatever happens in it.
+    """
+    columns = tuple(dict.fromkeys(columns))
+    directory.mkdir(parents=True, exist_ok=True)
+    n_out = len(parts)
+    try:
+        jobs = [
+            _ScatterJob(
+                str(p), str(directory / f"from-{i:05d}.arrow"), i, n_out, seed, columns
+            )
+            for i, p in enumerate(parts)
+        ]
+        # Summed as they arrive: one part's table is most of the whole's distinct
+        # combinations, so a list of all of them would be the partitions times it.
+        frequencies = fold_parts(_scatter, jobs, FrequencyTable.combine)
+        yield Scattered(
+            frequencies,
+            tuple(job.pieces for job in jobs),
+            str(parts[0]),
+            n_out,
+            directory,
+            seed,
+        )
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def release_scattered(shuffled: Scattered, recoding: Recoding, out_dir: Path) -> int:
+    """Write the release of the scattered table to ``out_dir``; the rows released.
+
+    No row keeps its input position or its input part, and the same input,
+    recoding and seed give the same bytes.
+    """
+    shared = shuffled.directory / "recoding.pickle"
+    with open(shared, "wb") as handle:
+        pickle.dump(recoding, handle, protocol=pickle.HIGHEST_PROTOCOL)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    gather = [
+        _GatherJob(
+            shuffled.pieces,
+            shuffled.like,
+            str(out_dir / f"part-{j:05d}.parquet"),
+            j,
+            shuffled.seed,
+            str(shared),
+        )
+        for j in range(shuffled.n_out)
+    ]
+    return sum(map_parts(_gather, gather))
 
 
 def release_parts(
     parts: Sequence[Path], recoding: Recoding, out_dir: Path, *, seed: int
 ) -> int:
-    """Write the release of the partitioned table to ``out_dir``, rows shuffled.
-
-    Every row goes to an output part drawn from the seed's shuffle stream of
-    its input part, and every output part is permuted with its own stream: no
-    row keeps its input position or its input part, and the same input,
-    recoding and seed give the same bytes. Returns the rows released.
-    """
+    """Write the release of the partitioned table to ``out_dir``, rows shuffled."""
     pieces = out_dir.parent / f"{out_dir.name}.pieces"
-    pieces.mkdir(parents=True, exist_ok=True)
-    n_out = len(parts)
-    shared = pieces / "recoding.pickle"
-    with open(shared, "wb") as handle:
-        pickle.dump(recoding, handle, protocol=pickle.HIGHEST_PROTOCOL)
-    scatter = [
-        _ScatterJob(
-            str(p), str(pieces / f"from-{i:05d}.arrow"), i, n_out, seed, str(shared)
-        )
-        for i, p in enumerate(parts)
-    ]
-    map_parts(_scatter, scatter)
-    gather = [
-        _GatherJob(
-            tuple(job.pieces for job in scatter),
-            str(out_dir / f"part-{j:05d}.parquet"),
-            j,
-            seed,
-        )
-        for j in range(n_out)
-    ]
-    rows = sum(map_parts(_gather, gather))
-    shutil.rmtree(pieces, ignore_errors=True)
-    return rows
+    with scattered(parts, recoding.quasi_identifiers, pieces, seed=seed) as shuffled:
+        return release_scattered(shuffled, recoding, out_dir)
 
 
 # -- the utility report's sample -----------------------------------------------------
@@ -211,9 +238,14 @@ class _SampleJob:
 
 
 def _sample_part(job: _SampleJob) -> pd.DataFrame:
-    frame = _read(job.path)
-    keep = seed_for(job.seed, SAMPLE_STREAM, job.index).random(len(frame)) < job.share
-    return frame[keep]
+    import pyarrow as pa
+
+    # Kept rows chosen on the codes; strings made for the sample only.
+    table = read_part_table(job.path)
+    keep = (
+        seed_for(job.seed, SAMPLE_STREAM, job.index).random(table.num_rows) < job.share
+    )
+    return decoded(table.filter(pa.array(keep)), job.path)
 
 
 def sample_parts(

@@ -119,15 +119,25 @@ def _anonymize_parts(
 
     parts = steps.parts_of(discretized)
     spec = settings.spec(hierarchies_of(settings.hierarchies))
-    frequencies = steps.frequency_table(parts, steps.frequency_columns(spec))
-    recoding = settings.build_algorithm().recode(
-        frequencies, spec, np.random.default_rng(settings.seed)
-    )
-    dates = date_kinds(recoding.original, spec.quasi_identifiers)
-    if dates:  # no exact date of a quasi-identifier leaves
-        recoding = replace(recoding, released=months_not_days(recoding.released, dates))
     released = store.staging()
-    rows = steps.release_parts(parts, recoding, released, seed=settings.seed)
+    # One read of every part: its frequency table, and its rows shuffled
+    # across parts while the algorithm runs on the sum.
+    with steps.scattered(
+        parts,
+        steps.frequency_columns(spec),
+        released.parent / f"{released.name}.pieces",
+        seed=settings.seed,
+    ) as shuffled:
+        frequencies = shuffled.frequencies
+        recoding = settings.build_algorithm().recode(
+            frequencies, spec, np.random.default_rng(settings.seed)
+        )
+        dates = date_kinds(recoding.original, spec.quasi_identifiers)
+        if dates:  # no exact date of a quasi-identifier leaves
+            recoding = replace(
+                recoding, released=months_not_days(recoding.released, dates)
+            )
+        rows = steps.release_scattered(shuffled, recoding, released)
     tables = {"release": steps.put_parts(store, released, kind="release-candidate")}
     evidence = store.put_json(
         steps.recoding_summary(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 from pydantic import Field
 
+from ppdm import parallel
 from ppdm.release import provenance
 from ppdm.release.artifacts import (
     ArtifactRef,
@@ -85,28 +87,46 @@ def utility_step(
     )
     if measured_on is not None:
         record["measured_on"] = measured_on
-    utility, html = utility_report(
-        original.drop(columns=hidden, errors="ignore"),
-        released,
-        algorithm=settings.anonymize.build_algorithm(),
-        spec=settings.anonymize.spec(hierarchies),
-        discretize_settings=settings.discretize,
-        test_size=settings.test_size,
-        seed=settings.anonymize.seed,
-        evidence=store.read_json(evidence)["evidence"],
-        risk=risk,
-        title=settings.title,
-        roles=dict(settings.roles),
-        passthrough=checked.get("passthrough"),
-        pseudonymized=hidden,
-        record=record,
-    )
+    with _models_trained_where(settings):
+        utility, html = utility_report(
+            original.drop(columns=hidden, errors="ignore"),
+            released,
+            algorithm=settings.anonymize.build_algorithm(),
+            spec=settings.anonymize.spec(hierarchies),
+            discretize_settings=settings.discretize,
+            test_size=settings.test_size,
+            seed=settings.anonymize.seed,
+            evidence=store.read_json(evidence)["evidence"],
+            risk=risk,
+            title=settings.title,
+            roles=dict(settings.roles),
+            passthrough=checked.get("passthrough"),
+            pseudonymized=hidden,
+            record=record,
+        )
     utility["title"] = settings.title
     return Reported(
         utility=store.put_json(utility, kind="utility"),
         report=store.put_bytes(html.encode("utf-8"), kind="report", suffix="html"),
         summary=utility,
     )
+
+
+def _models_trained_where(
+    settings: UtilitySettings,
+) -> contextlib.AbstractContextManager[None]:
+    """Out of core, the report's models train on the cluster's workers.
+
+    They are idle by then, and the driver would fit the models one after the
+    other. When the flow already spreads independent evaluations (its task
+    runner), or in memory, nothing changes. Each model's result is the same
+    wherever it is fitted: its seed is in the job.
+    """
+    if settings.partitions is None or parallel.installed() is not None:
+        return contextlib.nullcontext()
+    from ppdm.scale.engine import map_parts
+
+    return parallel.mapped_by(map_parts)
 
 
 def _utility_sample(

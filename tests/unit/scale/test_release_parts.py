@@ -48,7 +48,8 @@ def _decade_recoding(table: pd.DataFrame) -> Recoding:
             "sex": pd.array(keys["sex"], dtype="string"),
         }
     )
-    kept = ~((keys["age"] == 29) & (keys["sex"] == "F")).to_numpy()
+    women = (keys["sex"] == "F").fillna(False)
+    kept = ~((keys["age"] == 29) & women).to_numpy(dtype=bool)
     return Recoding(("age", "sex"), keys, released, kept, "test", len(table))
 
 
@@ -104,11 +105,49 @@ def test_on_a_cluster_the_same_bytes_as_in_process(tmp_path):
     with cluster(settings) as running, using(running):
         assert map_parts(abs, [-1, -2, 3]) == [1, 2, 3]
         steps.release_parts(parts, recoding, tmp_path / "there", seed=9)
-        frequencies = steps.frequency_table(parts, ["age", "sex", "income"])
+        with steps.scattered(
+            parts, ["age", "sex", "income"], tmp_path / "pieces", seed=9
+        ) as shuffled:
+            frequencies = shuffled.frequencies
     assert sha256_parts(tmp_path / "here") == sha256_parts(tmp_path / "there")
     assert frequencies.frame.equals(
         FrequencyTable.of(table, ["age", "sex", "income"]).frame
     )
+
+
+def test_one_read_gives_the_frequency_table_and_the_release(tmp_path):
+    table = _table(900, seed=6).assign(
+        # text with missing cells, and a categorical: read as dictionaries
+        sex=lambda t: t["sex"].astype("string").mask(t["row"] % 11 == 0),
+        income=lambda t: t["income"].astype("category"),
+    )
+    parts = _parts(table, tmp_path / "in", 200)
+    columns = ["age", "sex", "income"]
+    pieces = tmp_path / "pieces"
+    with steps.scattered(parts, columns, pieces, seed=4) as shuffled:
+        pd.testing.assert_frame_equal(
+            shuffled.frequencies.frame, FrequencyTable.of(table, columns).frame
+        )
+        recoding = _decade_recoding(table)
+        rows = steps.release_scattered(shuffled, recoding, tmp_path / "out")
+    assert not pieces.exists()
+    released = _read_all(tmp_path / "out")
+    expected = recoding.apply(table)
+    assert rows == len(expected)
+    pd.testing.assert_frame_equal(
+        released.sort_values("row", ignore_index=True),
+        expected.sort_values("row", ignore_index=True),
+    )
+
+
+def test_the_shuffled_rows_are_removed_when_the_algorithm_fails(tmp_path):
+    parts = _parts(_table(300), tmp_path / "in", 100)
+    pieces = tmp_path / "pieces"
+    with pytest.raises(RuntimeError, match="no recoding"):
+        with steps.scattered(parts, ["age"], pieces, seed=1):
+            assert len(list(pieces.glob("from-*.arrow"))) == 3
+            raise RuntimeError("no recoding")
+    assert not pieces.exists()
 
 
 def test_sample_is_seeded_and_about_the_asked_size(tmp_path):
