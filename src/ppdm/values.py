@@ -45,6 +45,7 @@ __all__ = [
     "format_number",
     "format_range",
     "format_interval",
+    "format_interval_span",
     "format_set",
     "Cell",
     "canonical_label",
@@ -188,18 +189,25 @@ def canonical_label(text: object, marker: str = SUPPRESSED) -> object:
         return text
     cell = parse_cell(text, marker)
     if cell.kind == "interval" and math.isinf(cell.low) != math.isinf(cell.high):
-        return _format_cell_interval(cell)
+        return format_interval_span(cell, cell)
     if cell.kind == "set":
         members = [canonical_label(m, marker) for m in cell.members]
         return format_set(members) if members != list(cell.members) else text
     return text
 
 
-def _format_cell_interval(cell: Cell) -> str:
+def format_interval_span(first: Cell, last: Cell) -> str:
+    """The interval from ``first``'s lower end to ``last``'s upper end, each
+    end closed as it is in its cell (both cells are intervals).
+
+    >>> a, b = parse_cell("[20, 30)"), parse_cell("[30, 40]")
+    >>> format_interval_span(a, b), format_interval_span(b, b)
+    ('[20, 40]', '[30, 40]')
+    """
     closed = {
         (True, True): "both",
         (True, False): "left",
         (False, True): "right",
         (False, False): "neither",
-    }[(cell.low_closed, cell.high_closed)]
-    return format_interval(cell.low, cell.high, closed=closed)
+    }[(first.low_closed, last.high_closed)]
+    return format_interval(first.low, last.high, closed=closed)

@@ -200,14 +200,7 @@ class Anonymizer(ABC):
         InfeasibleConstraintError
             The requirement cannot be met on this table.
         """
-        self.check_params()
-        type(self).check_requirement(spec.requirement, target=spec.target)
-        validate_spec(table, spec)
-        if not isinstance(rng, np.random.Generator):
-            raise InvalidParameterError(
-                f"{self.name}: rng must be a numpy.random.Generator made from the "
-                f"release seed; got {type(rng).__name__}"
-            )
+        self._check_inputs(table, spec, rng)
         return self._anonymize(table, spec, rng)
 
     def recode(
@@ -228,15 +221,29 @@ class Anonymizer(ABC):
                 f"{self.name} needs the table's rows (it does not run on a frequency "
                 "table); use the pandas engine"
             )
+        self._check_inputs(frequencies.keys, spec, rng, n_rows=frequencies.n_rows)
+        return self._recode(frequencies, spec, rng)
+
+    def _check_inputs(
+        self,
+        table: pd.DataFrame,
+        spec: AnonymizationSpec,
+        rng: np.random.Generator,
+        *,
+        n_rows: int | None = None,
+    ) -> None:
+        """The checks :meth:`anonymize` and :meth:`recode` run before any work.
+
+        ``table`` and ``n_rows`` are as in :func:`validate_spec`.
+        """
         self.check_params()
         type(self).check_requirement(spec.requirement, target=spec.target)
-        validate_spec(frequencies.keys, spec, n_rows=frequencies.n_rows)
+        validate_spec(table, spec, n_rows=n_rows)
         if not isinstance(rng, np.random.Generator):
             raise InvalidParameterError(
                 f"{self.name}: rng must be a numpy.random.Generator made from the "
                 f"release seed; got {type(rng).__name__}"
             )
-        return self._recode(frequencies, spec, rng)
 
     def _recode(
         self,
@@ -263,8 +270,18 @@ class Anonymizer(ABC):
         evidence: dict[str, Any],
     ) -> Release:
         """The one-table release of ``table`` made by this algorithm."""
+        return self._release_tables({"release": released}, spec, table, evidence)
+
+    def _release_tables(
+        self,
+        tables: dict[str, pd.DataFrame],
+        spec: AnonymizationSpec,
+        table: pd.DataFrame,
+        evidence: dict[str, Any],
+    ) -> Release:
+        """The release of ``table`` made by this algorithm, as ``tables``."""
         return Release(
-            tables={"release": released},
+            tables=tables,
             algorithm=self.name,
             params=self.get_params(),
             evidence=evidence,

@@ -168,22 +168,16 @@ def dmpd_search(
         encodings = list(_all_partitionings(n_features))
         evaluated = dict(zip(encodings, map(evaluator, encodings), strict=True))
         return SearchResult(evaluated, encodings, len(encodings), 0)
-    if mode == "pareto":
-        return pareto_search(
-            evaluator,
-            n_features,
-            evaluator.n_rows,
-            rng,
-            generations=generations,
-            population=population,
-            p_cross=p_cross,
-            p_mut=p_mut,
-            map=map,
-        )
-    return genetic_search(
+    # The two searches share the genetic settings; their third argument is
+    # what a member is measured against: the k its fitness needs (single),
+    # or the rows PartAL is scaled by (pareto).
+    search, bound = (
+        (pareto_search, evaluator.n_rows) if mode == "pareto" else (genetic_search, k)
+    )
+    return search(
         evaluator,
         n_features,
-        k,
+        bound,
         rng,
         generations=generations,
         population=population,
@@ -386,14 +380,7 @@ class Dmpd(Anonymizer):
                 table[columns].iloc[order].reset_index(drop=True)
             )
         evidence = self._evidence(result, chosen, evaluation, features, k)
-        return Release(
-            tables=tables,
-            algorithm=self.name,
-            params=self.get_params(),
-            evidence=evidence,
-            suppression_marker=spec.suppression_marker,
-            records_in=len(table),
-        )
+        return self._release_tables(tables, spec, table, evidence)
 
     def _choose(
         self, result: SearchResult, k: int

@@ -114,7 +114,13 @@ from ppdm.model import AnonymizationSpec, AttributeKind, Release, attribute_kind
 from ppdm.params import Options
 from ppdm.privacy import CLASS_MODELS, Requirement
 from ppdm.scale.recoding import Recoding
-from ppdm.values import Cell, format_interval, format_range, format_set, parse_cell
+from ppdm.values import (
+    Cell,
+    format_interval_span,
+    format_range,
+    format_set,
+    parse_cell,
+)
 
 if TYPE_CHECKING:
     from ppdm.scale.frequency import FrequencyTable
@@ -658,14 +664,7 @@ def _summaries(
             elif lo == hi:
                 summary = str(dim.labels[lo])
             else:
-                first, last = dim.intervals[lo], dim.intervals[hi]
-                closed = {
-                    (True, True): "both",
-                    (True, False): "left",
-                    (False, True): "right",
-                    (False, False): "neither",
-                }[(first.low_closed, last.high_closed)]
-                summary = format_interval(first.low, last.high, closed=closed)
+                summary = format_interval_span(dim.intervals[lo], dim.intervals[hi])
             texts.append(_with_missing(summary, bool(na), present))
         return texts, inverse.ravel()
 

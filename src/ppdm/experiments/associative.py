@@ -56,7 +56,11 @@ import numpy as np
 import pandas as pd
 
 from ppdm.algorithms.approx_ac import encode_quasi_identifiers
-from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
+from ppdm.exceptions import InvalidParameterError
+from ppdm.experiments.optimal_suppression import (
+    is_k_anonymous,
+    require_k_within_rows,
+)
 from ppdm.model import SUPPRESSED
 from ppdm.utility.cba import CBAClassifier
 from ppdm.utility.cfcm import READINGS, cell_text, frequency_pairs
@@ -65,7 +69,6 @@ __all__ = [
     "FullDomainResult",
     "MCCRTResult",
     "enumeration_cover",
-    "is_k_anonymous",
     "mccrt",
     "optimal_full_domain",
     "optimal_partition",
@@ -83,8 +86,7 @@ def _check_tiny(codes: np.ndarray, k: int) -> np.ndarray:
         raise InvalidParameterError(
             f"exhaustive references take at most {MAX_TINY_ROWS} rows; got {n}"
         )
-    if not 1 <= k <= n:
-        raise InfeasibleConstraintError(f"k must be in [1, n_rows={n}]; got {k}")
+    require_k_within_rows(k, n)
     return codes
 
 
@@ -179,17 +181,6 @@ def optimal_partition(codes: np.ndarray, k: int) -> tuple[int, list[np.ndarray]]
     return int(total), groups
 
 
-def is_k_anonymous(codes: np.ndarray, k: int) -> bool:
-    """True when every combination of code rows occurs at least ``k`` times."""
-    codes = np.asarray(codes)
-    if len(codes) == 0:
-        return True
-    if codes.shape[1] == 0:
-        return len(codes) >= k
-    _, counts = np.unique(codes, axis=0, return_counts=True)
-    return bool(counts.min() >= k)
-
-
 def suppress_columns(
     table: pd.DataFrame,
     quasi_identifiers: Sequence[str],
@@ -266,10 +257,7 @@ def optimal_full_domain(
         raise InvalidParameterError(
             f"reading must be one of {list(READINGS)}; got {reading!r}"
         )
-    if not 1 <= k <= len(table):
-        raise InfeasibleConstraintError(
-            f"k must be in [1, n_rows={len(table)}]; got {k}"
-        )
+    require_k_within_rows(k, len(table))
     qis = list(quasi_identifiers)
     codes = encode_quasi_identifiers(table, qis)
     freq, count, total_freq, total_pairs = _column_losses(
@@ -402,10 +390,7 @@ def mccrt(
         raise InvalidParameterError(
             f"scope must be 'tuples' or 'column'; got {scope!r}"
         )
-    if not 1 <= k <= len(table):
-        raise InfeasibleConstraintError(
-            f"k must be in [1, n_rows={len(table)}]; got {k}"
-        )
+    require_k_within_rows(k, len(table))
     qis = list(quasi_identifiers)
     y = cell_text(table[target])
     ccr = {}

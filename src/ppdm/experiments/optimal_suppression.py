@@ -45,7 +45,13 @@ from scipy.optimize import Bounds, LinearConstraint, milp
 
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 
-__all__ = ["SuppressionOptimum", "optimal_suppression", "is_k_anonymous_release"]
+__all__ = [
+    "SuppressionOptimum",
+    "is_k_anonymous",
+    "is_k_anonymous_release",
+    "optimal_suppression",
+    "require_k_within_rows",
+]
 
 #: Largest quasi-identifier count the model is built for (2^q kept sets).
 MAX_QUASI_IDENTIFIERS = 12
@@ -89,15 +95,31 @@ class SuppressionOptimum:
         return (self.value - self.lower_bound) / self.value if self.value else 0.0
 
 
+def require_k_within_rows(k: int, n_rows: int) -> None:
+    """Refuse a ``k`` no class of an ``n_rows``-row table can reach (or below 1).
+
+    Raises
+    ------
+    InfeasibleConstraintError
+    """
+    if not 1 <= k <= n_rows:
+        raise InfeasibleConstraintError(f"k must be in [1, n_rows={n_rows}]; got {k}")
+
+
+def is_k_anonymous(codes: np.ndarray, k: int) -> bool:
+    """True when every combination of code rows occurs at least ``k`` times."""
+    codes = np.asarray(codes)
+    if len(codes) == 0:
+        return True
+    if codes.shape[1] == 0:
+        return len(codes) >= k
+    _, counts = np.unique(codes, axis=0, return_counts=True)
+    return bool(counts.min() >= k)
+
+
 def is_k_anonymous_release(codes: np.ndarray, stars: np.ndarray, k: int) -> bool:
     """True when every released row (codes with stars) occurs ``>= k`` times."""
-    released = np.where(stars, -2, np.asarray(codes, dtype=np.int64))
-    if len(released) == 0:
-        return True
-    if released.shape[1] == 0:
-        return len(released) >= k
-    _, counts = np.unique(released, axis=0, return_counts=True)
-    return bool(counts.min() >= k)
+    return is_k_anonymous(np.where(stars, -2, np.asarray(codes, dtype=np.int64)), k)
 
 
 def _classes(
@@ -223,8 +245,7 @@ def _solve(
             f"the exact model takes at most {MAX_QUASI_IDENTIFIERS} "
             f"quasi-identifiers; got {q}"
         )
-    if not 1 <= k <= n:
-        raise InfeasibleConstraintError(f"k must be in [1, n_rows={n}]; got {k}")
+    require_k_within_rows(k, n)
     w = np.ones((n, q)) if weights is None else np.asarray(weights, dtype=float)
     if w.shape != (n, q) or (w < 0).any():
         raise InvalidParameterError(

@@ -167,10 +167,20 @@ def train_and_score(
                 x_test=x_test,
                 **fit,
             )
+        elif any(len(view) == 0 for _, view in views):
+            combined[name] = _NOT_MEASURED
+            per_view[name] = {view_name: float("nan") for view_name, _ in views}
         else:
-            combined[name], per_view[name] = _combined_score(
-                views, features, view_kind, target=target, **fit
+            prediction = _predict_views(
+                views,
+                features,
+                view_kind,
+                target=target,
+                name=name,
+                seed=seed,
+                missing=missing,
             )
+            combined[name], per_view[name] = prediction.scores(y_test)
     measured = dict(
         zip(
             fits,
@@ -289,6 +299,17 @@ class ViewPrediction:
         """The most probable class of each test row (first class on ties)."""
         return self.classes[np.argmax(self.combined, axis=1)]
 
+    def scores(self, y_test: np.ndarray) -> tuple[dict[str, Any], dict[str, float]]:
+        """Figures of the combination against the true classes ``y_test``
+        (:func:`ppdm.utility.metrics.class_scores`), and each view's model's
+        accuracy alone."""
+        per_view = {
+            view_name: float(np.mean(self.classes[np.argmax(proba, axis=1)] == y_test))
+            for view_name, proba in self.per_view.items()
+        }
+        figures = class_scores(y_test, self.predict(), self.combined, self.classes)
+        return figures, per_view
+
 
 def predict_views(
     original_train: pd.DataFrame,
@@ -373,37 +394,6 @@ def _predict_views(
         per_view[view_name] = align_probabilities(proba, model_classes, classes)
     combined = naive_bayes_combination(list(per_view.values()), prior)
     return ViewPrediction(classes, prior, per_view, combined)
-
-
-def _combined_score(
-    views: list[tuple[str, pd.DataFrame]],
-    features: _Features,
-    view_kind: tuple,
-    *,
-    target: str,
-    name: str,
-    seed: int,
-    y_test: np.ndarray,
-    missing: str,
-) -> tuple[dict[str, Any], dict[str, float]]:
-    """Figures of the naive Bayes combination of one model per view
-    (:func:`ppdm.utility.metrics.class_scores`), and each view's model's
-    accuracy alone."""
-    if any(len(view) == 0 for _, view in views):
-        return _NOT_MEASURED, {view_name: float("nan") for view_name, _ in views}
-    prediction = _predict_views(
-        views, features, view_kind, target=target, name=name, seed=seed, missing=missing
-    )
-    per_view = {
-        view_name: float(
-            np.mean(prediction.classes[np.argmax(proba, axis=1)] == y_test)
-        )
-        for view_name, proba in prediction.per_view.items()
-    }
-    scores = class_scores(
-        y_test, prediction.predict(), prediction.combined, prediction.classes
-    )
-    return scores, per_view
 
 
 def _constant_features(x_train: Matrix) -> bool:

@@ -14,11 +14,11 @@ from ppdm.algorithms.approx_ac import encode_quasi_identifiers
 from ppdm.exceptions import InvalidParameterError
 from ppdm.experiments.associative import (
     enumeration_cover,
-    is_k_anonymous,
     mccrt,
     optimal_full_domain,
     optimal_partition,
 )
+from ppdm.experiments.optimal_suppression import is_k_anonymous
 from ppdm.utility.cba import CBAClassifier
 from ppdm.utility.cfcm import cfcm, partition_count
 
