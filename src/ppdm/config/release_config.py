@@ -255,6 +255,16 @@ class ReleaseConfig(_Strict):
                 )
         return self
 
+    @model_validator(mode="wrap")
+    @classmethod
+    def _checked_once(cls, data: Any, handler: Any) -> Any:
+        # Defined last, so it wraps every other check: a configuration is
+        # validated when it is built and is frozen, so one given again (the
+        # flow's parameter, a field holding one) is taken as it is.
+        if isinstance(data, cls):
+            return data
+        return handler(data)
+
     def _check_roles(self) -> None:
         for key, names, role in (
             ("keep_weights", self.keep_weights, "weight"),
