@@ -25,19 +25,8 @@ from pydantic import (
 from ppdm import resources
 from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
 from ppdm.compute_config import LEGACY_SECTIONS, ComputeConfig, fold_legacy_sections
+from ppdm.config import sections
 from ppdm.config.errors import ConfigError, _format_errors, _old_location
-from ppdm.config.sections import (
-    _NUMBER,
-    DiscretizeConfig,
-    PassthroughLimits,
-    PrivacyBudgetConfig,
-    RepublicationConfig,
-    Role,
-    SourceConfig,
-    UtilityConfig,
-    ValidationLimits,
-    _Strict,
-)
 from ppdm.exceptions import InvalidParameterError
 from ppdm.identifiers import identifier_name
 from ppdm.params import did_you_mean
@@ -63,11 +52,11 @@ def default_work_dir() -> Path:
     return Path(cache).expanduser() / "ppdm" / "work"
 
 
-class ReleaseConfig(_Strict):
+class ReleaseConfig(sections._Strict):
     """Everything a release run needs; the flow's only parameter."""
 
     dataset: str = Field(..., min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
-    source: SourceConfig
+    source: sections.SourceConfig
     schema_name: str | None = Field(
         None,
         alias="schema",
@@ -75,7 +64,7 @@ class ReleaseConfig(_Strict):
         "read from the config file's folder) or the name of a shipped one; "
         "default: dataset",
     )
-    columns: dict[str, Role] = Field(
+    columns: dict[str, sections.Role] = Field(
         default_factory=dict,
         description="the role of every column of the source; quasi_identifiers, "
         "sensitive_attribute and target are derived from it when not given",
@@ -116,33 +105,33 @@ class ReleaseConfig(_Strict):
         "with the data owner's own words on why releasing it as is is safe; "
         "without it such a column is refused",
     )
-    passthrough: PassthroughLimits = PassthroughLimits()
+    passthrough: sections.PassthroughLimits = sections.PassthroughLimits()
     k: int = Field(10, ge=1, le=1_000_000, strict=True)
     l: int = Field(1, ge=1, le=1000, strict=True)  # noqa: E741 - the literature's name
     l_variant: Literal["distinct", "entropy", "recursive"] = "distinct"
     c: float | None = Field(
-        None, gt=0.0, description="c of recursive (c,l)-diversity", **_NUMBER
+        None, gt=0.0, description="c of recursive (c,l)-diversity", **sections._NUMBER
     )
     t: float | None = Field(
-        None, gt=0.0, le=1.0, description="t-closeness threshold", **_NUMBER
+        None, gt=0.0, le=1.0, description="t-closeness threshold", **sections._NUMBER
     )
     models: list[dict[str, Any]] = Field(
         default_factory=list,
         description="further privacy models, each {model: <registry name>, ...}",
     )
-    suppression_limit: float = Field(0.01, ge=0.0, le=1.0, **_NUMBER)
+    suppression_limit: float = Field(0.01, ge=0.0, le=1.0, **sections._NUMBER)
     algorithm: str = "mondrian"
     params: dict[str, Any] = Field(default_factory=dict)
-    discretize: DiscretizeConfig = DiscretizeConfig()
-    validation: ValidationLimits = ValidationLimits()
+    discretize: sections.DiscretizeConfig = sections.DiscretizeConfig()
+    validation: sections.ValidationLimits = sections.ValidationLimits()
     compute: ComputeConfig = Field(
         ComputeConfig(),
         description="where the work runs: the task runner, the in-memory or "
         "out-of-core engine, the verifier's engine and the one Dask cluster",
     )
-    utility: UtilityConfig = UtilityConfig()
-    republication: RepublicationConfig = RepublicationConfig()
-    privacy_budget: PrivacyBudgetConfig | None = Field(
+    utility: sections.UtilityConfig = sections.UtilityConfig()
+    republication: sections.RepublicationConfig = sections.RepublicationConfig()
+    privacy_budget: sections.PrivacyBudgetConfig | None = Field(
         None,
         description="the dataset's differential privacy budget {epsilon, delta, "
         "composition}: a differentially private release that would exceed it is "

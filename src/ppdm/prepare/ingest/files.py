@@ -138,7 +138,7 @@ def _file_columns(kind: str, path: Path, delimiter: str | None = None) -> list[s
     """
     if not path.is_file():
         raise SourceError(f"source {path}: file not found")
-    try:
+    with _file_errors(kind, path):
         if kind == "csv":
             _check_csv_text(path)
             # header=None: the names as written (pandas would rename a second
@@ -167,16 +167,6 @@ def _file_columns(kind: str, path: Path, delimiter: str | None = None) -> list[s
         names = list(pq.read_schema(path).names)
         _check_header(names, str(path))
         return names
-    except SourceError:
-        raise
-    except pd.errors.EmptyDataError as exc:
-        raise SourceError(f"source {path}: no header row") from exc
-    except UnicodeDecodeError as exc:
-        raise SourceError(_not_utf8(path)) from exc
-    except (ValueError, OSError, pd.errors.ParserError) as exc:
-        raise SourceError(
-            f"source {path}: cannot be read as {kind}: {_first_line(exc)}"
-        ) from exc
 
 
 def _read_file(

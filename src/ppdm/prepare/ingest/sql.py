@@ -26,6 +26,7 @@ __all__ = [
     "SQL_CHUNK_ROWS",
     "sql_column_kinds",
     "sql_typed_values",
+    "sqlite_file",
     "write_sqlite",
 ]
 
@@ -373,15 +374,26 @@ def _check_sqlite_file(url: Any) -> None:  # sqlalchemy.engine.URL
     the query would then fail with "no such table" (or pre-flight would leave
     an empty file behind a mistyped path).
     """
+    database = sqlite_file(url)
+    if database is not None and not Path(database).is_file():
+        raise SourceError(f"source {_masked(url)}: database file not found")
+
+
+def sqlite_file(url: Any) -> str | None:  # sqlalchemy.engine.URL
+    """The database file a SQLite URL names, as written; None for any other URL.
+
+    An in-memory database (``:memory:``) and a ``file:`` URI name no file
+    of their own.
+    """
     database = url.database
     if (
         url.get_backend_name() == "sqlite"
         and database
         and database != ":memory:"
         and not database.startswith("file:")
-        and not Path(database).is_file()
     ):
-        raise SourceError(f"source {_masked(url)}: database file not found")
+        return database
+    return None
 
 
 def _masked(url: Any) -> str:  # sqlalchemy.engine.URL (imported lazily)
