@@ -31,10 +31,11 @@ class ParseCounter:
             self.counts[self._codes[frame.f_code]] += 1
 
     def __enter__(self) -> ParseCounter:
+        self._previous = sys.getprofile()
         sys.setprofile(self._profile)
         threading.setprofile(self._profile)
         return self
 
     def __exit__(self, *exc) -> None:
-        sys.setprofile(None)
+        sys.setprofile(self._previous)
         threading.setprofile(None)  # type: ignore[arg-type]

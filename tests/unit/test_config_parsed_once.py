@@ -33,10 +33,14 @@ def german_yaml(tmp_path) -> Path:
 
 
 def test_the_counter_sees_a_read_and_a_validation(german_yaml):
-    """Cross-check of the counter: one file read plainly counts one of each."""
+    """Cross-check of the counter: a file read counts one of each; a copy with
+    another k, one validation."""
     with ParseCounter() as counter:
-        load_config(german_yaml)
+        config = load_config(german_yaml)
     assert counter.counts == {"yaml": 1, "validated": 1}
+    with ParseCounter() as counter:
+        config.with_overrides(k=8)  # a new configuration: validated in full
+    assert counter.counts == {"yaml": 0, "validated": 1}
 
 
 def test_overrides_are_applied_before_the_one_validation(german_yaml):
