@@ -215,8 +215,17 @@ def _release(args: argparse.Namespace) -> int:
     from ppdm.config import default_config, load_config
     from ppdm.preflight import preflight
 
+    # The flags replace keys of the file before its one validation.
+    overrides = {
+        "algorithm": args.algorithm,
+        "k": args.k,
+        "l": args.l,
+        "seed": args.seed,
+        "output_dir": args.out,
+        "work_dir": args.work_dir,
+    }
     if args.config is not None:
-        config = load_config(args.config)
+        config = load_config(args.config, overrides)
         for note in config.deprecations:  # old sections still work; say what's new
             print(f"{args.config}: {note}", file=sys.stderr)
         if args.dataset and args.dataset != config.dataset:
@@ -225,15 +234,7 @@ def _release(args: argparse.Namespace) -> int:
                 f"in {args.config}"
             )
     else:
-        config = default_config(args.dataset or "adult")
-    config = config.with_overrides(
-        algorithm=args.algorithm,
-        k=args.k,
-        l=args.l,
-        seed=args.seed,
-        output_dir=args.out,
-        work_dir=args.work_dir,
-    )
+        config = default_config(args.dataset or "adult", overrides)
     for key, value in _PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     # The configuration is valid: a temporary Prefect API (unless one is

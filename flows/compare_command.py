@@ -227,7 +227,7 @@ def run(args: argparse.Namespace) -> int:
         algorithms = _names(args.algorithms)
         models = _names(args.models)
         if args.config is not None:
-            config = load_config(args.config)
+            config = load_config(args.config, {"l": args.l})
             for note in config.deprecations:  # old sections still work
                 print(f"{args.config}: {note}", file=sys.stderr)
             if args.dataset and args.dataset != config.dataset:
@@ -236,9 +236,7 @@ def run(args: argparse.Namespace) -> int:
                     f"{config.dataset!r} in {args.config}"
                 )
         else:
-            config = default_config(args.dataset or "adult")
-        if args.l is not None:
-            config = config.with_overrides(l=args.l)
+            config = default_config(args.dataset or "adult", {"l": args.l})
         _check_names(algorithms, params, models)
     except InvalidParameterError as err:
         print(f"ppdm compare: {err}", file=sys.stderr)

@@ -86,10 +86,12 @@ def run_name() -> str:
     from prefect.runtime import flow_run
 
     config = flow_run.parameters["config"]
-    if not isinstance(config, ReleaseConfig):  # a served run gets it as JSON
-        config = ReleaseConfig.model_validate(config)
+    if isinstance(config, ReleaseConfig):
+        named = config.model_dump(include={"dataset", "algorithm", "k"})
+    else:  # a served run gets it as JSON, which the flow's parameter validates
+        named = config
     when = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    return f"{config.dataset}-{config.algorithm}-k{config.k}-{when}"
+    return f"{named.get('dataset')}-{named.get('algorithm')}-k{named.get('k')}-{when}"
 
 
 @flow(name="release", flow_run_name=run_name, log_prints=True)

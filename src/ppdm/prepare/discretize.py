@@ -427,11 +427,10 @@ def discretize(
         A listed column is missing, not numeric, or all missing ("cannot be
         binned"); the target is missing or listed among ``columns``.
 
-    References
-    ----------
-    .. [1] U. M. Fayyad and K. B. Irani, "Multi-Interval Discretization of
-       Continuous-Valued Attributes for Classification Learning", IJCAI 1993,
-       pp. 1022-1027.
+    See Also
+    --------
+    fit_cut_points : The cut points of one column, with the reference of the
+        ``"mdl"`` method (Fayyad and Irani, IJCAI 1993).
 
     Examples
     --------

@@ -46,6 +46,7 @@ from ppdm.exceptions import AnonymizationError, InvalidParameterError
 from ppdm.params import did_you_mean
 from ppdm.prepare.contract import build_schema, build_suite, typed_frame
 from ppdm.prepare.ingest import load_source, other_format, sniff_delimiter, source_name
+from ppdm.prepare.ingest.sql import sqlite_file
 from ppdm.prepare.profile import (
     HierarchyPlan,
     TableProfile,
@@ -545,14 +546,8 @@ def _absolute_sqlite(url: str) -> str:
         parsed = sa.make_url(url)
     except (sa.exc.ArgumentError, ValueError):
         return url  # load_source names the problem
-    database = parsed.database
-    if (
-        parsed.get_backend_name() == "sqlite"
-        and database
-        and database != ":memory:"
-        and not database.startswith("file:")
-        and not Path(database).is_absolute()
-    ):
+    database = sqlite_file(parsed)
+    if database is not None and not Path(database).is_absolute():
         parsed = parsed.set(database=str(Path(database).resolve()))
         return parsed.render_as_string(hide_password=False)
     return url

@@ -88,6 +88,7 @@ import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError, SourceError
 from ppdm.prepare import ingest
+from ppdm.prepare.ingest import canonical, files, messages, readers, sql
 from ppdm.release.artifacts import write_atomic
 from ppdm.scale.file_scan import scan_on
 
@@ -264,8 +265,8 @@ def ingest_partitions(
     ppdm.exceptions.SourceError
         As :func:`~ppdm.prepare.ingest.load_source`, with the same message.
     """
-    ingest._check_arguments(kind, path_or_url, query, embedded)
-    ingest._check_delimiter(kind, delimiter)
+    readers._check_arguments(kind, path_or_url, query, embedded)
+    readers._check_delimiter(kind, delimiter)
     if (
         isinstance(partition_rows, bool)
         or not isinstance(partition_rows, (int, np.integer))
@@ -309,7 +310,7 @@ def ingest_partitions(
                     map_parts,
                     {
                         "path": location,
-                        "delimiter": ingest._csv_options(delimiter)["sep"],
+                        "delimiter": files._csv_options(delimiter)["sep"],
                     },
                 )
                 reader.scan = hashing
@@ -356,7 +357,7 @@ def _two_passes(
     writer = _PartWriter(out, partition_rows, spool.directory if hash_cells else None)
     for raw in spool:
         frame = reader.frame(raw)
-        writer.add(ingest._as_string(frame, text, one_by_one=one_by_one))
+        writer.add(canonical._as_string(frame, text, one_by_one=one_by_one))
     paths, rows = writer.close()
     return paths, rows, [str(c) for c in reader.columns], writer.fingerprint()
 
@@ -423,7 +424,7 @@ def _write_partition(job: dict[str, Any]) -> int:
         with open(path, "rb") as handle:
             raw = pickle.load(handle)  # noqa: S301
         piece = reader.frame(raw.iloc[first:last])
-        frames.append(ingest._as_string(piece, text, one_by_one=one_by_one))
+        frames.append(canonical._as_string(piece, text, one_by_one=one_by_one))
     frame = (
         frames[0].reset_index(drop=True)
         if len(frames) == 1
@@ -592,7 +593,7 @@ def _text_plan(reader: _Reader, spool: _Spool) -> tuple[list, bool]:
     column. ``one_by_one``: some value of a text column is bytes that are not
     UTF-8, so every text column converts value by value, as on the whole table.
     """
-    candidates = [c for c, d in reader.dtypes.items() if ingest._may_be_text(d)]
+    candidates = [c for c, d in reader.dtypes.items() if canonical._may_be_text(d)]
     objects = [c for c in candidates if pd.api.types.is_object_dtype(reader.dtypes[c])]
     text = [c for c in candidates if c not in objects]
     if not objects:
@@ -607,10 +608,10 @@ def _text_plan(reader: _Reader, spool: _Spool) -> tuple[list, bool]:
             values = frame[column]
             if (
                 pd.api.types.infer_dtype(values, skipna=True)
-                not in ingest._TEXT_INFERRED
+                not in canonical._TEXT_INFERRED
             ):
                 inferred_text[column] = False
-            storable[column] = storable[column] and ingest._storable(values)
+            storable[column] = storable[column] and canonical._storable(values)
             samples[column].extend(_kinds_sample(values))
             if not fails[column]:
                 try:
@@ -620,7 +621,7 @@ def _text_plan(reader: _Reader, spool: _Spool) -> tuple[list, bool]:
     for column in objects:
         if inferred_text[column] or not (
             storable[column]
-            and ingest._storable(pd.Series(samples[column], dtype=object))
+            and canonical._storable(pd.Series(samples[column], dtype=object))
         ):
             text.append(column)
     text = _in_order(reader, text)
@@ -664,7 +665,7 @@ class _Reader:
         raise NotImplementedError
 
     def finish(self, n_rows: int) -> None:
-        ingest._check_header([str(c) for c in self.columns], self.name)
+        messages._check_header([str(c) for c in self.columns], self.name)
         if n_rows == 0:
             raise SourceError(f"source {self.name} holds no rows")
 
@@ -745,32 +746,32 @@ class _CsvReader(_FrameReader):
         self.surplus = False
         self.columns = []
         self.codes: list = []  # number columns read as text: codes with leading zeros
-        ingest._check_file(path)
-        ingest._check_csv_text(path)
+        files._check_file(path)
+        files._check_csv_text(path)
 
     def _chunk_rows(self) -> int:
         block = _low_memory_rows(len(self.columns))
         return block * math.ceil(_read_rows(self.partition_rows) / block)
 
     def chunks(self) -> Iterator[pd.DataFrame]:
-        options = ingest._csv_options(self.delimiter)
+        options = files._csv_options(self.delimiter)
         if self.codes:
             options["dtype"] = dict.fromkeys(self.codes, str)
-        with ingest._file_errors("csv", self.path), _parser_warnings() as caught:
+        with files._file_errors("csv", self.path), _parser_warnings() as caught:
             self.columns = list(pd.read_csv(self.path, nrows=0, **options).columns)
             reader = pd.read_csv(self.path, chunksize=self._chunk_rows(), **options)
-        self.surplus = ingest._surplus_field(caught)
+        self.surplus = files._surplus_field(caught)
         try:
             while True:
                 with (
-                    ingest._file_errors("csv", self.path),
+                    files._file_errors("csv", self.path),
                     _parser_warnings() as caught,
                 ):
                     try:
                         chunk = reader.get_chunk()
                     except StopIteration:
                         break
-                self.surplus = self.surplus or ingest._surplus_field(caught)
+                self.surplus = self.surplus or files._surplus_field(caught)
                 if chunk.empty:
                     break
                 yield chunk
@@ -779,7 +780,7 @@ class _CsvReader(_FrameReader):
 
     def finish(self, n_rows: int) -> None:
         if self.surplus:
-            raise ingest._surplus_field_error(self.path, len(self.columns))
+            raise files._surplus_field_error(self.path, len(self.columns))
         # pandas renamed a repeated header name ("age", "age.1"): check the
         # names as written, as load_source does.
         ingest.source_columns("csv", self.path, delimiter=self.delimiter)
@@ -788,7 +789,7 @@ class _CsvReader(_FrameReader):
     def read_again(self) -> bool:
         """Read again with codes as text: a number column whose cells have leading zeros.
 
-        The whole-file reader (``ingest._leading_zero_columns``) reads a column
+        The whole-file reader (``files._leading_zero_columns``) reads a column
         that parses as numbers but whose text is all digits with some
         ``0``-led value (zip ``01001``) as text. Decided here from the settled
         types and the text of those columns, read chunk by chunk.
@@ -804,7 +805,7 @@ class _CsvReader(_FrameReader):
             return False  # no field of the file starts with 0 and a digit
         digits = dict.fromkeys(numeric, True)
         zero_led = dict.fromkeys(numeric, False)
-        options = ingest._csv_options(self.delimiter)
+        options = files._csv_options(self.delimiter)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", pd.errors.ParserWarning)
             with pd.read_csv(
@@ -842,17 +843,17 @@ class _ParquetReader(_FrameReader):
         self.path, self.name = path, str(path)
         self.batch_rows = _read_rows(partition_rows)
         self.columns = []
-        ingest._check_file(path)
+        files._check_file(path)
 
     def chunks(self) -> Iterator[pd.DataFrame]:
         import pyarrow as pa
         import pyarrow.parquet as pq
         from pandas.io._util import arrow_table_to_pandas
 
-        with ingest._file_errors("parquet", self.path):
+        with files._file_errors("parquet", self.path):
             # as load_source: pyarrow refuses a repeated name with "Multiple
             # matches for FieldRef", so check the names first
-            ingest._check_header(list(pq.read_schema(self.path).names), self.name)
+            messages._check_header(list(pq.read_schema(self.path).names), self.name)
             handle = pq.ParquetFile(self.path)
             schema = handle.schema_arrow
             self.columns = list(arrow_table_to_pandas(schema.empty_table()).columns)
@@ -861,7 +862,7 @@ class _ParquetReader(_FrameReader):
             )
         try:
             while True:
-                with ingest._file_errors("parquet", self.path):
+                with files._file_errors("parquet", self.path):
                     try:
                         batch = next(batches)
                     except StopIteration:
@@ -889,12 +890,12 @@ class _SqlReader(_Reader):
     def chunks(self) -> Iterator[list[tuple]]:
         import sqlalchemy as sa
 
-        engine, name, secrets = ingest._sql_engine(self.url, self.password)
-        self.name = f"{name} (query: {ingest._shorten(self.query)})"
+        engine, name, secrets = sql._sql_engine(self.url, self.password)
+        self.name = f"{name} (query: {messages._shorten(self.query)})"
         try:
             with (
-                ingest._connected(engine, name, secrets) as connection,
-                ingest._query_errors(name, secrets, self.query),
+                sql._connected(engine, name, secrets) as connection,
+                sql._query_errors(name, secrets, self.query),
             ):
                 result = connection.execution_options(stream_results=True).execute(
                     sa.text(self.query)

@@ -19,6 +19,7 @@ from ppdm.config import SourceConfig
 from ppdm.exceptions import SourceError
 from ppdm.prepare import ingest
 from ppdm.prepare.ingest import fingerprint, load_source, source_bounds, source_columns
+from ppdm.prepare.ingest import sql as sql_source
 from ppdm.release.keys import MissingKeyError
 from ppdm.scale.ingest_parts import ingest_partitions
 
@@ -95,7 +96,8 @@ def test_dates_from_postgres_get_the_calendar_hierarchy(visits):
 
 def test_the_read_is_chunked_and_gives_the_same_table_as_one_chunk(visits, monkeypatch):
     whole = load_source("sql", visits, query=QUERY)
-    monkeypatch.setattr(ingest, "SQL_CHUNK_ROWS", 1)
+    # The reader fetches as many rows a chunk as its module says.
+    monkeypatch.setattr(sql_source, "SQL_CHUNK_ROWS", 1)
     chunked = load_source("sql", visits, query=QUERY)
     pd.testing.assert_frame_equal(chunked, whole)
     assert fingerprint(chunked) == fingerprint(whole)
