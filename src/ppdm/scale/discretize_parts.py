@@ -43,6 +43,7 @@ from ppdm.scale.ingest_parts import (
     _remove_stale,
     write_part,
 )
+from ppdm.scale.part_files import read_part
 
 __all__ = [
     "PartitionedDiscretization",
@@ -260,9 +261,7 @@ def _part_histograms(job: dict[str, Any]) -> dict[str, Any]:
     columns of each ``counts`` matrix follow them.
     """
     columns, target = list(job["columns"]), job["target"]
-    frame = pd.read_parquet(
-        job["path"], engine="pyarrow", columns=columns + ([target] if target else [])
-    )
+    frame = read_part(job["path"], columns + ([target] if target else []))
     codes, classes = None, []
     if target is not None:
         codes, uniques = pd.factorize(frame[target], use_na_sentinel=True)
@@ -286,7 +285,7 @@ def _part_histograms(job: dict[str, Any]) -> dict[str, Any]:
 
 
 def _apply_part(job: dict[str, Any]) -> int:
-    frame = pd.read_parquet(job["source"], engine="pyarrow")
+    frame = read_part(job["source"])
     binned = _discretize.apply_cut_points(frame, job["cut_points"])
     write_part(binned, job["target"])
     return len(binned)

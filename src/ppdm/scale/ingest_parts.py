@@ -91,6 +91,7 @@ from ppdm.prepare import ingest
 from ppdm.prepare.ingest import canonical, files, messages, readers, sql
 from ppdm.release.artifacts import write_atomic
 from ppdm.scale.file_scan import scan_on
+from ppdm.scale.part_files import read_part
 
 __all__ = [
     "PART_NAME",
@@ -145,7 +146,7 @@ class PartitionedTable:
 
     def read(self, index: int, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """Partition ``index`` (optionally only ``columns``), index ``0..n-1``."""
-        return _read(self.paths[index], columns)
+        return read_part(self.paths[index], columns)
 
     def to_pandas(self) -> pd.DataFrame:
         """The whole table in memory (for small tables and tests)."""
@@ -193,12 +194,6 @@ def _frame_columns(schema: Any) -> list[str]:
             if isinstance(c, str)
         }
     return [name for name in schema.names if name not in index]
-
-
-def _read(path: str | Path, columns: Sequence[str] | None = None) -> pd.DataFrame:
-    return pd.read_parquet(
-        path, engine="pyarrow", columns=None if columns is None else list(columns)
-    )
 
 
 def write_part(frame: pd.DataFrame, path: str | Path) -> None:

@@ -73,6 +73,7 @@ from ppdm.prepare import validation as v
 from ppdm.release.artifacts import table_to_csv_bytes, write_atomic
 from ppdm.scale.ingest_parts import PART_NAME, PartitionedTable, write_part
 from ppdm.scale.metric_summaries import SUMMED, combine_metric, partition_summary
+from ppdm.scale.part_files import read_part
 from ppdm.scale.row_checks import (
     COLUMN_CONDITIONS,
     ColumnCondition,
@@ -584,7 +585,7 @@ def _expectation(entry: Mapping[str, Any]) -> Any:
 # -- per partition (top-level functions of plain arguments: picklable) ----------------------
 def _typed_part(job: Mapping[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, Any]:
     """A partition as read, its schema-checked frame, and coercion's output."""
-    raw = pd.read_parquet(job["path"], engine="pyarrow")
+    raw = read_part(job["path"])
     work = v._check_columns(raw, job["schema"], job["source"])
     coerced = v._coerce_columns(work, job["schema"], job["source"], refuse=False)
     return raw, work, coerced

@@ -338,7 +338,8 @@ def test_clean_parts_cut_where_validated_are_the_bytes_of_a_second_pass(
     import functools
 
     from ppdm.prepare.roles import release_bound
-    from ppdm.scale.steps import _read, _write
+    from ppdm.scale.part_files import read_part
+    from ppdm.scale.steps import _write
 
     schema, suite = contract
     _, parts = dirty
@@ -359,5 +360,5 @@ def test_clean_parts_cut_where_validated_are_the_bytes_of_a_second_pass(
     assert once.clean.columns == ("age", "education", "sex", "native-country", "income")
     for cut, whole in zip(once.clean.paths, plain.clean.paths, strict=True):
         again = tmp_path / "again" / Path(whole).name
-        _write(bound(_read(whole)), again)
+        _write(bound(read_part(whole)), again)
         assert Path(cut).read_bytes() == again.read_bytes()
