@@ -40,6 +40,7 @@ __all__ = [
     "current_client",
     "fold_parts",
     "local_cluster",
+    "map_large",
     "map_parts",
     "run_cluster",
     "using",
@@ -85,6 +86,18 @@ def map_parts(fn: Callable[[Any], Any], items: Sequence[Any]) -> list:
     """``[fn(item) for item in items]`` on the cluster of :func:`using`, else here."""
     mapper = _mapper.get()
     return (mapper or _in_this_process)(fn, list(items))
+
+
+def map_large(fn: Callable[[Any], Any], items: Sequence[Any]) -> list:
+    """:func:`map_parts` for items of many megabytes (a model's training matrix).
+
+    On a cluster the items are sent to the workers first, each once, rather
+    than inside the task graph (which Dask warns is slow).
+    """
+    mapper = _mapper.get()
+    if not isinstance(mapper, PartCluster):
+        return map_parts(fn, items)
+    return mapper(fn, mapper.client.scatter(list(items), hash=False))
 
 
 def fold_parts(

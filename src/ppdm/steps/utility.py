@@ -124,9 +124,9 @@ def _models_trained_where(
     """
     if settings.partitions is None or parallel.installed() is not None:
         return contextlib.nullcontext()
-    from ppdm.scale.engine import map_parts
+    from ppdm.scale.engine import map_large
 
-    return parallel.mapped_by(map_parts)
+    return parallel.mapped_by(map_large)
 
 
 def _utility_sample(

@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.scale.engine import ClusterSettings, cluster, fold_parts, map_parts, using
+from ppdm.scale.engine import (
+    ClusterSettings,
+    cluster,
+    fold_parts,
+    map_large,
+    map_parts,
+    using,
+)
 from ppdm.scale.frequency import FrequencyTable
 
 
@@ -64,6 +72,22 @@ def test_results_in_the_order_of_the_partitions(running):
     with using(running):
         found = map_parts(_block, range(12))
     assert [int(block[0]) for block in found] == list(range(12))
+
+
+def _column_sums(matrix: np.ndarray) -> np.ndarray:
+    return matrix.sum(axis=0)
+
+
+def test_large_items_are_sent_once_and_give_the_results_made_here(running):
+    # about 16 MB each: inside the task graph Dask would warn and copy them
+    items = [np.full((2_000, 1_000), float(i)) for i in range(3)]
+    here = map_large(_column_sums, items)
+    with using(running), warnings.catch_warnings():
+        warnings.simplefilter("error")
+        there = map_large(_column_sums, items)
+    assert [float(r[0]) for r in there] == [0.0, 2_000.0, 4_000.0]
+    for a, b in zip(here, there, strict=True):
+        np.testing.assert_array_equal(a, b)
 
 
 def test_a_fetched_result_is_let_go_on_the_worker(running):
