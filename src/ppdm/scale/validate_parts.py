@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -388,9 +389,13 @@ class _Plan:
             ]
         return found
 
-    @property
+    @functools.cached_property
     def counted(self) -> dict[int, tuple[str, list[str]]]:
-        """Per row-wise expectation: its map metric and the counts it needs."""
+        """Per row-wise expectation: its map metric and the counts it needs.
+
+        Computed once: asking GX for an expectation's dependencies costs about
+        10 ms, and :meth:`conditions` reads this for every expectation.
+        """
         engine, runtime = _engine(), _runtime()
         found = {}
         for e in self.expectations:
