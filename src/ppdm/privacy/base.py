@@ -69,7 +69,8 @@ class CheckResult(Protocol):
     """What every registered privacy check returns, whatever its kind.
 
     ``name`` and ``kind`` are the registered check's; ``figures`` what the
-    release achieved (by measure name, JSON-safe); ``summary()`` one line in
+    release achieved (by measure name, JSON-safe); ``required`` what the
+    check asks of the release, in the same form; ``summary()`` one line in
     words, stating the figures and, when it fails, what is wrong;
     ``examples`` up to ten cases at fault (classes, groups, tables).
     """
@@ -85,6 +86,9 @@ class CheckResult(Protocol):
 
     @property
     def figures(self) -> dict[str, Any]: ...
+
+    @property
+    def required(self) -> dict[str, Any]: ...
 
     @property
     def examples(self) -> tuple[dict[str, Any], ...]: ...
@@ -156,6 +160,15 @@ class PrivacyResult:
     @property
     def figures(self) -> dict[str, Any]:
         return {self.measure: json_value(self.achieved)}
+
+    @property
+    def required(self) -> dict[str, Any]:
+        """The model's thresholds and attribute (its description, unnamed)."""
+        return {
+            key: json_value(value)
+            for key, value in self.requirement.items()
+            if key != "model"
+        }
 
     def summary(self, where: str = "") -> str:
         """One line: the model and what was achieved; when it fails, the
