@@ -254,11 +254,6 @@ class Certificate:
         """Hash of every released file, by table name."""
         return {t.name: t.sha256 for t in self.tables}
 
-    @property
-    def achieved(self) -> dict[str, dict[str, Any]]:
-        """Achieved measures by table name."""
-        return {t.name: dict(t.measures) for t in self.tables}
-
     def table(self, name: str) -> TableVerification:
         for t in self.tables:
             if t.name == name:

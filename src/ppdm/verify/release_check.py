@@ -29,6 +29,7 @@ from ppdm.release.seal import SealCheck, check_seal
 from ppdm.verify import Certificate, certificate_of, verify_files
 from ppdm.verify.certificate import checks_of
 from ppdm.verify.differential import DifferentialPrivacyCheck, check_released_files
+from ppdm.verify.figures import check_figures
 from ppdm.verify.out_of_core import (
     DASK_THRESHOLD_BYTES,
     verify_csv_files,
@@ -150,9 +151,12 @@ def check_release(
         f"release {manifest['release_id']} ({manifest['dataset']}, "
         f"{manifest['algorithm']}): required {requirement}"
     )
-    for table, measures in sorted(certificate.achieved.items()):
-        shown = ", ".join(f"{name}={value}" for name, value in sorted(measures.items()))
-        lines.append(f"achieved in {table}: {shown}")
+    certificate = certificate.with_differential_privacy(
+        _differential_privacy(release_dir, manifest, data)
+    )
+    # Each check the files were verified for, with its own figures (the
+    # series checks follow, from their own re-check).
+    lines.extend(f"check {row.line()}" for row in check_figures(certificate))
     if policy is None:
         lines.append(
             "columns released as is: not checked (the manifest records no "
@@ -163,9 +167,6 @@ def check_release(
     series = _series_check(release_dir, manifest, requirement, data, against)
     lines.extend(series.lines)
     lines.extend(_recorded_series(release_dir))
-    certificate = certificate.with_differential_privacy(
-        _differential_privacy(release_dir, manifest, data)
-    )
     lines.append(certificate.summary())
     passed = intact and certificate.passed and series.passed and not seal.problems
     if not passed:
