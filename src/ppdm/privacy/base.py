@@ -13,6 +13,7 @@ under ``models:``; it also describes itself for the verification certificate.
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,11 +22,13 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from ppdm._lazy import pandas as pd
+from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy.measures import ClassPartition
 
 __all__ = [
     "CHECK_KINDS",
     "CheckResult",
+    "KParameter",
     "PrivacyCheck",
     "PrivacyModel",
     "PrivacyResult",
@@ -238,6 +241,26 @@ def _describe_example(example: dict[str, Any]) -> str:
     """A case at fault in words: ``{key: value, ...}``."""
     inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in example.items())
     return f"{{{inside}}}"
+
+
+class KParameter:
+    """Mixin of the models whose one parameter is ``k``, an integer >= 1
+    (k-anonymity, by containment, set and partition anonymity): its check
+    and description, written once."""
+
+    name: ClassVar[str]
+    k: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
+            raise InvalidParameterError(
+                f"{self.name}: k must be an integer >= 1; got {self.k!r}"
+            )
+        if self.k < 1:
+            raise InvalidParameterError(f"{self.name}: k must be >= 1; got {self.k}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.name, "k": int(self.k)}
 
 
 class PrivacyModel(PrivacyCheck):
