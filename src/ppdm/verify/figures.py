@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ppdm.privacy import CheckResult
 from ppdm.verify.certificate import Certificate, checks_of
 
 __all__ = [
@@ -31,6 +32,7 @@ __all__ = [
     "CheckFigures",
     "check_figures",
     "figures_markdown",
+    "figures_of",
     "figures_text",
 ]
 
@@ -126,23 +128,23 @@ def check_figures(
         if isinstance(certificate, Certificate)
         else checks_of(certificate)
     )
-    rows = []
-    for where, result in checks:
-        if not result.passed:
-            verdict = "failed"
-        elif getattr(result, "leaks", False):
-            verdict = "accepted risk"
-        else:
-            verdict = "passed"
-        rows.append(
-            CheckFigures(
-                check=result.name,
-                kind=result.kind,
-                on=where,
-                required=figures_text(result.required),
-                achieved=figures_text(result.figures),
-                verdict=verdict,
-                summary=result.summary(),
-            )
-        )
-    return tuple(rows)
+    return tuple(figures_of(where, result) for where, result in checks)
+
+
+def figures_of(where: str, result: CheckResult) -> CheckFigures:
+    """The row of one check's ``result``, checked on ``where``."""
+    if not result.passed:
+        verdict = "failed"
+    elif getattr(result, "leaks", False):
+        verdict = "accepted risk"
+    else:
+        verdict = "passed"
+    return CheckFigures(
+        check=result.name,
+        kind=result.kind,
+        on=where,
+        required=figures_text(result.required),
+        achieved=figures_text(result.figures),
+        verdict=verdict,
+        summary=result.summary(),
+    )
