@@ -13,6 +13,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from ppdm.privacy.base import json_value
+
 __all__ = ["ACCEPTED_NOTE", "SeriesResult"]
 
 #: Said of a leak released under ``republication: {policy: off}``.
@@ -73,6 +75,8 @@ class SeriesResult:
             value = getattr(self, item.name)
             if isinstance(value, tuple):
                 value = [dict(v) if isinstance(v, Mapping) else v for v in value]
+            else:  # a count computed by numpy is written as a plain int
+                value = json_value(value)
             content[item.name] = value
         content["passed"] = bool(self.passed)
         content["accepted_risk"] = bool(self.accepted and self.leaks)
