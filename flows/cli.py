@@ -372,6 +372,8 @@ def _run_flow(config: ReleaseConfig, api: TemporaryAPI | None) -> str:
 
 def release_summary(release_dir: Path) -> dict:
     """What a script needs of a published release: where, verdict, figures."""
+    from ppdm.verify.figures import check_figures
+
     manifest = json.loads((release_dir / "manifest.json").read_text(encoding="utf-8"))
     certificate = json.loads(
         (release_dir / "verification.json").read_text(encoding="utf-8")
@@ -385,9 +387,8 @@ def release_summary(release_dir: Path) -> dict:
         "algorithm": manifest["algorithm"],
         "requirement": manifest["requirement"],
         "passed": certificate["passed"],
-        "achieved": {
-            name: table.get("measures") for name, table in certificate["tables"].items()
-        },
+        # Each check the release was verified for, with its own figures.
+        "checks": [row.to_dict() for row in check_figures(certificate)],
         "rows": {f["path"]: f["rows"] for f in manifest["files"]},
         "accuracy": holdout.get("accuracy"),
         "created_at": manifest["created_at"],
@@ -494,6 +495,7 @@ def _models_in_words(described: object) -> str:
 
 def _show(args: argparse.Namespace) -> int:
     from ppdm.release.seal import check_seal
+    from ppdm.verify.figures import CheckFigures
     from ppdm.verify.release_check import changed_files
 
     manifest = args.release_dir / "manifest.json"
@@ -528,8 +530,8 @@ def _show(args: argparse.Namespace) -> int:
     print(f"  verdict      {verdict}")
     for line in release_warnings(args.release_dir):
         print(f"  warning      {line}")
-    for name, measures in summary["achieved"].items():
-        print(f"  achieved     {name}: {measures}")
+    for row in summary["checks"]:
+        print(f"  check        {CheckFigures(**row).line()}")
     for path, rows in summary["rows"].items():
         print(f"  data         {path}: {rows} rows")
     roles = data.get("roles") or {}

@@ -293,8 +293,10 @@ def run(args: argparse.Namespace) -> int:
         parameters=deployment_parameters(config),
         description=(
             f"{config.dataset} release by {config.algorithm} "
-            f"({', '.join(config.requirement.model_names)}; k={config.k}, "
-            f"l={config.l}) from {args.config}"
+            # Each model in its own words and parameters (a t, a c, an
+            # entropy l), not a fixed k and l.
+            f"({'; '.join(str(m) for m in config.requirement.models)}) "
+            f"from {args.config}"
         ),
         tags=["ppdm", f"dataset:{config.dataset}", f"algorithm:{config.algorithm}"],
         limit=1,

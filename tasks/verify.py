@@ -5,12 +5,11 @@ from collections.abc import Mapping
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from ppdm.privacy import CheckResult
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from ppdm.steps.base import Verified
 from ppdm.steps.verify import VerifySettings, verify_step
 from ppdm.tasks._ui import log_fact, markdown_artifact
-from ppdm.verify.certificate import checks_of
+from ppdm.verify.figures import check_figures, figures_markdown
 
 
 @task(name="verify", cache_policy=NO_CACHE)
@@ -23,19 +22,17 @@ def verify(
 ) -> Verified:
     """Verify: independent check of the candidate files; the certificate artifact."""
     output = verify_step(settings, store, candidate, original, source_sha256)
-    checks = checks_of(output.summary)
     tables = output.summary["tables"]
     for name, table in tables.items():
         log_fact(
-            "verify: %s passed; %d rows; %s",
+            "verify: %s %s; %d rows",
             name,
+            "passed" if table["passed"] else "failed",
             table["rows"],
-            achieved_line([r for where, r in checks if where == name]),
         )
-    # The checks of the tables together and of the series, each in its own words.
-    for where, result in checks:
-        if where not in tables:
-            log_fact("verify: %s: %s", where, result.summary())
+    # Each check in its own figures: the tables', the tables' together, the series'.
+    for row in check_figures(output.summary):
+        log_fact("verify: %s", row.line())
     markdown_artifact(
         settings.dataset,
         "verify",
@@ -45,24 +42,9 @@ def verify(
     return output
 
 
-def achieved_line(results: list[CheckResult]) -> str:
-    """Each checked model with the figures it achieved, as its own result states them."""
-    shown = [
-        f"{getattr(result, 'model', result.name)}: "
-        + ", ".join(
-            f"{key} = {_figure(value)}" for key, value in result.figures.items()
-        )
-        for result in results
-    ]
-    return "; ".join(shown) or "no per-class model checked"
-
-
-def _figure(value: object) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
 def certificate_markdown(certificate: dict) -> str:
-    """The certificate as an operator reads it: the requirement, then each table's figures."""
+    """The certificate as an operator reads it: the requirement, the tables,
+    then each check with its own figures."""
     lines = [
         f"# Verification: {'PASSED' if certificate['passed'] else 'FAILED'}",
         "",
@@ -76,34 +58,15 @@ def certificate_markdown(certificate: dict) -> str:
         lines.append(f"| {model['model']} | {parameters} |")
     lines += [
         "",
-        "| table | rows | passed | achieved | sha256 of the file |",
-        "|---|---|---|---|---|",
+        "| table | rows | passed | sha256 of the file |",
+        "|---|---|---|---|",
     ]
     for name, table in sorted(certificate["tables"].items()):
-        achieved = ", ".join(
-            f"{key} = {value:g}" if isinstance(value, float) else f"{key} = {value}"
-            for key, value in sorted(table["measures"].items())
-        )
         passed = "yes" if table["passed"] else "no"
         lines.append(
-            f"| {name} | {table['rows']} | {passed} | {achieved} "
-            f"| `{table.get('sha256', 'n/a')}` |"
+            f"| {name} | {table['rows']} | {passed} | `{table.get('sha256', 'n/a')}` |"
         )
-    lines += [
-        "",
-        "| check | kind | on | holds | achieved | in words |",
-        "|---|---|---|---|---|---|",
-    ]
-    for where, result in checks_of(certificate):
-        figures = ", ".join(
-            f"{key} = {_figure(value)}" for key, value in result.figures.items()
-        )
-        holds = "yes" if result.passed else "no"
-        summary = result.summary().replace("|", "\\|")
-        lines.append(
-            f"| {result.name} | {result.kind} | {where} | {holds} | {figures} "
-            f"| {summary} |"
-        )
+    lines += ["", *figures_markdown(check_figures(certificate))]
     lines += [
         "",
         "Quasi-identifiers: "

@@ -23,7 +23,16 @@ def test_json_run_then_releases_and_show(prefect_backend, tmp_path, capsys):
         (tmp_path / summary["release_dir"] / "manifest.json").read_text()
     )
     assert summary["release_id"] == manifest["release_id"]
-    assert summary["achieved"]["release"]["k"] >= 5
+    # Each check the release was verified for, with its own figures: the
+    # configured k and l, and no other measure.
+    checks = {(row["check"], row["on"]): row for row in summary["checks"]}
+    assert set(checks) == {
+        ("k-anonymity", "release"),
+        ("distinct-l-diversity", "release"),
+    }
+    k = checks["k-anonymity", "release"]
+    assert k["required"] == "k = 5" and k["verdict"] == "passed"
+    assert int(k["achieved"].removeprefix("k = ")) >= 5
     assert set(summary["accuracy"]) == {
         "decision_tree",
         "naive_bayes",
@@ -37,6 +46,10 @@ def test_json_run_then_releases_and_show(prefect_backend, tmp_path, capsys):
     assert main(["show", summary["release_dir"]]) == EXIT_OK
     shown = capsys.readouterr().out
     assert "verdict      PASSED" in shown
+    assert (
+        "check        k-anonymity on release: required k = 5; "
+        f"achieved {k['achieved']}; passed"
+    ) in shown
     assert "not released" in shown and "telephone" in shown
 
 

@@ -38,6 +38,7 @@ from ppdm.privacy import (
 )
 from ppdm.release.read import read_released_table
 from ppdm.verify.certificate import checks_of, verify_files
+from ppdm.verify.figures import figures_of
 
 # Three German releases and a verifier run: about a minute beside a busy core.
 pytestmark = pytest.mark.slow
@@ -155,8 +156,10 @@ def test_every_registered_check_states_its_figures_and_is_shown(name, shown):
         assert isinstance(result.passed, bool)
         assert all(isinstance(e, dict) for e in result.examples)
         if by == "cli":
-            # The release's own checks, as ppdm verify shows them.
+            # The release's own checks, as ppdm verify shows them: in words,
+            # and as a row of what it requires and what it achieved.
             assert line in cli, (name, line)
+            assert f"check {figures_of(where, result).line()}" in cli, name
         else:
             # The certificate file holds the result: read back, it states the
             # same figures, verdict and summary.

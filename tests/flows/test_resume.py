@@ -96,7 +96,8 @@ def test_killed_during_the_report_resumes_from_the_finished_steps(
     for fact in (
         "validate: 1000 rows in, 0 rejected",
         "anonymize (mondrian): 1000 records in; released 1000 rows in release",
-        "verify: release passed; 1000 rows; 5-anonymity: k = ",
+        "verify: release passed; 1000 rows",
+        "verify: k-anonymity on release: required k = 5; achieved k = ",
         "utility: hold-out accuracy original -> released: decision_tree ",
         "publish: new release german/",
     ):

@@ -29,7 +29,6 @@ References
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -37,8 +36,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ppdm._lazy import pandas as pd
-from ppdm.exceptions import InvalidParameterError
-from ppdm.privacy.base import MAX_EXAMPLES, PrivacyResult
+from ppdm.privacy.base import MAX_EXAMPLES, KParameter, PrivacyResult
 from ppdm.privacy.release_model import ReleaseModel
 from ppdm.selection._bitsets import containment_sizes
 
@@ -145,7 +143,7 @@ def containment_features(
 
 
 @dataclass(frozen=True)
-class KAnonymityByContainment(ReleaseModel):
+class KAnonymityByContainment(KParameter, ReleaseModel):
     """Every row's published features are contained in those of ``>= k`` rows.
 
     For the released 0/1 features S and a row e, ``AC_S(e)`` is the number of
@@ -180,21 +178,8 @@ class KAnonymityByContainment(ReleaseModel):
     monotonic_under_suppression: ClassVar[bool] = False
     uses_sensitive_attribute: ClassVar[bool] = False
 
-    def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
-            raise InvalidParameterError(
-                f"k-anonymity-by-containment: k must be an integer >= 1; got {self.k!r}"
-            )
-        if self.k < 1:
-            raise InvalidParameterError(
-                f"k-anonymity-by-containment: k must be >= 1; got {self.k}"
-            )
-
     def __str__(self) -> str:
         return f"{self.k}-anonymity by containment"
-
-    def describe(self) -> dict[str, Any]:
-        return {"model": self.name, "k": int(self.k)}
 
     def check_release(
         self,

@@ -2,21 +2,19 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
 
-from ppdm.exceptions import InvalidParameterError
-from ppdm.privacy.base import PrivacyModel
+from ppdm.privacy.base import KParameter, PrivacyModel
 from ppdm.privacy.measures import ClassPartition
 
 __all__ = ["KAnonymity"]
 
 
 @dataclass(frozen=True)
-class KAnonymity(PrivacyModel):
+class KAnonymity(KParameter, PrivacyModel):
     """Every equivalence class over the quasi-identifiers has ``>= k`` rows.
 
     Parameters
@@ -48,23 +46,12 @@ class KAnonymity(PrivacyModel):
     uses_sensitive_attribute: ClassVar[bool] = False
     decided_by_bounds: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
-            raise InvalidParameterError(
-                f"k-anonymity: k must be an integer >= 1; got {self.k!r}"
-            )
-        if self.k < 1:
-            raise InvalidParameterError(f"k-anonymity: k must be >= 1; got {self.k}")
-
     def __str__(self) -> str:
         return f"{self.k}-anonymity"
 
     @property
     def minimal_class_size(self) -> int:
         return int(self.k)
-
-    def describe(self) -> dict[str, Any]:
-        return {"model": self.name, "k": int(self.k)}
 
     def per_class(self, partition: ClassPartition) -> np.ndarray:
         return partition.sizes

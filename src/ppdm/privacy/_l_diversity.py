@@ -49,6 +49,16 @@ class _LDiversity(PrivacyModel):
 
     attribute: str
     l: float  # noqa: E741
+    #: Whether l is a whole number (distinct, recursive) or any number >= 1.
+    integer_l: ClassVar[bool] = True
+
+    def __post_init__(self) -> None:
+        _check_attribute(self.name, self.attribute)
+        _check_l(self.name, self.l, integer=self.integer_l)
+
+    def describe(self) -> dict[str, Any]:
+        l = int(self.l) if self.integer_l else float(self.l)  # noqa: E741
+        return {"model": self.name, "attribute": self.attribute, "l": l}
 
     @property
     def minimal_class_size(self) -> int:
@@ -95,15 +105,8 @@ class DistinctLDiversity(_LDiversity):
     name: ClassVar[str] = "distinct-l-diversity"
     decided_by_bounds: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        _check_attribute(self.name, self.attribute)
-        _check_l(self.name, self.l, integer=True)
-
     def __str__(self) -> str:
         return f"distinct {self.l}-diversity of {self.attribute}"
-
-    def describe(self) -> dict[str, Any]:
-        return {"model": self.name, "attribute": self.attribute, "l": int(self.l)}
 
     def per_class(self, partition: ClassPartition) -> np.ndarray:
         return partition.sensitive(self.attribute).distinct_per_class()
@@ -140,16 +143,10 @@ class EntropyLDiversity(_LDiversity):
     l: float  # noqa: E741
 
     name: ClassVar[str] = "entropy-l-diversity"
-
-    def __post_init__(self) -> None:
-        _check_attribute(self.name, self.attribute)
-        _check_l(self.name, self.l, integer=False)
+    integer_l: ClassVar[bool] = False
 
     def __str__(self) -> str:
         return f"entropy {self.l:g}-diversity of {self.attribute}"
-
-    def describe(self) -> dict[str, Any]:
-        return {"model": self.name, "attribute": self.attribute, "l": float(self.l)}
 
     def per_class(self, partition: ClassPartition) -> np.ndarray:
         return partition.sensitive(self.attribute).entropy_l_per_class()
@@ -206,8 +203,7 @@ class RecursiveCLDiversity(_LDiversity):
     name: ClassVar[str] = "recursive-cl-diversity"
 
     def __post_init__(self) -> None:
-        _check_attribute(self.name, self.attribute)
-        _check_l(self.name, self.l, integer=True)
+        super().__post_init__()
         if (
             isinstance(self.c, bool)
             or not isinstance(self.c, numbers.Real)
@@ -222,12 +218,7 @@ class RecursiveCLDiversity(_LDiversity):
         return f"recursive ({self.c:g}, {self.l})-diversity of {self.attribute}"
 
     def describe(self) -> dict[str, Any]:
-        return {
-            "model": self.name,
-            "attribute": self.attribute,
-            "c": float(self.c),
-            "l": int(self.l),
-        }
+        return {**super().describe(), "c": float(self.c)}
 
     def per_class(self, partition: ClassPartition) -> np.ndarray:
         return partition.sensitive(self.attribute).recursive_l_per_class(self.c)

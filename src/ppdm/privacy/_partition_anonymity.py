@@ -48,7 +48,6 @@ References
 
 from __future__ import annotations
 
-import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
@@ -57,8 +56,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ppdm._lazy import pandas as pd
-from ppdm.exceptions import InvalidParameterError
-from ppdm.privacy.base import PrivacyResult
+from ppdm.privacy.base import KParameter, PrivacyResult
 from ppdm.privacy.measures import equivalence_classes
 from ppdm.privacy.release_model import ReleaseModel
 
@@ -159,11 +157,6 @@ def partial_anonymity_level(
     return min(levels) if levels else 0
 
 
-def _check_k(model: str, k: Any) -> None:
-    if isinstance(k, bool) or not isinstance(k, numbers.Integral) or k < 1:
-        raise InvalidParameterError(f"{model}: k must be an integer >= 1; got {k!r}")
-
-
 @dataclass(frozen=True)
 class _Pair:
     """The smallest class of one pair's join."""
@@ -240,7 +233,7 @@ def _set_result(
 
 
 @dataclass(frozen=True)
-class SetAnonymity(ReleaseModel):
+class SetAnonymity(KParameter, ReleaseModel):
     """Every join of two released projections is k-anonymous.
 
     ``SAL >= k``: for every pair of released tables, the natural join (on the
@@ -267,18 +260,12 @@ class SetAnonymity(ReleaseModel):
     name: ClassVar[str] = "set-anonymity"
     measure: ClassVar[str] = "SAL"
 
-    def __post_init__(self) -> None:
-        _check_k(self.name, self.k)
-
     def __str__(self) -> str:
         return f"set {self.k}-anonymity (joins of two projections)"
 
     @property
     def minimal_class_size(self) -> int:
         return int(self.k)
-
-    def describe(self) -> dict[str, Any]:
-        return {"model": self.name, "k": int(self.k)}
 
     def check_release(
         self,
@@ -301,7 +288,7 @@ class SetAnonymity(ReleaseModel):
 
 
 @dataclass(frozen=True)
-class PartitionAnonymity(ReleaseModel):
+class PartitionAnonymity(KParameter, ReleaseModel):
     """``PartAL = min(PAL, SAL) >= k``: each projection and each join of two.
 
     ``PAL`` is the smallest class of any released table over the
@@ -329,18 +316,12 @@ class PartitionAnonymity(ReleaseModel):
     name: ClassVar[str] = "partition-anonymity"
     measure: ClassVar[str] = "PartAL"
 
-    def __post_init__(self) -> None:
-        _check_k(self.name, self.k)
-
     def __str__(self) -> str:
         return f"partition {self.k}-anonymity (projections and joins of two)"
 
     @property
     def minimal_class_size(self) -> int:
         return int(self.k)
-
-    def describe(self) -> dict[str, Any]:
-        return {"model": self.name, "k": int(self.k)}
 
     def check_release(
         self,

@@ -13,6 +13,7 @@ under ``models:``; it also describes itself for the verification certificate.
 
 from __future__ import annotations
 
+import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,11 +22,13 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 import numpy as np
 
 from ppdm._lazy import pandas as pd
+from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy.measures import ClassPartition
 
 __all__ = [
     "CHECK_KINDS",
     "CheckResult",
+    "KParameter",
     "PrivacyCheck",
     "PrivacyModel",
     "PrivacyResult",
@@ -69,7 +72,8 @@ class CheckResult(Protocol):
     """What every registered privacy check returns, whatever its kind.
 
     ``name`` and ``kind`` are the registered check's; ``figures`` what the
-    release achieved (by measure name, JSON-safe); ``summary()`` one line in
+    release achieved (by measure name, JSON-safe); ``required`` what the
+    check asks of the release, in the same form; ``summary()`` one line in
     words, stating the figures and, when it fails, what is wrong;
     ``examples`` up to ten cases at fault (classes, groups, tables).
     """
@@ -85,6 +89,9 @@ class CheckResult(Protocol):
 
     @property
     def figures(self) -> dict[str, Any]: ...
+
+    @property
+    def required(self) -> dict[str, Any]: ...
 
     @property
     def examples(self) -> tuple[dict[str, Any], ...]: ...
@@ -157,6 +164,15 @@ class PrivacyResult:
     def figures(self) -> dict[str, Any]:
         return {self.measure: json_value(self.achieved)}
 
+    @property
+    def required(self) -> dict[str, Any]:
+        """The model's thresholds and attribute (its description, unnamed)."""
+        return {
+            key: json_value(value)
+            for key, value in self.requirement.items()
+            if key != "model"
+        }
+
     def summary(self, where: str = "") -> str:
         """One line: the model and what was achieved; when it fails, the
         violating classes (or, for a release model, the first case at fault).
@@ -225,6 +241,26 @@ def _describe_example(example: dict[str, Any]) -> str:
     """A case at fault in words: ``{key: value, ...}``."""
     inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in example.items())
     return f"{{{inside}}}"
+
+
+class KParameter:
+    """Mixin of the models whose one parameter is ``k``, an integer >= 1
+    (k-anonymity, by containment, set and partition anonymity): its check
+    and description, written once."""
+
+    name: ClassVar[str]
+    k: int
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, numbers.Integral):
+            raise InvalidParameterError(
+                f"{self.name}: k must be an integer >= 1; got {self.k!r}"
+            )
+        if self.k < 1:
+            raise InvalidParameterError(f"{self.name}: k must be >= 1; got {self.k}")
+
+    def describe(self) -> dict[str, Any]:
+        return {"model": self.name, "k": int(self.k)}
 
 
 class PrivacyModel(PrivacyCheck):

@@ -23,9 +23,9 @@ reading the registry costs no pandas import.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ppdm.privacy.base import PrivacyCheck
 from ppdm.privacy.requirement import Requirement
@@ -56,6 +56,30 @@ class SeriesModel(PrivacyCheck):
     kind: ClassVar[str] = "series"
     requirement: Requirement
     accepted: bool
+    #: Hierarchy labels -> raw values, for the checks that pair classes.
+    covers: Covers | None = None
+
+    def _per_table(
+        self,
+        compare: Callable[..., Iterable[Any]],
+        tables: Mapping[str, pd.DataFrame],
+        earlier: Mapping[str, pd.DataFrame],
+        *owner: Any,
+        against: str,
+    ) -> tuple[Any, ...]:
+        """The results of ``compare``, a check that pairs each table with its
+        counterpart in ``earlier`` (after the ``owner``'s data it reads)."""
+        return tuple(
+            compare(
+                tables,
+                earlier,
+                *owner,
+                self.requirement,
+                against=against,
+                accepted=self.accepted,
+                covers=self.covers,
+            )
+        )
 
 
 @dataclass(frozen=True)
@@ -82,16 +106,7 @@ class Differencing(SeriesModel):
         """One result per table that has a counterpart in ``earlier``."""
         from ppdm.verify.differencing import check_against
 
-        return tuple(
-            check_against(
-                tables,
-                earlier,
-                self.requirement,
-                against=against,
-                accepted=self.accepted,
-                covers=self.covers,
-            )
-        )
+        return self._per_table(check_against, tables, earlier, against=against)
 
 
 # eq=False: the owner's table is no value to compare or hash.
@@ -119,16 +134,8 @@ class SameRows(SeriesModel):
         """One result per table that has a counterpart in ``earlier``."""
         from ppdm.verify.same_rows import check_same_rows
 
-        return tuple(
-            check_same_rows(
-                tables,
-                earlier,
-                self.people,
-                self.requirement,
-                against=against,
-                accepted=self.accepted,
-                covers=self.covers,
-            )
+        return self._per_table(
+            check_same_rows, tables, earlier, self.people, against=against
         )
 
 

@@ -21,6 +21,7 @@ from ppdm.privacy._containment import quasi_identifier_columns
 from ppdm.privacy.measures import class_sizes
 from ppdm.utility.loss import _json_ready, information_loss, release_loss
 from ppdm.utility.report_text import share as _share
+from ppdm.verify.figures import check_figures
 
 __all__ = ["build_utility", "column_releases", "release_record", "release_verdict"]
 
@@ -350,7 +351,8 @@ def release_record(
         "code_version": code_version,
         "library_versions": dict(sorted(library_versions.items())),
         "series": series,
-        "release_models": certificate.get("release"),
+        # Every check with its own figures, as the other displays show them.
+        "checks": [row.to_dict() for row in check_figures(certificate)],
         "sample": {
             name: frame.head(5).astype(str).to_dict(orient="split")
             for name, frame in sorted((sample or {}).items())

@@ -25,6 +25,7 @@ from ppdm.utility.report_text import (
     share,
     utc,
 )
+from ppdm.verify.figures import CHECK_COLUMNS, CheckFigures
 
 __all__ = ["page_context", "render_report_html"]
 
@@ -417,7 +418,14 @@ def _record(record: Mapping[str, Any]) -> dict[str, Any]:
             )
             for name, split in (record.get("sample") or {}).items()
         ],
-        "release_models": list(record.get("release_models") or ()),
+        "checks": (
+            {
+                "header": list(CHECK_COLUMNS),
+                "rows": [list(CheckFigures(**row).cells()) for row in checks],
+            }
+            if (checks := record.get("checks"))
+            else None
+        ),
         "series": _series(record.get("series")),
     }
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from ppdm.values import canonical_label
+from ppdm.verify.figures import CheckFigures, figures_markdown
 
 __all__ = [
     "accuracy_markdown",
@@ -140,8 +141,8 @@ def accuracy_warnings(utility: Mapping[str, Any]) -> list[str]:
 
 
 def accuracy_markdown(utility: Mapping[str, Any]) -> str:
-    """The page's verdict line and accuracy table as Markdown (the Prefect UI
-    renders it; the HTML page stays in the release directory)."""
+    """The page's verdict line, privacy checks and accuracy table as Markdown
+    (the Prefect UI renders it; the HTML page stays in the release directory)."""
     holdout = utility.get("holdout") or {}
     lines = []
     record = utility.get("record") or {}
@@ -151,6 +152,9 @@ def accuracy_markdown(utility: Mapping[str, Any]) -> str:
             f"{record.get('verdict')}",
             "",
         ]
+    if record.get("checks"):
+        rows = [CheckFigures(**row) for row in record["checks"]]
+        lines += [*figures_markdown(rows), ""]
     verdict = (utility.get("verdict") or {}).get("line")
     if verdict:
         lines += [verdict, ""]

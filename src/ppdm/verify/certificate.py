@@ -254,11 +254,6 @@ class Certificate:
         """Hash of every released file, by table name."""
         return {t.name: t.sha256 for t in self.tables}
 
-    @property
-    def achieved(self) -> dict[str, dict[str, Any]]:
-        """Achieved measures by table name."""
-        return {t.name: dict(t.measures) for t in self.tables}
-
     def table(self, name: str) -> TableVerification:
         for t in self.tables:
             if t.name == name:
@@ -731,46 +726,56 @@ def verify_tables(
     -------
     Certificate
     """
-    checked = [
-        _verify_table(
-            name,
-            table,
-            requirement,
-            original,
-            None,
-            covers,
-            [list(t.columns) for n, t in tables.items() if n != name],
-        )
-        for name, table in tables.items()
-    ]
-    columns = _passthrough_of(
-        tables.items(), requirement, passthrough, original, covers
+    return _verify_each(
+        ((name, table, None) for name, table in tables.items()),
+        {name: [str(c) for c in table.columns] for name, table in tables.items()},
+        requirement,
+        original=original,
+        input_sha256=input_sha256,
+        covers=covers,
+        passthrough=passthrough,
     )
+
+
+def _verify_each(
+    read: Iterable[tuple[str, pd.DataFrame, str | None]],
+    headers: Mapping[str, Sequence[str]],
+    requirement: Requirement,
+    *,
+    original: pd.DataFrame | None,
+    input_sha256: str | None,
+    covers: Covers | None,
+    passthrough: PassthroughPolicy | None,
+) -> Certificate:
+    """The certificate of tables given one at a time, ``(name, table, sha256
+    of its file)``; ``headers`` are every table's columns (by name).
+
+    Each table is verified and dropped, unless the requirement has release
+    models, which read every table at once.
+    """
+    checked = []
+    columns: list[PassthroughResult] | None = None if passthrough is None else []
+    kept: dict[str, pd.DataFrame] = {}
+    for name, table, sha256 in read:
+        if requirement.release_models:
+            kept[name] = table
+        others = [h for n, h in headers.items() if n != name]
+        checked.append(
+            _verify_table(name, table, requirement, original, sha256, covers, others)
+        )
+        if passthrough is not None and columns is not None:
+            columns.extend(
+                check_passthrough(
+                    table, requirement, passthrough, original, covers, table=name
+                )
+            )
     return certificate_of(
         checked,
         requirement,
         input_sha256,
         columns,
-        check_release_models(tables, requirement),
+        check_release_models(kept, requirement),
     )
-
-
-def _passthrough_of(
-    tables: Iterable[tuple[str, pd.DataFrame]],
-    requirement: Requirement,
-    policy: PassthroughPolicy | None,
-    original: pd.DataFrame | None,
-    covers: Covers | None,
-) -> list[PassthroughResult] | None:
-    if policy is None:
-        return None
-    return [
-        result
-        for name, table in tables
-        for result in check_passthrough(
-            table, requirement, policy, original, covers, table=name
-        )
-    ]
 
 
 def _header(files: ReleasedFiles) -> list[str]:
@@ -847,38 +852,16 @@ def verify_files(
         A column of ``passthrough`` is a quasi-identifier or sensitive
         attribute.
     """
-    checked = []
-    columns: list[PassthroughResult] | None = None if passthrough is None else []
-    # Release models read every table at once; other releases are read one
-    # file at a time.
-    kept: dict[str, pd.DataFrame] = {}
-    headers = {name: _header(path) for name, path in files.items()}
-    for name, path in files.items():
-        table = read_released_table(path)
-        if requirement.release_models:
-            kept[name] = table
-        others = [h for n, h in headers.items() if n != name]
-        checked.append(
-            _verify_table(
-                name,
-                table,
-                requirement,
-                original,
-                released_sha256(path),
-                covers,
-                others,
-            )
-        )
-        if passthrough is not None and columns is not None:
-            columns.extend(
-                check_passthrough(
-                    table, requirement, passthrough, original, covers, table=name
-                )
-            )
-    return certificate_of(
-        checked,
+    # One file read at a time, each hashed after it was read.
+    return _verify_each(
+        (
+            (name, read_released_table(path), released_sha256(path))
+            for name, path in files.items()
+        ),
+        {name: _header(path) for name, path in files.items()},
         requirement,
-        input_sha256,
-        columns,
-        check_release_models(kept, requirement),
+        original=original,
+        input_sha256=input_sha256,
+        covers=covers,
+        passthrough=passthrough,
     )

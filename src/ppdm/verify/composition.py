@@ -26,6 +26,7 @@ import pandas as pd
 
 from ppdm.privacy import Requirement
 from ppdm.verify.regions import CHUNK, Covers, class_matches
+from ppdm.verify.series_result import SeriesResult
 
 __all__ = [
     "CompositionCheck",
@@ -144,7 +145,7 @@ def person_values(
 
 
 @dataclass(frozen=True)
-class CompositionCheck:
+class CompositionCheck(SeriesResult):
     """The composition attack on one sensitive attribute across a release series.
 
     For each person present in this release and at least one earlier one
@@ -184,46 +185,19 @@ class CompositionCheck:
 
     #: The registered check (:class:`ppdm.privacy.Composition`).
     name: ClassVar[str] = "composition"
-    kind: ClassVar[str] = "series"
+    figure_names: ClassVar[tuple[str, ...]] = ("n_exposed", "n_below_l", "n_certain")
+    leak_counts: ClassVar[tuple[str, ...]] = ("n_exposed",)
 
     @property
-    def leaks(self) -> bool:
-        return self.n_exposed > 0
-
-    @property
-    def figures(self) -> dict[str, Any]:
-        return {
-            "n_exposed": int(self.n_exposed),
-            "n_below_l": int(self.n_below_l),
-            "n_certain": int(self.n_certain),
-        }
+    def required(self) -> dict[str, Any]:
+        """At least l common values, unless earlier releases left fewer."""
+        return {"l": int(self.l), **super().required}
 
     @property
     def examples(self) -> tuple[dict[str, Any], ...]:
         """None: the persons at fault are named by their record keys, which a
         certificate never shows."""
         return ()
-
-    def summary(self) -> str:
-        return self.describe()
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> CompositionCheck:
-        """Inverse of :meth:`to_dict` (a certificate read back)."""
-        return cls(
-            attribute=d["attribute"],
-            against=tuple(d["against"]),
-            l=int(d["l"]),
-            n_persons=int(d["n_persons"]),
-            n_below_l=int(d["n_below_l"]),
-            n_exposed=int(d["n_exposed"]),
-            n_certain=int(d["n_certain"]),
-            accepted=bool(d["accepted_risk"]),
-        )
-
-    @property
-    def passed(self) -> bool:
-        return not self.leaks or self.accepted
 
     def describe(self) -> str:
         text = (
@@ -233,22 +207,7 @@ class CompositionCheck:
         )
         if self.leaks:
             text += f"; this release brings {self.n_exposed} person(s) below l={self.l}"
-            if self.accepted:
-                text += " - accepted by the data owner (republication policy off)"
-        return text
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "attribute": self.attribute,
-            "against": list(self.against),
-            "l": int(self.l),
-            "passed": bool(self.passed),
-            "accepted_risk": bool(self.accepted and self.leaks),
-            "n_persons": int(self.n_persons),
-            "n_below_l": int(self.n_below_l),
-            "n_exposed": int(self.n_exposed),
-            "n_certain": int(self.n_certain),
-        }
+        return text + self.accepted_note()
 
 
 def composition_exposed(

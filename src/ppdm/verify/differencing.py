@@ -48,6 +48,7 @@ from ppdm.privacy import Requirement
 from ppdm.privacy.base import MAX_EXAMPLES, json_value
 from ppdm.privacy.measures import ClassPartition
 from ppdm.verify.regions import Covers, rollup_units
+from ppdm.verify.series_result import SeriesResult
 
 __all__ = [
     "ClassChange",
@@ -159,7 +160,7 @@ def _unit_difference(
 
 
 @dataclass(frozen=True)
-class SeriesCheck:
+class SeriesCheck(SeriesResult):
     """One released table checked against the same table of an earlier release.
 
     Attributes
@@ -197,43 +198,12 @@ class SeriesCheck:
 
     #: The registered check (:class:`ppdm.privacy.Differencing`).
     name: ClassVar[str] = "differencing"
-    kind: ClassVar[str] = "series"
-
-    @property
-    def leaks(self) -> bool:
-        return self.n_leaking_classes > 0 or self.n_leaking_rollups > 0
-
-    @property
-    def figures(self) -> dict[str, Any]:
-        return {
-            "n_leaking_classes": int(self.n_leaking_classes),
-            "n_leaking_rollups": int(self.n_leaking_rollups),
-            "rows_exposed": int(self.rows_exposed),
-        }
-
-    def summary(self) -> str:
-        return self.describe()
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SeriesCheck:
-        """Inverse of :meth:`to_dict` (a certificate read back)."""
-        return cls(
-            table=d["table"],
-            against=d["against"],
-            n_common_classes=int(d["n_common_classes"]),
-            rows_added=int(d["rows_added"]),
-            rows_removed=int(d["rows_removed"]),
-            n_leaking_classes=int(d["n_leaking_classes"]),
-            rows_exposed=int(d["rows_exposed"]),
-            examples=tuple(dict(e) for e in d.get("examples") or ()),
-            accepted=bool(d["accepted_risk"]),
-            n_rollups=int(d["n_rollups"]),
-            n_leaking_rollups=int(d["n_leaking_rollups"]),
-        )
-
-    @property
-    def passed(self) -> bool:
-        return not self.leaks or self.accepted
+    figure_names: ClassVar[tuple[str, ...]] = (
+        "n_leaking_classes",
+        "n_leaking_rollups",
+        "rows_exposed",
+    )
+    leak_counts: ClassVar[tuple[str, ...]] = ("n_leaking_classes", "n_leaking_rollups")
 
     def describe(self) -> str:
         text = (
@@ -249,25 +219,7 @@ class SeriesCheck:
                 f"{self.n_leaking_rollups} roll-up(s) leak by differencing "
                 f"({self.rows_exposed} rows exposed)"
             )
-            if self.accepted:
-                text += " - accepted by the data owner (republication policy off)"
-        return text
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "table": self.table,
-            "against": self.against,
-            "passed": bool(self.passed),
-            "accepted_risk": bool(self.accepted and self.leaks),
-            "n_common_classes": int(self.n_common_classes),
-            "rows_added": int(self.rows_added),
-            "rows_removed": int(self.rows_removed),
-            "n_leaking_classes": int(self.n_leaking_classes),
-            "n_rollups": int(self.n_rollups),
-            "n_leaking_rollups": int(self.n_leaking_rollups),
-            "rows_exposed": int(self.rows_exposed),
-            "examples": [dict(e) for e in self.examples],
-        }
+        return text + self.accepted_note()
 
 
 def leaking_classes(

@@ -90,6 +90,12 @@ class DifferentialPrivacyCheck:
         }
 
     @property
+    def required(self) -> dict[str, Any]:
+        """The guarantee asked for, and the class size it implies for every
+        class of the files."""
+        return {"epsilon": self.epsilon, "delta": self.delta, "smallest_class": self.k}
+
+    @property
     def examples(self) -> tuple[dict[str, Any], ...]:
         """The tables at fault: a class below k, or undeclared columns."""
         return tuple(

@@ -27,8 +27,8 @@ from ppdm.release.audit import KeyArg
 from ppdm.release.read import ReleasedFiles, read_released_table, released_tables
 from ppdm.release.seal import SealCheck, check_seal
 from ppdm.verify import Certificate, certificate_of, verify_files
-from ppdm.verify.certificate import checks_of
 from ppdm.verify.differential import DifferentialPrivacyCheck, check_released_files
+from ppdm.verify.figures import check_figures, figures_of
 from ppdm.verify.out_of_core import (
     DASK_THRESHOLD_BYTES,
     verify_csv_files,
@@ -150,9 +150,12 @@ def check_release(
         f"release {manifest['release_id']} ({manifest['dataset']}, "
         f"{manifest['algorithm']}): required {requirement}"
     )
-    for table, measures in sorted(certificate.achieved.items()):
-        shown = ", ".join(f"{name}={value}" for name, value in sorted(measures.items()))
-        lines.append(f"achieved in {table}: {shown}")
+    certificate = certificate.with_differential_privacy(
+        _differential_privacy(release_dir, manifest, data)
+    )
+    # Each check the files were verified for, with its own figures (the
+    # series checks follow, from their own re-check).
+    lines.extend(f"check {row.line()}" for row in check_figures(certificate))
     if policy is None:
         lines.append(
             "columns released as is: not checked (the manifest records no "
@@ -163,9 +166,6 @@ def check_release(
     series = _series_check(release_dir, manifest, requirement, data, against)
     lines.extend(series.lines)
     lines.extend(_recorded_series(release_dir))
-    certificate = certificate.with_differential_privacy(
-        _differential_privacy(release_dir, manifest, data)
-    )
     lines.append(certificate.summary())
     passed = intact and certificate.passed and series.passed and not seal.problems
     if not passed:
@@ -254,12 +254,14 @@ def _series_check(
                 f["path"] for f in recorded["files"]
             ).items()
         }
+        where = f"against release {recorded['release_id']}"
         for result in differencing.check(
             tables, earlier, against=recorded["release_id"]
         ):
             lines.append(
                 ("series: " if result.passed else "FAIL: series: ") + result.summary()
             )
+            lines.append(f"check {figures_of(where, result).line()}")
             passed = passed and result.passed
     return ReleaseCheck(passed, lines)
 
@@ -272,11 +274,12 @@ def _recorded_series(release_dir: Path) -> list[str]:
     if not recorded.is_file():
         return []
     content = json.loads(recorded.read_text(encoding="utf-8"))
-    return [
-        f"series, as recorded at release ({result.name}): {result.summary()}"
-        for _, result in checks_of(content)
-        if result.kind == "series" and result.name != Differencing.name
-    ]
+    lines = []
+    for row in check_figures(content):
+        if row.kind == "series" and row.check != Differencing.name:
+            lines.append(f"series, as recorded at release ({row.check}): {row.summary}")
+            lines.append(f"check {row.line()} (as recorded at release)")
+    return lines
 
 
 def _differential_privacy(

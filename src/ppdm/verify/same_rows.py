@@ -25,12 +25,13 @@ from ppdm.verify.regions import (
     most_specific_class,
     released_class_ids,
 )
+from ppdm.verify.series_result import SeriesResult
 
 __all__ = ["SameRowsCheck", "check_same_rows"]
 
 
 @dataclass(frozen=True)
-class SameRowsCheck:
+class SameRowsCheck(SeriesResult):
     """One released table read together with an earlier release of the same rows.
 
     Two releases made from the same source (the same fingerprint) hold the
@@ -68,38 +69,8 @@ class SameRowsCheck:
 
     #: The registered check (:class:`ppdm.privacy.SameRows`).
     name: ClassVar[str] = "same-rows"
-    kind: ClassVar[str] = "series"
-
-    @property
-    def leaks(self) -> bool:
-        return self.n_leaking_groups > 0
-
-    @property
-    def figures(self) -> dict[str, Any]:
-        return {
-            "n_leaking_groups": int(self.n_leaking_groups),
-            "rows_exposed": int(self.rows_exposed),
-        }
-
-    def summary(self) -> str:
-        return self.describe()
-
-    @classmethod
-    def from_dict(cls, d: Mapping[str, Any]) -> SameRowsCheck:
-        """Inverse of :meth:`to_dict` (a certificate read back)."""
-        return cls(
-            table=d["table"],
-            against=d["against"],
-            n_groups=int(d["n_groups"]),
-            n_leaking_groups=int(d["n_leaking_groups"]),
-            rows_exposed=int(d["rows_exposed"]),
-            examples=tuple(dict(e) for e in d.get("examples") or ()),
-            accepted=bool(d["accepted_risk"]),
-        )
-
-    @property
-    def passed(self) -> bool:
-        return not self.leaks or self.accepted
+    figure_names: ClassVar[tuple[str, ...]] = ("n_leaking_groups", "rows_exposed")
+    leak_counts: ClassVar[tuple[str, ...]] = ("n_leaking_groups",)
 
     def describe(self) -> str:
         text = (
@@ -111,22 +82,12 @@ class SameRowsCheck:
                 f"; {self.n_leaking_groups} group(s) of {self.rows_exposed} persons "
                 "in all are below the requirement"
             )
-            if self.accepted:
-                text += " - accepted by the data owner (republication policy off)"
-        return text
+        return text + self.accepted_note()
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "check": "same-source",
-            "table": self.table,
-            "against": self.against,
-            "passed": bool(self.passed),
-            "accepted_risk": bool(self.accepted and self.leaks),
-            "n_groups": int(self.n_groups),
-            "n_leaking_groups": int(self.n_leaking_groups),
-            "rows_exposed": int(self.rows_exposed),
-            "examples": [dict(e) for e in self.examples],
-        }
+        # "same-source" tells this entry from differencing's in the
+        # certificate's list of series results.
+        return {"check": "same-source", **super().to_dict()}
 
 
 def check_same_rows(
