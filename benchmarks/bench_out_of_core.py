@@ -205,8 +205,8 @@ def main() -> None:
         achieved = released = ""
         if summary:
             achieved = "; ".join(
-                ", ".join(f"{m} {v}" for m, v in (measures or {}).items())
-                for measures in summary.get("achieved", {}).values()
+                f"{row['check']}: {row['achieved']}"
+                for row in summary.get("checks", [])
             )
             released = f"{sum(summary.get('rows', {}).values()):,}"
         line = (
