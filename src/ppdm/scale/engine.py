@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -273,6 +274,10 @@ def local_cluster(
     """
     from distributed import LocalCluster
 
+    # The scheduler and the nannies live in this process: their INFO lines
+    # (workers started, clients closed, ...) would fill a run's output with
+    # some 30 lines a user has nothing to do with. Warnings and errors stay.
+    logging.getLogger("distributed").setLevel(logging.WARNING)
     return LocalCluster(
         n_workers=n_workers,
         threads_per_worker=threads_per_worker,

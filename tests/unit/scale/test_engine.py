@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 import warnings
 
@@ -145,3 +146,16 @@ def test_folded_frequencies_are_the_whole_tables(running, every):
 def test_nothing_to_fold_is_an_error():
     with pytest.raises(InvalidParameterError, match="no partitions"):
         fold_parts(_block, [], FrequencyTable.combine)
+
+
+def test_a_local_cluster_prints_nothing_below_a_warning(caplog):
+    caplog.set_level(logging.INFO)
+    with cluster(ClusterSettings(workers=1, memory_limit="1GB")) as running:
+        with using(running):
+            assert map_parts(abs, [-3]) == [3]
+    chatter = [
+        r.getMessage()
+        for r in caplog.records
+        if r.name.startswith("distributed") and r.levelno < logging.WARNING
+    ]
+    assert chatter == []
