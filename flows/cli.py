@@ -26,6 +26,7 @@ from ppdm.exceptions import (
 from ppdm.flows import compare_command, init_command, serve
 
 if TYPE_CHECKING:
+    from ppdm.algorithm_registry import AlgorithmEntry
     from ppdm.config import ReleaseConfig
     from ppdm.flows.api_server import TemporaryAPI
 
@@ -607,25 +608,20 @@ def _allowed(constraint: object) -> str:
     return describe() if callable(describe) else repr(constraint)
 
 
-def _parameter_lines(cls: type) -> list[str]:
-    import inspect
-
-    signature = inspect.signature(cls.__init__)
-    constraints = getattr(cls, "_parameter_constraints", {})
+def _parameter_lines(entry: AlgorithmEntry) -> list[str]:
     lines = []
-    for name in cls.capabilities()["parameters"]:
-        default = signature.parameters[name].default
+    for name, default in entry.parameters.items():
         line = f"{name} = {default!r}"
-        if name in constraints:
-            line += f"  ({_allowed(constraints[name])})"
+        if name in entry.constraints:
+            line += f"  ({_allowed(entry.constraints[name])})"
         lines.append(line)
     return lines or ["(none)"]
 
 
-def _describe_algorithm(name: str, cls: type) -> list[str]:
+def _describe_algorithm(name: str, entry: AlgorithmEntry) -> list[str]:
     import textwrap
 
-    caps = cls.capabilities()
+    caps = entry.capabilities()
     rows = [
         ("privacy models", [", ".join(caps["models"])]),
         ("needs a target", ["yes" if caps["needs_target"] else "no"]),
@@ -650,11 +646,11 @@ def _describe_algorithm(name: str, cls: type) -> list[str]:
                 else "no: it needs the table's rows (compute.engine pandas)"
             ],
         ),
-        ("parameters", _parameter_lines(cls)),
+        ("parameters", _parameter_lines(entry)),
     ]
     lines = [name]
     lines += textwrap.wrap(
-        cls.summary, width=88, initial_indent="  ", subsequent_indent="  "
+        entry.summary, width=88, initial_indent="  ", subsequent_indent="  "
     )
     width = max(len(label) for label, _ in rows)
     indent = " " * (width + 4)
@@ -672,11 +668,12 @@ def _describe_algorithm(name: str, cls: type) -> list[str]:
 
 
 def _algorithms(_: argparse.Namespace) -> int:
-    from ppdm.algorithms import ALGORITHMS
+    # The registry describes every algorithm without importing its module.
+    from ppdm.algorithm_registry import registered
 
     blocks = [
-        "\n".join(_describe_algorithm(name, cls))
-        for name, cls in sorted(ALGORITHMS.items())
+        "\n".join(_describe_algorithm(name, entry))
+        for name, entry in sorted(registered().items())
     ]
     print("\n\n".join(blocks))
     return 0

@@ -100,14 +100,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from numbers import Integral, Real
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
+from ppdm.algorithm_registry import APPROX_AC_MODES
 from ppdm.algorithms.approx_ac_cover import (
-    MODES,
     CoverResult,
     PickCallback,
     Reduction,
@@ -120,11 +119,9 @@ from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.ordered_text import text_kind
 from ppdm.model import AnonymizationSpec, Release
-from ppdm.params import Interval, Options
 from ppdm.utility.cfcm import cell_text, cfcm_report, partition_count
 
 __all__ = [
-    "MODES",
     "ApproxAC",
     "ApproxACPartition",
     "CoverResult",
@@ -274,8 +271,10 @@ def approx_ac_partition(
     """
     codes = np.asarray(codes, dtype=np.int64)
     n = len(codes)
-    if mode not in MODES:
-        raise InvalidParameterError(f"mode must be one of {list(MODES)}; got {mode!r}")
+    if mode not in APPROX_AC_MODES:
+        raise InvalidParameterError(
+            f"mode must be one of {list(APPROX_AC_MODES)}; got {mode!r}"
+        )
     if 1 <= k <= n and stars_every_cell(codes, k):
         return _whole_columns(codes, k)
     cover = greedy_cover(codes, k, mode=mode, exact_limit=exact_limit, on_pick=on_pick)
@@ -329,20 +328,6 @@ class ApproxAC(Anonymizer):
     """
 
     name: ClassVar[str] = "approx-ac"
-    summary: ClassVar[str] = (
-        "k-anonymity by cell suppression for associative classification: "
-        "greedy set cover (O(k log k)-approximation of the number of stars), "
-        "reduction to a partition, suppression of non-constant cells"
-    )
-    supported_models: ClassVar[frozenset[str]] = frozenset({"k-anonymity"})
-    needs_target: ClassVar[bool] = True
-    numeric_input: ClassVar[str] = "binned"
-    releases: ClassVar[str] = "table"
-    _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "mode": Options(MODES),
-        "exact_limit": Interval(Integral, 1, None),
-        "minsup": Interval(Real, 0.0, 1.0, closed="right"),
-    }
 
     def __init__(
         self, *, mode: str = "auto", exact_limit: int = 200_000, minsup: float = 0.3

@@ -15,12 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ppdm.algorithm_registry import APPROX_AC_MODES
 from ppdm.algorithms.approx_ac_neighbours import _Ball, _Rows
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.progress import report
-
-#: Phase-1 modes; the first is the default.
-MODES = ("auto", "exact", "ball")
 
 
 def exact_candidate_count(m: int, k: int) -> int:
@@ -312,8 +310,10 @@ def greedy_cover(
     """
     codes = np.asarray(codes, dtype=np.int64)
     n = len(codes)
-    if mode not in MODES:
-        raise InvalidParameterError(f"mode must be one of {list(MODES)}; got {mode!r}")
+    if mode not in APPROX_AC_MODES:
+        raise InvalidParameterError(
+            f"mode must be one of {list(APPROX_AC_MODES)}; got {mode!r}"
+        )
     if not 1 <= k <= max(n, 1) or n == 0:
         raise InfeasibleConstraintError(
             f"k must be in [1, n_rows={n}] for a cover of the tuples; got {k}"

@@ -1,7 +1,8 @@
 """The contract every anonymization algorithm follows.
 
 A new algorithm is one module with one :class:`Anonymizer` subclass plus one
-line in :data:`ppdm.algorithms.ALGORITHMS`.
+entry in :data:`ppdm.algorithm_registry.DECLARED`, which states its summary,
+parameters and capabilities once: the class reads them from there.
 """
 
 from __future__ import annotations
@@ -11,8 +12,14 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
+from ppdm.algorithm_registry import (
+    DECLARED,
+    AlgorithmEntry,
+    capabilities_of,
+    requirement_refusal,
+)
 from ppdm.exceptions import (
     InfeasibleConstraintError,
     InvalidParameterError,
@@ -67,6 +74,25 @@ class Anonymizer(ABC):
     #: classifier) leave it False and the Dask engine refuses them.
     frequency_table: ClassVar[bool] = False
     _parameter_constraints: ClassVar[dict[str, Any]] = {}
+    #: The registry entry of a shipped algorithm (None for one registered at
+    #: run time, which states the attributes above itself).
+    _entry: ClassVar[AlgorithmEntry | None] = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        entry = DECLARED.get(cls.__dict__.get("name", ""))
+        if entry is None or entry.location != f"{cls.__module__}:{cls.__qualname__}":
+            return
+        # The registry states each fact once; the class reads it.
+        cls._entry = entry
+        cls.summary = entry.summary
+        cls.supported_models = entry.supported_models
+        cls.needs_target = entry.needs_target
+        cls.uses_hierarchies = entry.uses_hierarchies
+        cls.numeric_input = entry.numeric_input
+        cls.releases = entry.releases
+        cls.frequency_table = entry.frequency_table
+        cls._parameter_constraints = dict(entry.constraints)
 
     def privacy_cost(self, n_rows: int) -> PrivacyCost | None:
         """The (epsilon, delta) a run on ``n_rows`` rows spends, or None.
@@ -81,19 +107,14 @@ class Anonymizer(ABC):
     @classmethod
     def capabilities(cls) -> dict[str, Any]:
         """What the algorithm supports, needs and releases (JSON-safe)."""
-        return {
-            "models": sorted(cls.supported_models),
-            "needs_target": cls.needs_target,
-            "uses_hierarchies": cls.uses_hierarchies,
-            "numeric_input": cls.numeric_input,
-            "releases": cls.releases,
-            "frequency_table": cls.frequency_table,
-            "parameters": cls._param_names(),
-        }
+        return capabilities_of(cls, cls._param_names())
 
     def check_params(self) -> None:
         """Raise :class:`InvalidParameterError` for a parameter out of range."""
-        validate_params(self.name, self.get_params(), self._parameter_constraints)
+        params = self.get_params()
+        validate_params(self.name, params, self._parameter_constraints)
+        if self._entry is not None and self._entry.parameter_check is not None:
+            self._entry.parameter_check(self.name, params)
 
     def adapt_requirement(self, requirement: Any, *, target: str | None) -> Any:
         """The requirement this algorithm's releases are checked against.
@@ -106,8 +127,13 @@ class Anonymizer(ABC):
         joined on the target) adds the release models that check it; one
         whose guarantee is a different notion of k (k-anonymity by
         containment) states it here instead of claiming plain k-anonymity.
+        A shipped algorithm states it in its registry entry.
         """
-        return requirement
+        if self._entry is None:
+            return requirement
+        return self._entry.adapt_requirement(
+            requirement, target=target, params=self.get_params()
+        )
 
     @classmethod
     def check_requirement(
@@ -134,37 +160,13 @@ class Anonymizer(ABC):
         UnsupportedRequirementError
             Naming the algorithm, what is unsupported and what is supported.
         """
-        unsupported = [
-            m.name for m in requirement.models if m.name not in cls.supported_models
-        ]
-        if unsupported:
-            hint = ""
-            if any("diversity" in name for name in unsupported):
-                hint = (
-                    "; to release without l-diversity ask for l = 1 (`l: 1` in the "
-                    "configuration, or --l 1)"
-                )
-            raise UnsupportedRequirementError(
-                f"algorithm {cls.name!r} does not support privacy model(s) "
-                f"{', '.join(unsupported)}; it supports: "
-                f"{', '.join(sorted(cls.supported_models))}{hint}"
-            )
-        if cls.needs_target and target is None:
-            raise UnsupportedRequirementError(
-                f"algorithm {cls.name!r} needs a target attribute; none was given"
-            )
-        if cls.uses_hierarchies and hierarchy_attributes is not None:
-            missing = [
-                q
-                for q in requirement.quasi_identifiers
-                if q not in hierarchy_attributes
-            ]
-            if missing:
-                raise UnsupportedRequirementError(
-                    f"algorithm {cls.name!r} generalizes along hierarchies, and "
-                    f"quasi-identifier(s) {missing} have none; hierarchies exist "
-                    f"for: {', '.join(sorted(hierarchy_attributes)) or 'none'}"
-                )
+        refusal = requirement_refusal if cls._entry is None else cls._entry.refusal
+        refusal(
+            cls,
+            requirement,
+            target=target,
+            hierarchy_attributes=hierarchy_attributes,
+        )
 
     def training_views(self, release: Release) -> list[pd.DataFrame]:
         """The released tables an analyst trains on, each with the target.

@@ -57,14 +57,13 @@ References
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
 from ppdm import parallel
-from ppdm._lazy import pandas as pd
 from ppdm.algorithms._dmpd_search import (
     Encoding,
     Evaluation,
@@ -78,18 +77,11 @@ from ppdm.algorithms._dmpd_search import (
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError
 from ppdm.model import AnonymizationSpec, Release, attribute_kind
-from ppdm.params import Interval, Options
 from ppdm.privacy import (
-    CLASS_MODELS,
-    PartitionAnonymity,
     Requirement,
-    SetAnonymity,
 )
 
-__all__ = ["Dmpd", "INDUCERS", "MODES", "dmpd_search", "feature_codes"]
-
-INDUCERS = ("decision_tree", "naive_bayes")
-MODES = ("single", "pareto")
+__all__ = ["Dmpd", "dmpd_search", "feature_codes"]
 
 
 def feature_codes(column: pd.Series, *, exact: bool) -> tuple[np.ndarray, int]:
@@ -236,26 +228,6 @@ class Dmpd(Anonymizer):
     """
 
     name: ClassVar[str] = "dmpd"
-    summary: ClassVar[str] = (
-        "Projections of disjoint feature groups, each and each join of two "
-        "k-anonymous, chosen by a genetic search (Matatov et al. 2010)"
-    )
-    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS | {
-        SetAnonymity.name,
-        PartitionAnonymity.name,
-    }
-    needs_target: ClassVar[bool] = True
-    numeric_input: ClassVar[str] = "binned"
-    releases: ClassVar[str] = "projections"
-    _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "generations": Interval(numbers.Integral, 0, None),
-        "population": Interval(numbers.Integral, 2, None),
-        "p_cross": Interval(numbers.Real, 0.0, 1.0),
-        "p_mut": Interval(numbers.Real, 0.0, 1.0),
-        "n_folds": Interval(numbers.Integral, 2, 20),
-        "inducer": Options(INDUCERS),
-        "mode": Options(MODES),
-    }
 
     def __init__(
         self,
@@ -275,26 +247,6 @@ class Dmpd(Anonymizer):
         self.n_folds = n_folds
         self.inducer = inducer
         self.mode = mode
-
-    @classmethod
-    def adapt_requirement(cls, requirement: Any, *, target: str | None) -> Any:
-        """Add set anonymity (joins of two projections) at the requirement's k.
-
-        Per-projection anonymity (PAL) is the requirement's own k-anonymity,
-        checked per released table; what no table shows alone is the join,
-        so :class:`~ppdm.privacy.SetAnonymity` joins the requirement unless a
-        set- or partition-anonymity model is there already.
-        """
-        if target is None or any(
-            m.name in (SetAnonymity.name, PartitionAnonymity.name)
-            for m in requirement.models
-        ):
-            return requirement
-        return Requirement(
-            requirement.quasi_identifiers,
-            (*requirement.models, SetAnonymity(int(requirement.k))),
-            requirement.suppression_marker,
-        )
 
     # -- the algorithm ---------------------------------------------------------
     def search_k(self, requirement: Requirement) -> int:

@@ -52,12 +52,11 @@ References
 
 from __future__ import annotations
 
-import numbers
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import (
     InfeasibleConstraintError,
@@ -65,8 +64,6 @@ from ppdm.exceptions import (
     UnsupportedRequirementError,
 )
 from ppdm.model import AnonymizationSpec, Release
-from ppdm.params import Interval, Options
-from ppdm.privacy import Requirement
 from ppdm.privacy._containment import KAnonymityByContainment
 from ppdm.selection import (
     binary_encode,
@@ -77,9 +74,6 @@ from ppdm.selection import (
 )
 
 __all__ = ["FsAnonymity"]
-
-#: Models the release can be checked against.
-_MODELS = frozenset({"k-anonymity", KAnonymityByContainment.name})
 
 
 class FsAnonymity(Anonymizer):
@@ -118,24 +112,6 @@ class FsAnonymity(Anonymizer):
     """
 
     name: ClassVar[str] = "fs-anonymity"
-    summary: ClassVar[str] = (
-        "Feature selection: the quasi-identifiers' 0/1 features whose projection is "
-        "k-anonymous (or, opt-in, by containment), chosen by Greedy (DistCnt, "
-        "HamDist) or Maximal"
-    )
-    supported_models: ClassVar[frozenset[str]] = _MODELS
-    needs_target: ClassVar[bool] = True
-    numeric_input: ClassVar[str] = "binned"
-    releases: ClassVar[str] = "columns"
-    _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "method": Options({"greedy", "maximal"}),
-        "objective": Options({"distcnt", "hamdist"}),
-        "stopping": Options({"filtered", "literal"}),
-        "maximal_mode": Options({"exact", "frequent"}),
-        "r": Interval(numbers.Integral, 1, None),
-        "budget": Interval(numbers.Integral, 1, None),
-        "criterion": Options({"k-anonymity", "containment"}),
-    }
 
     def __init__(
         self,
@@ -155,49 +131,6 @@ class FsAnonymity(Anonymizer):
         self.r = r
         self.budget = budget
         self.criterion = criterion
-
-    def adapt_requirement(self, requirement: Any, *, target: str | None) -> Any:
-        """With ``criterion="containment"``, k-anonymity becomes containment.
-
-        That release is k-anonymous by containment, not (in general) plainly
-        k-anonymous; the manifest, certificate and verifier state and check
-        that. The default criterion keeps the requirement as it is. Other
-        models are kept, so that :meth:`check_requirement` refuses those the
-        release cannot honour.
-        """
-        if self.criterion != "containment":
-            return requirement
-        models: list[Any] = []
-        for model in requirement.models:
-            if model.name == "k-anonymity":
-                model = KAnonymityByContainment(int(model.k))
-            if model not in models:
-                models.append(model)
-        return Requirement(
-            requirement.quasi_identifiers, tuple(models), requirement.suppression_marker
-        )
-
-    @classmethod
-    def check_requirement(
-        cls,
-        requirement: Any,
-        *,
-        target: str | None,
-        hierarchy_attributes: Any = None,
-    ) -> None:
-        """Refuse models other than (containment) k-anonymity, naming why."""
-        unsupported = [m.name for m in requirement.models if m.name not in _MODELS]
-        if unsupported:
-            raise UnsupportedRequirementError(
-                f"algorithm {cls.name!r} does not support privacy model(s) "
-                f"{', '.join(unsupported)}: it releases 0/1 features of the "
-                "quasi-identifiers and the target, and no sensitive attribute; it "
-                f"supports: {', '.join(sorted(_MODELS))} (with l-diversity in the "
-                "configuration, ask for l = 1)"
-            )
-        super().check_requirement(
-            requirement, target=target, hierarchy_attributes=hierarchy_attributes
-        )
 
     def training_views(self, release: Release) -> list[pd.DataFrame]:
         """The released features read back as cells of the quasi-identifiers.

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.generalization.lattice import GeneralizationLattice
@@ -27,7 +27,6 @@ from ppdm.generalization.lattice_release import (
     generalized_release,
 )
 from ppdm.model import AnonymizationSpec, Release
-from ppdm.privacy import CLASS_MODELS
 from ppdm.scale.frequency import FrequencyTable
 from ppdm.scale.recoding import Recoding
 
@@ -45,11 +44,6 @@ class FullDomainAnonymizer(Anonymizer):
     them), and any class model (the classes a model rejects are suppressed);
     the same release decided on a frequency table serves the Dask engine.
     """
-
-    uses_hierarchies: ClassVar[bool] = True
-    numeric_input: ClassVar[str] = "raw"
-    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
-    frequency_table: ClassVar[bool] = True
 
     @abstractmethod
     def _search(

@@ -26,12 +26,11 @@ References
 from __future__ import annotations
 
 from collections.abc import Sequence
-from numbers import Real
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.algorithms.kactus_pruning import _Distances, _ModelPruning, _only_k, _prune_k
 from ppdm.algorithms.kactus_release import KactusResult, _suppress, path_interval
@@ -41,8 +40,7 @@ from ppdm.model import (
     AnonymizationSpec,
     Release,
 )
-from ppdm.params import Boolean, Interval, Options
-from ppdm.privacy import CLASS_MODELS, Requirement
+from ppdm.privacy import Requirement
 from ppdm.progress import report
 from ppdm.trees.base import PredicateTree
 
@@ -258,20 +256,6 @@ class Kactus(Anonymizer):
     """
 
     name: ClassVar[str] = "kactus"
-    summary: ClassVar[str] = (
-        "kACTUS: classification-tree-guided multi-dimensional suppression "
-        "(Kisilevich et al., TKDE 2010)"
-    )
-    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
-    needs_target: ClassVar[bool] = True
-    numeric_input: ClassVar[str] = "binned"
-    _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "inducer": Options({"c45", "sklearn"}),
-        "lending": Options({"random", "greedy"}),
-        "generalize_small_siblings": Boolean(),
-        "pruning_confidence": (Interval(Real, 0.0, 0.5, closed="right"), None),
-        "numeric_release": Options({"mean", "interval"}),
-    }
 
     def __init__(
         self,

@@ -58,7 +58,6 @@ from ppdm.generalization.lattice import (
     require_hierarchies,
 )
 from ppdm.model import AnonymizationSpec
-from ppdm.params import Options
 
 __all__ = ["LatticeOptimal", "OptimalResult", "optimal_node"]
 
@@ -242,11 +241,6 @@ class LatticeOptimal(FullDomainAnonymizer):
     """
 
     name: ClassVar[str] = "lattice-optimal"
-    summary: ClassVar[str] = (
-        "Exact least-loss full-domain generalization meeting every privacy model "
-        "and the suppression limit (pruned lattice search)"
-    )
-    _parameter_constraints: ClassVar[dict[str, Any]] = {"loss": Options(("glm", "cm"))}
 
     def __init__(self, *, loss: str = "glm") -> None:
         self.loss = loss

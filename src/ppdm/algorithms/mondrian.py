@@ -105,14 +105,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.ordered_text import TextKind, text_kind
 from ppdm.model import AnonymizationSpec, AttributeKind, Release, attribute_kind
-from ppdm.params import Options
-from ppdm.privacy import CLASS_MODELS, Requirement
+from ppdm.privacy import Requirement
 from ppdm.scale.recoding import Recoding
 from ppdm.values import (
     Cell,
@@ -751,15 +750,6 @@ class Mondrian(Anonymizer):
     """
 
     name: ClassVar[str] = "mondrian"
-    summary: ClassVar[str] = (
-        "Mondrian (LeFevre et al. 2006): strict multidimensional median "
-        "partitioning; generalizes every record, suppresses none"
-    )
-    supported_models: ClassVar[frozenset[str]] = CLASS_MODELS
-    frequency_table: ClassVar[bool] = True
-    _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "split": Options({"median"}),
-    }
 
     def __init__(self, *, split: str = "median") -> None:
         self.split = split

@@ -42,8 +42,6 @@ References
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -51,6 +49,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ppdm import progress
+from ppdm.algorithm_registry import PBG_REFINEMENTS, eps_vector
 from ppdm.algorithms.full_domain import FullDomainAnonymizer, LatticeBuilder
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
@@ -61,17 +60,9 @@ from ppdm.generalization.lattice import (
     require_hierarchies,
 )
 from ppdm.model import AnonymizationSpec
-from ppdm.params import Interval, Options, PositiveNumbers
 
 __all__ = ["BoxArchive", "PbgEa", "PbgResult", "parse_objectives", "pbg_search"]
 
-#: Objective sets the algorithm accepts (dash-separated quality indices).
-OBJECTIVE_SETS = (
-    "k-glm", "k-cm", "k-l-glm", "k-l-cm", "k-glm-cm", "k-l-glm-cm",
-    "l-glm", "sk-glm", "sk-cm", "sk-sl-glm", "sk-glm-cm",
-)  # fmt: skip
-POLICIES = ("min-glm", "min-cm")
-REFINEMENTS = ("none", "local")
 #: Indices that (almost) never decrease along generalization: merging classes
 #: only grows them. On the Adult lattice k and S_k never decrease along any of
 #: its 96,896 edges, l along 32 and GLM along 53 (where a coarser node needs
@@ -296,9 +287,9 @@ def pbg_search(
     -------
     PbgResult
     """
-    if refine not in REFINEMENTS:
+    if refine not in PBG_REFINEMENTS:
         raise InvalidParameterError(
-            f"refine must be one of {REFINEMENTS}; got {refine!r}"
+            f"refine must be one of {PBG_REFINEMENTS}; got {refine!r}"
         )
     if generations is None:
         generations = DEFAULT_GENERATIONS[refine]
@@ -480,23 +471,6 @@ def _local_search(archive: BoxArchive, store: _Evaluations) -> None:
     progress.report(1.0, f"local search: {len(store.memo)} nodes evaluated")
 
 
-def _eps_vector(eps: Any, n_objectives: int, owner: str) -> list[float]:
-    values = list(eps) if isinstance(eps, (list, tuple)) else [eps]
-    ok = all(
-        isinstance(v, numbers.Real)
-        and not isinstance(v, bool)
-        and v > 0
-        and math.isfinite(v)
-        for v in values
-    )
-    if not ok or len(values) not in (1, n_objectives):
-        raise InvalidParameterError(
-            f"{owner}: parameter 'eps' must be a positive number or a list of "
-            f"{n_objectives} positive numbers (one per objective); got {eps!r}"
-        )
-    return [float(v) for v in values] * (n_objectives if len(values) == 1 else 1)
-
-
 class PbgEa(FullDomainAnonymizer):
     """Property based generalization by an evolutionary search (PBG-EA).
 
@@ -570,27 +544,6 @@ class PbgEa(FullDomainAnonymizer):
     """
 
     name: ClassVar[str] = "pbg-ea"
-    summary: ClassVar[str] = (
-        "Evolutionary search of the generalization lattice for the Pareto front of "
-        "privacy vs loss (Dewri et al. 2010)"
-    )
-    _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "objectives": Options(OBJECTIVE_SETS),
-        "population": Interval(numbers.Integral, 2, None),
-        "generations": (Interval(numbers.Integral, 0, None), None),
-        "p_cross": Interval(numbers.Real, 0.0, 1.0),
-        "p_mut": (Interval(numbers.Real, 0.0, 1.0), None),
-        "policy": Options(POLICIES),
-        "selection": Options(("union", "archive")),
-        "refine": Options(REFINEMENTS),
-        "budget": (Interval(numbers.Integral, 1, None), None),
-        "eps": PositiveNumbers(),
-    }
-
-    def check_params(self) -> None:
-        """Also refuse an ``eps`` list whose length is not the objectives' count."""
-        super().check_params()
-        _eps_vector(self.eps, len(parse_objectives(self.objectives)), self.name)
 
     def __init__(
         self,
@@ -625,7 +578,7 @@ class PbgEa(FullDomainAnonymizer):
     ) -> tuple[dict[str, Hierarchy], NodeMetrics, dict[str, Any]]:
         """The search and the chosen node; both paths draw the same numbers from ``rng``."""
         names = parse_objectives(self.objectives)
-        eps = _eps_vector(self.eps, len(names), self.name)
+        eps = eps_vector(self.eps, len(names), self.name)
         hierarchies = require_hierarchies(self.name, spec)
         if ({"l", "sl"} & set(names)) and spec.sensitive_attribute is None:
             raise InvalidParameterError(

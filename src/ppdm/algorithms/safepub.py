@@ -71,26 +71,22 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
-import numbers
-import re
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.algorithms.base import Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.generalization.lattice import require_hierarchies
 from ppdm.model import AnonymizationSpec, Release
-from ppdm.params import Interval, Options
 from ppdm.privacy.differential import PrivacyCost
 
 __all__ = [
-    "SCORES",
     "SafePub",
     "SafePubParameters",
     "default_delta",
@@ -101,22 +97,7 @@ __all__ = [
     "safepub_search",
 ]
 
-#: Score functions of the search.
-SCORES = ("classification", "loss")
-#: Where the randomness of sampling and search comes from.
-RANDOMNESS = ("os", "keyed")
 _KEYED_LABEL = b"ppdm safepub keyed randomness v1\x00"
-
-
-@dataclass(frozen=True)
-class KeySpec:
-    """A key specification ``<scheme>:<name>`` (``env:PPDM_AUDIT_KEY``)."""
-
-    def describe(self) -> str:
-        return "a key spec such as 'env:PPDM_AUDIT_KEY'"
-
-    def accepts(self, value: Any) -> bool:
-        return isinstance(value, str) and re.fullmatch(r"[a-z-]+:.+", value) is not None
 
 
 # ---------------------------------------------------------------- parameters
@@ -483,23 +464,6 @@ class SafePub(Anonymizer):
     """
 
     name: ClassVar[str] = "safepub"
-    summary: ClassVar[str] = (
-        "Differentially private (epsilon, delta) release: random sampling, a "
-        "full-domain generalization chosen by the exponential mechanism, "
-        "suppression of classes below the derived k (Bild et al. 2018)"
-    )
-    uses_hierarchies: ClassVar[bool] = True
-    needs_target: ClassVar[bool] = True
-    numeric_input: ClassVar[str] = "raw"
-    _parameter_constraints: ClassVar[dict[str, Any]] = {
-        "epsilon": Interval(numbers.Real, 0, 5, "right"),
-        "delta": (Interval(numbers.Real, 0, 1, "neither"), None),
-        "search_fraction": Interval(numbers.Real, 0, 1, "neither"),
-        "steps": Interval(numbers.Integral, 0, 100_000, "both"),
-        "score": Options(SCORES),
-        "randomness": Options(RANDOMNESS),
-        "key": KeySpec(),
-    }
 
     def __init__(
         self,

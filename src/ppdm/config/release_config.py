@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import (
     ConfigDict,
@@ -23,7 +23,7 @@ from pydantic import (
 )
 
 from ppdm import resources
-from ppdm.algorithms import ALGORITHMS, Anonymizer, get_algorithm
+from ppdm.algorithm_registry import AlgorithmEntry, registered
 from ppdm.compute_config import LEGACY_SECTIONS, ComputeConfig, fold_legacy_sections
 from ppdm.config import sections
 from ppdm.config.errors import ConfigError, _format_errors, _old_location
@@ -31,6 +31,9 @@ from ppdm.exceptions import InvalidParameterError
 from ppdm.identifiers import identifier_name
 from ppdm.params import did_you_mean
 from ppdm.privacy import Requirement, model_from_description
+
+if TYPE_CHECKING:
+    from ppdm.algorithms import Anonymizer
 
 __all__ = [
     "ReleaseConfig",
@@ -203,12 +206,13 @@ class ReleaseConfig(sections._Strict):
     @model_validator(mode="after")
     def _consistent(self) -> ReleaseConfig:
         self._check_roles()
-        if self.algorithm not in ALGORITHMS:
-            hint = did_you_mean(self.algorithm, ALGORITHMS)
+        algorithms = registered()
+        if self.algorithm not in algorithms:
+            hint = did_you_mean(self.algorithm, algorithms)
             raise ValueError(
                 f"algorithm {self.algorithm!r} is not registered"
                 + (f" ({hint})" if hint else "")
-                + f"; allowed: {', '.join(sorted(ALGORITHMS))}"
+                + f"; allowed: {', '.join(sorted(algorithms))}"
             )
         if self.target in self.quasi_identifiers:
             raise ValueError(f"target {self.target!r} is also a quasi-identifier")
@@ -224,15 +228,16 @@ class ReleaseConfig(sections._Strict):
                 t=self.t,
                 extra=[model_from_description(m) for m in self.models],
             )
-            algorithm = get_algorithm(self.algorithm, **self.params)
-            algorithm.check_params()
+            # The registry entry answers without importing the algorithm.
+            algorithm = algorithms[self.algorithm]
+            algorithm.check_parameters(self.params)
             self._requirement = algorithm.adapt_requirement(
-                self._requirement, target=self.target
+                self._requirement, target=self.target, params=self.params
             )
-            type(algorithm).check_requirement(
+            algorithm.check_requirement(
                 self._requirement,
                 target=self.target,
-                hierarchy_attributes=self._hierarchy_attributes(type(algorithm)),
+                hierarchy_attributes=self._hierarchy_attributes(algorithm),
             )
         except InvalidParameterError as err:
             raise ValueError(str(err)) from None
@@ -290,14 +295,16 @@ class ReleaseConfig(sections._Strict):
             raise ValueError(
                 "pseudonymize: true, but no column has the role 'identifying'"
             )
-        if self.republication.policy == "consistent" and (
-            self.algorithm in ALGORITHMS
-            and ALGORITHMS[self.algorithm].releases != "table"
+        algorithm = registered().get(self.algorithm)
+        if (
+            self.republication.policy == "consistent"
+            and algorithm is not None
+            and algorithm.releases != "table"
         ):
             raise ValueError(
                 f"republication.policy 'consistent' recodes rows into the classes of "
                 f"one released table; {self.algorithm!r} releases "
-                f"{ALGORITHMS[self.algorithm].releases} (use hold-back)"
+                f"{algorithm.releases} (use hold-back)"
             )
         self._check_engine()
         key = self.republication.record_key
@@ -313,10 +320,11 @@ class ReleaseConfig(sections._Strict):
             )
 
     def _check_engine(self) -> None:
-        if self.compute.engine != "dask" or self.algorithm not in ALGORITHMS:
+        algorithms = registered()
+        if self.compute.engine != "dask" or self.algorithm not in algorithms:
             return
-        if not ALGORITHMS[self.algorithm].frequency_table:
-            able = sorted(n for n, a in ALGORITHMS.items() if a.frequency_table)
+        if not algorithms[self.algorithm].frequency_table:
+            able = sorted(n for n, a in algorithms.items() if a.frequency_table)
             raise ValueError(
                 f"engine 'dask' runs the anonymization on the frequency table of "
                 f"distinct quasi-identifier combinations; {self.algorithm!r} needs "
@@ -367,7 +375,7 @@ class ReleaseConfig(sections._Strict):
             or (role == "identifying" and self.pseudonymize)
         ]
 
-    def _hierarchy_attributes(self, algorithm: type[Anonymizer]) -> list[str] | None:
+    def _hierarchy_attributes(self, algorithm: AlgorithmEntry) -> list[str] | None:
         """Attributes with a hierarchy file, for an algorithm that needs them.
 
         Only the file names are listed; the files are read by the steps.
@@ -395,6 +403,10 @@ class ReleaseConfig(sections._Strict):
 
     def build_algorithm(self) -> Anonymizer:
         """A fresh instance of the configured algorithm with its parameters."""
+        # Here, not at the top: validating a configuration needs only the
+        # registry, and the algorithms' modules import pandas.
+        from ppdm.algorithms import get_algorithm
+
         return get_algorithm(self.algorithm, **self.params)
 
     @property
