@@ -86,7 +86,7 @@ def run_one(sigma: int, generations: int, population: int, inducer: str) -> dict
     table = enlarged(base, sigma)
     spec = AnonymizationSpec.of(tuple(qis), None, TARGET, k=10)
     spec = AnonymizationSpec(
-        Dmpd.adapt_requirement(spec.requirement, target=TARGET), TARGET
+        Dmpd().adapt_requirement(spec.requirement, target=TARGET), TARGET
     )
     algorithm = Dmpd(generations=generations, population=population, inducer=inducer)
     start = time.perf_counter()

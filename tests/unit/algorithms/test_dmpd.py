@@ -121,15 +121,15 @@ def table_with(n: int = 120, seed: int = 3) -> pd.DataFrame:
 
 def spec_of(table, k, l=1, qis=("age", "zip", "sex")) -> AnonymizationSpec:
     spec = AnonymizationSpec.of(qis, "purpose" if l > 1 else None, "y", k=k, l=l)
-    requirement = Dmpd.adapt_requirement(spec.requirement, target="y")
+    requirement = Dmpd().adapt_requirement(spec.requirement, target="y")
     return AnonymizationSpec(requirement, "y")
 
 
 def test_adapt_requirement_adds_set_anonymity_at_k():
     spec = AnonymizationSpec.of(("age",), None, "y", k=7)
-    adapted = Dmpd.adapt_requirement(spec.requirement, target="y")
+    adapted = Dmpd().adapt_requirement(spec.requirement, target="y")
     assert adapted.release_models == (SetAnonymity(7),)
-    assert Dmpd.adapt_requirement(adapted, target="y") == adapted
+    assert Dmpd().adapt_requirement(adapted, target="y") == adapted
     config = default_config("german").with_overrides(algorithm="dmpd", k=10)
     assert SetAnonymity(10) in config.requirement.models
     assert ALGORITHMS["dmpd"] is Dmpd
@@ -342,7 +342,7 @@ def test_verifier_checks_l_diversity_over_the_join_classes():
 
 def test_search_refuses_the_counter_example_partitioning():
     table = pd.concat([JOIN_P1, JOIN_P2[["zip"]]], axis=1)[["age", "zip", "dx", "y"]]
-    requirement = Dmpd.adapt_requirement(_join_requirement(), target="y")
+    requirement = Dmpd().adapt_requirement(_join_requirement(), target="y")
     spec = AnonymizationSpec(requirement, "y")
     algorithm = Dmpd(generations=2, population=4)
     evaluator, features = algorithm.evaluator(table, spec, np.random.default_rng(0))
@@ -371,7 +371,7 @@ def test_a_mostly_zero_number_keeps_its_values_for_the_wrapper():
     order = np.argsort(table["gain"].to_numpy(), kind="stable")
     assert (np.diff(codes[order]) >= 0).all()
     spec = AnonymizationSpec(
-        Dmpd.adapt_requirement(Requirement.of(("age",), k=5), target="y"), "y"
+        Dmpd().adapt_requirement(Requirement.of(("age",), k=5), target="y"), "y"
     )
     evaluator, features = Dmpd(n_folds=3).evaluator(
         table, spec, np.random.default_rng(0)
