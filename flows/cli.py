@@ -214,7 +214,6 @@ def _release(args: argparse.Namespace) -> int:
     # capabilities, hierarchies, dataset folder, cheap feasibility) before
     # Prefect is imported: a bad one fails at once.
     from ppdm.config import default_config, load_config
-    from ppdm.preflight import preflight
 
     # The flags replace keys of the file before its one validation.
     overrides = {
@@ -244,6 +243,10 @@ def _release(args: argparse.Namespace) -> int:
     from ppdm.flows.api_server import TemporaryAPI
 
     api = None if _api_configured() else TemporaryAPI().start()
+    # Only now: the pre-flight reads the data (pandas), which a configuration
+    # error never needs.
+    from ppdm.preflight import preflight
+
     level = os.environ.get("PREFECT_LOGGING_LEVEL")
     try:
         if any(

@@ -28,56 +28,12 @@ from __future__ import annotations
 
 import re
 
-from ppdm._lazy import pandas as pd
+import pandas as pd
 
-__all__ = [
-    "IDENTIFIER_STEMS",
-    "IDENTIFIER_WORDS",
-    "VALUE_PATTERNS",
-    "identifier_name",
-    "identifier_pattern",
-    "looks_identifying",
-    "name_tokens",
-]
+from ppdm.identifier_names import identifier_name
 
-#: Words of a column name that name a direct identifier (compared with the
-#: name's lower-case tokens and with the whole name).
-IDENTIFIER_WORDS = frozenset(
-    "name names firstname lastname surname forename fullname givenname middlename "
-    "familyname maidenname nickname username login email mail ssn phone telephone "
-    "mobile cellphone fax address street passport iban uuid guid mrn ip id "
-    "url website homepage ipaddress npi vin".split()
-)
-#: Parts of a column name that name a direct identifier wherever they appear.
-IDENTIFIER_STEMS = (
-    "firstname",
-    "lastname",
-    "surname",
-    "fullname",
-    "email",
-    "phonenumber",
-    "passport",
-    "socialsecurity",
-    "streetaddress",
-    "username",
-    "creditcard",
-    "cardnumber",
-    "licenseplate",
-    "driverslicense",
-    "recordnumber",
-    "medicalrecord",
-    "accountnumber",
-    "insuranceid",
-    "memberid",
-    "ipaddress",
-    "serialnumber",
-)
-# "name" of a thing, not of a person: country_name, drug_name
-_THING_WORDS = frozenset(
-    "country city county region state town place site ward hospital clinic "
-    "department company employer product drug medication diagnosis disease "
-    "file column field".split()
-)
+__all__ = ["VALUE_PATTERNS", "identifier_pattern", "looks_identifying"]
+
 #: Share of distinct values above which a column released as is needs an
 #: explicit acknowledgement even when accepted.
 MOSTLY_UNIQUE_SHARE = 0.5
@@ -113,34 +69,6 @@ VALUE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("free text", re.compile(r"^\S+(\s+\S+){5,}$")),
 )
-
-
-def name_tokens(name: str) -> tuple[str, ...]:
-    """Lower-case words of a column name: ``PatientID`` -> ``("patient", "id")``."""
-    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name)
-    spaced = re.sub(r"(?<=[A-Z])(?=[A-Z][a-z])", "_", spaced)
-    return tuple(t for t in re.split(r"[^a-z0-9]+", spaced.lower()) if t)
-
-
-def identifier_name(name: str) -> str | None:
-    """The identifier word a column name holds (``"email"``), or None.
-
-    >>> identifier_name("PatientID"), identifier_name("e-mail")
-    ('id', 'mail')
-    >>> identifier_name("country_name") is None
-    True
-    """
-    tokens = name_tokens(name)
-    compact = "".join(tokens)
-    for token in (*tokens, compact):
-        if token in IDENTIFIER_WORDS:
-            if token == "name" and any(t in _THING_WORDS for t in tokens):
-                return None
-            return token
-    for stem in IDENTIFIER_STEMS:
-        if stem in compact:
-            return stem
-    return None
 
 
 def looks_identifying(name: str, column: pd.Series) -> str:

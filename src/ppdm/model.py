@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from ppdm._lazy import pandas as pd
+import pandas as pd
+
 from ppdm.values import SUPPRESSED
 
 if TYPE_CHECKING:  # the privacy package reads SUPPRESSED from here

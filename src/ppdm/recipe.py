@@ -44,8 +44,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.prepare.discretize import Discretization, discretize
 from ppdm.utility.preprocessing import Binning, FoldDiscretizer

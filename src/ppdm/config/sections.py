@@ -12,9 +12,9 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, model_serializer, model_validator
 
-from ppdm.prepare.target_check import DEFAULT_MAX_REJECTED_FRACTION, DEFAULT_TEST_SIZE
-
 __all__ = [
+    "DEFAULT_MAX_REJECTED_FRACTION",
+    "DEFAULT_TEST_SIZE",
     "ROLES",
     "DiscretizeConfig",
     "PassthroughLimits",
@@ -45,6 +45,12 @@ Role = Literal[
     "drop",
 ]
 ROLES: tuple[str, ...] = get_args(Role)
+
+#: The utility report's test share, by default (``utility.test_size``).
+DEFAULT_TEST_SIZE = 0.3
+#: The share of rows validation may quarantine, by default
+#: (``validation.max_rejected_fraction``).
+DEFAULT_MAX_REJECTED_FRACTION = 0.05
 
 
 #: A number key: strictly a number (an integer is one; a boolean, a quoted

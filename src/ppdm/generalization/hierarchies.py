@@ -43,8 +43,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.exceptions import DataValidationError
 from ppdm.model import SUPPRESSED
 from ppdm.values import format_interval, format_number

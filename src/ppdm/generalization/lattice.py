@@ -82,8 +82,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.generalization.lattice_metrics import (

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InfeasibleConstraintError
 from ppdm.generalization.hierarchies import Hierarchy
 from ppdm.generalization.suppression import release_plan

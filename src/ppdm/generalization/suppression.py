@@ -16,8 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.privacy import EncodedSensitive, Requirement
 
 __all__ = ["SuppressionPlan", "release_plan"]

@@ -341,11 +341,8 @@ def _refuse_unreleasable_roles(
     target value are quarantined by validation (:func:`_target_required`),
     which is a note, unless they are more than validation may reject.
     """
-    from ppdm.prepare.target_check import (
-        DEFAULT_MAX_REJECTED_FRACTION,
-        check_target_values,
-        missing_rows,
-    )
+    from ppdm.config.sections import DEFAULT_MAX_REJECTED_FRACTION
+    from ppdm.prepare.target_check import check_target_values, missing_rows
 
     if not profile.quasi_identifiers:
         raise InvalidParameterError(

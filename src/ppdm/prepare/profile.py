@@ -93,7 +93,8 @@ import pandas as pd
 from ppdm.config import ROLES
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.ordered_text import date_format
-from ppdm.identifiers import IDENTIFIER_STEMS, IDENTIFIER_WORDS, identifier_pattern
+from ppdm.identifier_names import IDENTIFIER_STEMS, IDENTIFIER_WORDS
+from ppdm.identifiers import identifier_pattern
 from ppdm.prepare.column_types import (
     SetAside,
     TypedColumn,

@@ -36,12 +36,12 @@ from __future__ import annotations
 
 import math
 
-from ppdm._lazy import pandas as pd
+import pandas as pd
+
+from ppdm.config.sections import DEFAULT_TEST_SIZE
 from ppdm.exceptions import InfeasibleConstraintError
 
 __all__ = [
-    "DEFAULT_MAX_REJECTED_FRACTION",
-    "DEFAULT_TEST_SIZE",
     "TARGET_MAX_CLASSES",
     "check_target_values",
     "missing_rows",
@@ -50,11 +50,6 @@ __all__ = [
 #: More distinct values than this and a target looks continuous (the limit
 #: ``ppdm init`` uses to guess a class label by its values, too).
 TARGET_MAX_CLASSES = 20
-#: The utility report's test share, by default (``utility.test_size``).
-DEFAULT_TEST_SIZE = 0.3
-#: The share of rows validation may quarantine, by default
-#: (``validation.max_rejected_fraction``).
-DEFAULT_MAX_REJECTED_FRACTION = 0.05
 _SHOWN = 5
 
 

@@ -20,7 +20,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from ppdm._lazy import pandas as pd
+import pandas as pd
+
 from ppdm.exceptions import storage_error
 
 __all__ = [

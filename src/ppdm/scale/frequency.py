@@ -18,8 +18,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InvalidParameterError
 
 __all__ = ["FrequencyTable", "COUNT"]

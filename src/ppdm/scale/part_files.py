@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ppdm._lazy import pandas as pd
+import pandas as pd
 
 __all__ = ["decoded", "parquet_rows", "read_part", "read_part_table"]
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InvalidParameterError
 
 __all__ = ["Recoding"]

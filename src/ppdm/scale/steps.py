@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
 from ppdm.release.artifacts import ArtifactRef, ArtifactStore
 from ppdm.scale.engine import fold_parts, map_parts
 from ppdm.scale.frequency import FrequencyTable

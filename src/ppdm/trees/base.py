@@ -36,8 +36,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from ppdm._lazy import pandas as pd
+import pandas as pd
 
 __all__ = [
     "Equals",
