@@ -1,5 +1,6 @@
 """The core library never imports Prefect, the tasks or the flows; nothing imports
-the repository's folders by their own top-level names."""
+the repository's folders by their own top-level names; validating a configuration
+and listing the algorithms import no data library."""
 
 from __future__ import annotations
 
@@ -17,6 +18,45 @@ SRC = ROOT / "src" / "ppdm"
 FORBIDDEN = ("prefect", "prefect_dask", "ppdm.flows", "ppdm.tasks")
 #: The repository's folders that install inside ppdm, never as top-level names.
 FOLDERS = ("flows", "tasks", "schemas", "deployments")
+#: The pandas-free boundary: what validating a configuration and listing the
+#: algorithms import. ``ppdm algorithms`` and a configuration error answer in
+#: well under a second only while these modules, and everything they import,
+#: leave the data libraries unimported; the algorithms are described by the
+#: registry, which names their modules without importing them.
+PANDAS_FREE = (
+    "ppdm.algorithm_registry",
+    "ppdm.identifier_names",
+    "ppdm.params",
+    "ppdm.compute_config",
+    "ppdm.privacy",
+    "ppdm.config",
+    "ppdm.flows.cli",
+)
+#: Libraries the boundary keeps out (numpy is not one yet: ppdm.privacy and
+#: ppdm.selection import it).
+DATA_LIBRARIES = (
+    "pandas",
+    "pyarrow",
+    "sklearn",
+    "scipy",
+    "dask",
+    "great_expectations",
+    "prefect",
+)
+#: Modules inside the boundary that still reach pandas through the
+#: ``ppdm._lazy`` proxy (imported on first use) rather than by structure. The
+#: list may only shrink: every other module imports pandas plainly.
+LAZY_PANDAS = {
+    "privacy/_containment.py",
+    "privacy/_partition_anonymity.py",
+    "privacy/base.py",
+    "privacy/measures.py",
+    "privacy/release_model.py",
+    "privacy/requirement.py",
+    "selection/_encoding.py",
+    "selection/_maximal.py",
+    "selection/_paper_data.py",
+}
 
 
 def _imports(path: Path) -> set[str]:
@@ -66,6 +106,62 @@ def test_core_imports_nothing_from_the_upper_layers():
         for p in modules
     }
     assert {path: names for path, names in offenders.items() if names} == {}
+
+
+_BOUNDARY_IMPORTS = """
+import importlib, sys
+libraries, modules = sys.argv[1].split(","), sys.argv[2:]
+for module in modules:
+    importlib.import_module(module)
+    pulled = [name for name in libraries if name in sys.modules]
+    if "ppdm.algorithms" in sys.modules:
+        pulled.append("ppdm.algorithms")
+    print(module, *pulled)
+"""
+
+
+def test_the_configuration_and_the_listing_import_no_data_library():
+    """Each boundary module, imported in a fresh interpreter, pulls in nothing heavy.
+
+    The modules are imported one by one, so a failure names the first that
+    pulls a data library (or the algorithms' bodies) in.
+    """
+    done = subprocess.run(
+        [sys.executable, "-c", _BOUNDARY_IMPORTS, ",".join(DATA_LIBRARIES)]
+        + list(PANDAS_FREE),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == list(PANDAS_FREE)
+
+
+def test_the_boundary_check_sees_a_module_that_imports_pandas():
+    """Cross-check: a module known to import pandas is reported, with the name."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _BOUNDARY_IMPORTS,
+            "pandas",
+            "ppdm.params",
+            "ppdm.model",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.splitlines() == ["ppdm.params", "ppdm.model pandas"]
+
+
+def test_only_the_listed_modules_use_the_lazy_pandas_proxy():
+    users = {
+        str(path.relative_to(SRC))
+        for path in sorted(SRC.rglob("*.py"))
+        if "ppdm._lazy" in _imports(path)
+    }
+    assert users == LAZY_PANDAS
 
 
 def test_nothing_imports_the_folders_by_a_top_level_name():

@@ -6,6 +6,7 @@ import json
 import logging
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -85,6 +86,7 @@ import sys
 from ppdm.flows.cli import main
 code = main(sys.argv[1:])
 heavy = ("pandas", "sklearn", "scipy", "prefect", "great_expectations", "dask")
+heavy += ("ppdm.algorithms",)  # the algorithms' bodies (they import pandas)
 print(code, *sorted(name for name in heavy if name in sys.modules))
 """
 
@@ -110,3 +112,57 @@ def test_answers_without_data_import_no_data_library(args, code, tmp_path):
     )
     assert done.stdout.split()[-1:] == [str(code)], (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (
+            ["--algorithm", "mondrain"],
+            "algorithm 'mondrain' is not registered (did you mean 'mondrian'?)",
+        ),
+        (
+            ["--algorithm", "fs-anonymity", "--l", "2"],
+            "algorithm 'fs-anonymity' does not support privacy model(s) "
+            "distinct-l-diversity: it releases 0/1 features",
+        ),
+        (
+            ["--algorithm", "dmpd"],
+            "dmpd: parameter 'inducer' must be one of 'decision_tree', "
+            "'naive_bayes'; got 'c45'",
+        ),
+        (
+            ["--algorithm", "pbg-ea"],
+            "pbg-ea: parameter 'eps' must be a positive number or a list of 2 "
+            "positive numbers (one per objective); got [1.0, 2.0, 3.0]",
+        ),
+    ],
+)
+def test_a_configuration_the_algorithm_registry_refuses_imports_no_data_library(
+    args, says, tmp_path
+):
+    # The registry answers from its entries: the algorithms' modules (and
+    # pandas) stay unimported, and the message is the one building the
+    # algorithm gives.
+    params = {"dmpd": "{inducer: c45}", "pbg-ea": "{eps: [1.0, 2.0, 3.0]}"}
+    name = args[1]
+    shipped = Path(__file__).resolve().parents[2] / "configs" / "german.yaml"
+    text = shipped.read_text(encoding="utf-8")
+    assert "\nalgorithm: mondrian\n" in text and "\nparams:" not in text
+    (tmp_path / "release.yaml").write_text(
+        text.replace(
+            "\nalgorithm: mondrian\n",
+            f"\nalgorithm: {name}\nparams: {params.get(name, '{}')}\n",
+        ),
+        encoding="utf-8",
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTED_AFTER, "run", "--config", "release.yaml"]
+        + args,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert done.stdout.split() == [str(EXIT_USAGE)], (done.stdout, done.stderr)
+    assert says in done.stderr and "Traceback" not in done.stderr

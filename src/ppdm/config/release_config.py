@@ -28,7 +28,7 @@ from ppdm.compute_config import LEGACY_SECTIONS, ComputeConfig, fold_legacy_sect
 from ppdm.config import sections
 from ppdm.config.errors import ConfigError, _format_errors, _old_location
 from ppdm.exceptions import InvalidParameterError
-from ppdm.identifiers import identifier_name
+from ppdm.identifier_names import identifier_name
 from ppdm.params import did_you_mean
 from ppdm.privacy import Requirement, model_from_description
 
