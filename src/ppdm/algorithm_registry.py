@@ -45,6 +45,7 @@ from ppdm.privacy import (
 )
 
 __all__ = [
+    "CAPABILITIES",
     "AlgorithmEntry",
     "DECLARED",
     "KeySpec",
@@ -221,17 +222,21 @@ def _containment_criterion(
     )
 
 
+#: The capability attributes an entry and its class share.
+CAPABILITIES = (
+    "supported_models",
+    "needs_target",
+    "uses_hierarchies",
+    "numeric_input",
+    "releases",
+    "frequency_table",
+)
+
+
 def capabilities_of(info: Any, parameters: list[str]) -> dict[str, Any]:
     """What an algorithm (entry or class) supports, needs and releases (JSON-safe)."""
-    return {
-        "models": sorted(info.supported_models),
-        "needs_target": info.needs_target,
-        "uses_hierarchies": info.uses_hierarchies,
-        "numeric_input": info.numeric_input,
-        "releases": info.releases,
-        "frequency_table": info.frequency_table,
-        "parameters": parameters,
-    }
+    flags = {name: getattr(info, name) for name in CAPABILITIES[1:]}
+    return {"models": sorted(info.supported_models), **flags, "parameters": parameters}
 
 
 #: (owner, every parameter with defaults filled in) -> None, or raise.
@@ -346,16 +351,11 @@ def _entry_of_class(cls: type) -> AlgorithmEntry:
         summary=cls.summary,
         parameters=parameters,
         constraints=dict(cls._parameter_constraints),
-        supported_models=frozenset(cls.supported_models),
-        needs_target=cls.needs_target,
-        uses_hierarchies=cls.uses_hierarchies,
-        numeric_input=cls.numeric_input,
-        releases=cls.releases,
-        frequency_table=cls.frequency_table,
         parameter_check=parameter_check,
         adapt=adapt,
         refusal=refusal,
         defined_by=cls,
+        **{name: getattr(cls, name) for name in CAPABILITIES},
     )
 
 

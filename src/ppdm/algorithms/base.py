@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ppdm.algorithm_registry import (
+    CAPABILITIES,
     DECLARED,
     AlgorithmEntry,
     capabilities_of,
@@ -86,12 +87,8 @@ class Anonymizer(ABC):
         # The registry states each fact once; the class reads it.
         cls._entry = entry
         cls.summary = entry.summary
-        cls.supported_models = entry.supported_models
-        cls.needs_target = entry.needs_target
-        cls.uses_hierarchies = entry.uses_hierarchies
-        cls.numeric_input = entry.numeric_input
-        cls.releases = entry.releases
-        cls.frequency_table = entry.frequency_table
+        for name in CAPABILITIES:
+            setattr(cls, name, getattr(entry, name))
         cls._parameter_constraints = dict(entry.constraints)
 
     def privacy_cost(self, n_rows: int) -> PrivacyCost | None:
