@@ -124,7 +124,8 @@ def test_an_unsupported_model_fails_without_importing_prefect(tmp_path):
     script = textwrap.dedent(
         f"""\
         import sys
-        from ppdm.algorithms import ALGORITHMS, Mondrian
+        from ppdm.algorithms import ALGORITHMS
+        from ppdm.algorithms.mondrian import Mondrian
 
         class KOnly(Mondrian):
             name = "k-only"
