@@ -2,12 +2,15 @@
 
 ``ppdm algorithms`` and a configuration error must answer in well under a
 second, and importing pandas alone takes about a second on a 2-core machine.
-The modules that describe algorithms, privacy models and the lattice (what the
-command line and the configuration import to list capabilities and validate
-parameters) therefore refer to pandas through :data:`pandas`, which imports
-the real module on its first attribute access. Everything else imports pandas
-normally; ``tests/flows/test_cli_outputs.py`` checks that listing the
-algorithms and rejecting a configuration leave pandas unimported.
+The configuration and the algorithm listing read the pandas-free algorithm
+registry (:mod:`ppdm.algorithm_registry`) and every module outside that
+boundary imports pandas plainly. The privacy models and the feature-selection
+helpers the configuration imports through :mod:`ppdm.privacy` still hold the
+requirement's description and its evaluation on tables in the same modules;
+until the two are apart, they refer to pandas through :data:`pandas`, which
+imports the real module on its first attribute access.
+``tests/test_layering.py`` lists those modules (the list may only shrink) and
+checks that the configuration leaves pandas unimported.
 
 The standard library's ``importlib.util.LazyLoader`` does not serve here: it
 replaces the entry in ``sys.modules``, and the next ``import pandas``
