@@ -22,9 +22,13 @@ from ppdm.release.artifacts import (
     ArtifactStore,
     sha256_file,
 )
+from ppdm.release.data_files import (
+    as_released,
+    put_released_table,
+    read_released_table,
+)
 from ppdm.release.row_order import shuffled_rows
 from ppdm.steps.base import Candidate, candidate_files, hierarchies_of
-from ppdm.verify import read_released_table
 
 if TYPE_CHECKING:
     from ppdm.steps.republication import RepublicationSettings
@@ -233,9 +237,7 @@ def republish(
             # order in which earlier releases were consulted (a republish of
             # the same input finds its own release).
             rows = frame.sort_values(list(frame.columns), kind="stable")
-            released[name] = store.put_csv(
-                shuffled_rows(rows, shuffle), kind="release-candidate"
-            )
+            released[name] = put_released_table(store, shuffled_rows(rows, shuffle))
     return done(released, store.put_json(summary, kind="held-back"))
 
 
@@ -362,7 +364,7 @@ def consistent_tables(
         people = pd.DataFrame(
             {q: clean_table[q].astype("string").fillna("").astype(str) for q in qis}
         )
-        rows = _as_text(binned[columns])
+        rows = as_released(binned[columns])
         recoded, unmatched = consistent_recoding(
             people, rows, latest[1].astype(str), qis, covers
         )
@@ -377,7 +379,7 @@ def consistent_tables(
                     ),
                     np.random.default_rng(settings.anonymize.seed),
                 )
-                pieces.append(_as_text(release.tables[name])[columns])
+                pieces.append(as_released(release.tables[name])[columns])
             except AnonymizationError:  # too few for a release of their own
                 withheld = len(unmatched)
         result = pd.concat(pieces, ignore_index=True)
@@ -402,20 +404,6 @@ def consistent_tables(
             name, len(recoded), len(unmatched), withheld, kept, len(failing)
         )
     return out, recoding
-
-
-def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """A table as its released CSV reads back: every cell text."""
-    import io
-
-    from ppdm.release.artifacts import table_to_csv_bytes
-
-    return pd.read_csv(
-        io.BytesIO(table_to_csv_bytes(frame)),
-        dtype=str,
-        keep_default_na=False,
-        na_filter=False,
-    )
 
 
 def keep_state(

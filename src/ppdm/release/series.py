@@ -35,7 +35,7 @@ from ppdm.privacy import Requirement
 from ppdm.privacy.measures import ClassPartition
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
-from ppdm.verify.certificate import read_released_table
+from ppdm.release.data_files import read_released_table
 from ppdm.verify.composition import PersonValues, composition_exposed, person_values
 from ppdm.verify.differencing import (
     class_changes,
