@@ -127,17 +127,6 @@ def republish(
 
     files = candidate_files(candidate)
     earlier = comparable_releases(settings, files)
-    parted = [r for r in earlier if r.partitioned]
-    if parted:
-        # Its tables are in parts too large to be read into memory here; a
-        # release compared with nothing would pass over it silently.
-        raise VerificationError(
-            "republication refused, nothing was published: earlier release(s) "
-            + ", ".join(f"{r.release_id} ({r.partitioned[0]}, ...)" for r in parted)
-            + f" of {settings.dataset} were published out of core, in parts, and "
-            "the series check does not read releases in parts; release into "
-            "another output directory"
-        )
     same = same_source_releases(settings, store, files, earlier, clean, source_sha256)
     earlier = [r for r in earlier if r.release_id not in same]
     summary: dict[str, Any] = {
@@ -452,8 +441,7 @@ def checked_against_series(
     from ppdm.privacy import Differencing, SameRows
     from ppdm.release.series import load_tables
 
-    # Releases in parts are refused by the republication step, never read.
-    earlier = [r for r in comparable_releases(settings, files) if not r.partitioned]
+    earlier = comparable_releases(settings, files)
     if not earlier:  # only a republication of these very files
         return certificate
     tables = {name: read_released_table(path) for name, path in files.items()}

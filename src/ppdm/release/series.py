@@ -35,7 +35,7 @@ from ppdm.privacy import Requirement
 from ppdm.privacy.measures import ClassPartition
 from ppdm.release.artifacts import sha256_file
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
-from ppdm.release.data_files import read_released_table
+from ppdm.release.data_files import read_released_table, released_tables
 from ppdm.verify.composition import PersonValues, composition_exposed, person_values
 from ppdm.verify.differencing import (
     class_changes,
@@ -81,23 +81,23 @@ class EarlierRelease:
         The fingerprint of the source it was made from (None: not recorded).
         A release of the same fingerprint holds the same rows: between the
         two nobody arrived or left.
-    partitioned : tuple of str
-        Released data files written in parts (``data/<table>/part-*.parquet``,
-        an out-of-core release), relative to the output directory; ``files``
+    partitioned : tuple of (str, str)
+        ``(path, sha256)`` of each released data file written in parts
+        (``data/<table>/part-*.parquet``, an out-of-core release); ``files``
         does not hold them.
     """
 
     release_id: str
     files: dict[str, tuple[str, str]]
     source_sha256: str | None = None
-    partitioned: tuple[str, ...] = ()
+    partitioned: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "release_id": self.release_id,
             "files": {name: list(pair) for name, pair in sorted(self.files.items())},
             "source_sha256": self.source_sha256,
-            "partitioned": list(self.partitioned),
+            "partitioned": [list(pair) for pair in self.partitioned],
         }
 
     @classmethod
@@ -106,7 +106,7 @@ class EarlierRelease:
             d["release_id"],
             {name: (pair[0], pair[1]) for name, pair in d["files"].items()},
             d.get("source_sha256"),
-            tuple(d.get("partitioned", ())),
+            tuple((path, digest) for path, digest in d.get("partitioned", ())),
         )
 
 
@@ -136,11 +136,11 @@ def earlier_releases(
             for r in released
             if Path(r["path"]).parent.name == "data"
         }
-        # An out-of-core release writes each table in parts under
-        # data/<table>/: recorded, so that the check can refuse what it
-        # cannot read rather than pass over the release.
+        # An out-of-core release writes each table in parts under data/<table>/.
         pieces = tuple(
-            str(r["path"]) for r in released if Path(r["path"]).parent.name != "data"
+            (str(out_dir / r["path"]), r["sha256"])
+            for r in released
+            if Path(r["path"]).parent.name != "data"
         )
         if files or pieces:
             source = entry.get("source_sha256")
@@ -152,23 +152,34 @@ def earlier_releases(
 
 
 def load_tables(release: EarlierRelease) -> dict[str, pd.DataFrame]:
-    """The released tables of ``release``, each checked against its recorded sha256.
+    """The released tables of ``release``, each file checked against its recorded sha256.
+
+    A table is read in whatever format it was published (a CSV, or the
+    Parquet parts of an out-of-core release), as the verifier reads it.
 
     Raises
     ------
     ArtifactIntegrityError
         A file is missing or changed since it was published.
     """
-    tables = {}
-    for name, (path, digest) in sorted(release.files.items()):
+    recorded = {path: digest for path, digest in release.files.values()}
+    recorded.update(release.partitioned)
+    for path, digest in recorded.items():
         if not Path(path).is_file() or sha256_file(path) != digest:
             raise ArtifactIntegrityError(
                 f"earlier release {release.release_id}: {path} is missing or "
                 "changed since it was published (the audit log records its "
                 "sha256); run `ppdm audit verify` on the output directory"
             )
-        tables[name] = read_released_table(path, current_labels=True)
-    return tables
+    tables = {
+        name: read_released_table(path, current_labels=True)
+        for name, (path, _) in release.files.items()
+    }
+    parts = released_tables(path for path, _ in release.partitioned)
+    tables.update(
+        {name: read_released_table(p, current_labels=True) for name, p in parts.items()}
+    )
+    return dict(sorted(tables.items()))
 
 
 def leaking_keys(
