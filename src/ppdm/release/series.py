@@ -33,7 +33,7 @@ import pandas as pd
 from ppdm.exceptions import ArtifactIntegrityError, VerificationError
 from ppdm.privacy import Requirement
 from ppdm.privacy.measures import ClassPartition
-from ppdm.release.artifacts import sha256_file
+from ppdm.release.artifacts import recorded_file_problem
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
 from ppdm.release.data_files import read_released_table, released_tables
 from ppdm.verify.composition import PersonValues, composition_exposed, person_values
@@ -165,7 +165,7 @@ def load_tables(release: EarlierRelease) -> dict[str, pd.DataFrame]:
     recorded = {path: digest for path, digest in release.files.values()}
     recorded.update(release.partitioned)
     for path, digest in recorded.items():
-        if not Path(path).is_file() or sha256_file(path) != digest:
+        if recorded_file_problem(path, digest) is not None:
             raise ArtifactIntegrityError(
                 f"earlier release {release.release_id}: {path} is missing or "
                 "changed since it was published (the audit log records its "
@@ -278,15 +278,10 @@ def hold_back(
         each round withholds rows or settles a class).
     """
     out: dict[str, pd.DataFrame] = {}
-    held: dict[str, int] = {}
-    kept: dict[str, int] = {}
-    replaced: dict[str, int] = {}
+    held, kept, replaced = (dict.fromkeys(sorted(tables), 0) for _ in range(3))
     for name in sorted(tables):
         table = tables[name].astype(str)
-        # The earlier table of the same columns (the verifier's pairing).
-        matches = [(rid, t, counterpart(name, table, t)) for rid, t in series]
-        earlier = [(rid, t[m].astype(str)) for rid, t, m in matches if m is not None]
-        held[name] = kept[name] = replaced[name] = 0
+        earlier = _paired_earlier(name, table, series)
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
         # Cells of the classes released as before: each is settled once.
         settled: set[tuple[str, ...]] = set()
@@ -331,6 +326,19 @@ def hold_back(
             )
         out[name] = table
     return out, HoldBack(held, kept, replaced, tuple(rid for rid, _ in series))
+
+
+def _paired_earlier(
+    name: str,
+    table: pd.DataFrame,
+    series: Sequence[tuple[str, Mapping[str, pd.DataFrame]]],
+) -> list[tuple[str, pd.DataFrame]]:
+    """Each earlier release's table of the same columns (the verifier's pairing), as text."""
+    return [
+        (rid, t[m].astype(str))
+        for rid, t in series
+        if (m := counterpart(name, table, t)) is not None
+    ]
 
 
 def _all_leaks(
@@ -709,12 +717,9 @@ def _compose_as_before(
 ) -> tuple[dict[str, pd.DataFrame], HoldBack]:
     """The classes that may hold ``persons`` released as before, or withheld."""
     out: dict[str, pd.DataFrame] = {}
-    held: dict[str, int] = {}
-    kept: dict[str, int] = {}
-    replaced: dict[str, int] = {}
+    held, kept, replaced = (dict.fromkeys(sorted(tables), 0) for _ in range(3))
     for name in sorted(tables):
         table = tables[name].astype(str)
-        held[name] = kept[name] = replaced[name] = 0
         shows = any(a in table.columns for a in requirement.sensitive_attributes)
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
         if not shows or not len(persons):
@@ -728,11 +733,7 @@ def _compose_as_before(
             out[name] = table
             continue
         chosen = np.isin(ids, hit)
-        earlier = [
-            (rid, t[m].astype(str))
-            for rid, t in series
-            if (m := counterpart(name, table, t)) is not None
-        ]
+        earlier = _paired_earlier(name, table, series)
         if withhold or not qis or not earlier:
             out[name] = table[~chosen]
             held[name] = int(chosen.sum())

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ppdm.privacy import Differencing, Requirement
-from ppdm.release.artifacts import sha256_file
+from ppdm.release.artifacts import recorded_file_problem
 from ppdm.release.audit import KeyArg
 from ppdm.release.data_files import (
     ReleasedFiles,
@@ -79,14 +79,14 @@ def changed_files(release_dir: Path, manifest: dict) -> list[str]:
     ]
     problems = []
     for record in records:
-        path = release_dir / record["path"]
-        if not path.is_file():
-            problems.append(f"{record['path']} is missing")
-        elif sha256_file(path) != record["sha256"]:
-            problems.append(
-                f"{record['path']} changed since release "
-                "(sha256 differs from the manifest)"
-            )
+        said = {
+            "missing": f"{record['path']} is missing",
+            "changed": f"{record['path']} changed since release "
+            "(sha256 differs from the manifest)",
+        }
+        found = recorded_file_problem(release_dir / record["path"], record["sha256"])
+        if found is not None:
+            problems.append(said[found])
     return problems
 
 
