@@ -67,7 +67,7 @@ __all__ = [
     "read_release",
     "read_released_table",
     "release_data",
-    "released_columns",
+    "released_header",
     "released_sha256",
     "released_tables",
     "released_text",
@@ -311,7 +311,7 @@ def read_release(
     }
 
 
-def released_columns(files: ReleasedFiles) -> list[str]:
+def released_header(files: ReleasedFiles) -> list[str]:
     """The column names of a released table, CSV or Parquet parts.
 
     [] when unreadable: the full read says why.

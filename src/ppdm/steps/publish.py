@@ -18,7 +18,7 @@ from ppdm.release.artifacts import (
     sha256_bytes,
     sha256_file,
 )
-from ppdm.release.data_files import data_file_names, released_columns
+from ppdm.release.data_files import data_file_names, released_header
 from ppdm.release.manifest import (
     audit_entry,
     identity_config,
@@ -103,7 +103,7 @@ def publish_step(
             "path": rel,
             "sha256": hashes[rel],
             "rows": rows[rel],
-            "columns": released_columns(named[rel]),
+            "columns": released_header(named[rel]),
         }
         for rel in sorted(rows)
     ]

@@ -41,7 +41,7 @@ from ppdm.release.artifacts import canonical_json
 from ppdm.release.data_files import (
     ReleasedFiles,
     read_released_table,
-    released_columns,
+    released_header,
     released_sha256,
 )
 from ppdm.verify.passthrough import (
@@ -834,7 +834,7 @@ def verify_files(
             (name, read_released_table(path), released_sha256(path))
             for name, path in files.items()
         ),
-        {name: released_columns(path) for name, path in files.items()},
+        {name: released_header(path) for name, path in files.items()},
         requirement,
         original=original,
         input_sha256=input_sha256,

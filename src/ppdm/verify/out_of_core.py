@@ -1,4 +1,8 @@
-"""Out-of-core verification of a release stored as (partitioned) Parquet.
+"""Out-of-core verification of a release, in either format it is published in.
+
+A table is read as :mod:`ppdm.release.data_files` reads it, a CSV or Parquet
+parts alike (:func:`ppdm.release.data_files.lazy_released_table`: text cells,
+in blocks).
 
 The checks are those of :mod:`ppdm.verify`, computed from group-by aggregates
 that Dask evaluates partition by partition: one ``groupby(QI + [SA]).size()``
@@ -41,7 +45,7 @@ from ppdm.release.data_files import (
     ReleasedFiles,
     lazy_released_table,
     read_released_table,
-    released_columns,
+    released_header,
     released_sha256,
     table_files,
 )
@@ -100,13 +104,13 @@ def verify_parquet(
     covers: Covers | None = None,
     passthrough: PassthroughPolicy | None = None,
 ) -> Certificate:
-    """Verify a release stored as a Parquet file or a directory of parts.
+    """Verify one released table: a Parquet file, a directory of parts, or a CSV.
 
     Parameters
     ----------
     path : str, pathlib.Path or sequence of them
-        A ``.parquet`` file, a directory of ``*.parquet`` parts, or the parts
-        themselves (one table).
+        A ``.parquet`` file, a directory of ``*.parquet`` parts, the parts
+        themselves, or a released CSV (one table).
     requirement : Requirement
     engine : {"auto", "pandas", "dask"}, default="auto"
         "pandas" reads the table into memory; "dask" aggregates it out of core
@@ -242,7 +246,7 @@ def _verify_lazily(
     Runs inside :func:`_dask_session`.
     """
     files = _existing_files(given)
-    columns = released_columns(files)
+    columns = released_header(files)
 
     def read(wanted: list[str]) -> Any:
         return lazy_released_table(files, wanted)
