@@ -34,39 +34,34 @@ ENGINES = ("pandas", "dask")
 KEY = "env:PPDM_AUDIT_KEY"  # set for the whole suite (tests/conftest.py)
 
 
+#: Small parts (German's 1,000 rows in six), one worker of one thread.
+COMPUTE = {
+    "partition_rows": 170,
+    "workers": 1,
+    "threads_per_worker": 1,
+    "memory_limit": "1GB",
+    "sample_rows": 1_000,
+}
+
+
 def _config(source: Path, root: Path, engine: str):
     return default_config("german").with_overrides(
         source={"kind": "csv", "path": str(source)},
         algorithm="mondrian",
-        compute={
-            "engine": engine,
-            "partition_rows": 170,
-            "workers": 1,
-            "threads_per_worker": 1,
-            "memory_limit": "1GB",
-            "sample_rows": 1_000,
-        },
+        compute={**COMPUTE, "engine": engine},
         output_dir=str(root / "out"),
         work_dir=str(root / "work"),
     )
 
 
 @pytest.fixture(scope="module")
-def german_csv(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("source") / "german.csv"
-    load("german").to_csv(path, index=False)
-    return path
-
-
-@pytest.fixture(scope="module")
-def published(german_csv, tmp_path_factory) -> dict[str, Path]:
-    """The release directory of each engine, each in an output directory of its own."""
-    found = {}
+def published(tmp_path_factory) -> dict[str, Path]:
+    """The source, and the release directory of each engine in an output directory of its own."""
+    found = {"source": tmp_path_factory.mktemp("source") / "german.csv"}
+    load("german").to_csv(found["source"], index=False)
     for engine in ENGINES:
-        root = tmp_path_factory.mktemp(engine)
-        found[engine] = pipeline.run_release(
-            _config(german_csv, root, engine)
-        ).release_dir
+        config = _config(found["source"], tmp_path_factory.mktemp(engine), engine)
+        found[engine] = pipeline.run_release(config).release_dir
     return found
 
 
@@ -87,7 +82,7 @@ def test_each_engine_publishes_its_format(published):
 
 def test_both_formats_read_as_the_same_rows(published):
     # The two engines shuffle differently; the rows released are the same.
-    tables = {engine: read_release(d) for engine, d in published.items()}
+    tables = {engine: read_release(published[engine]) for engine in ENGINES}
     assert all(list(t) == ["release"] for t in tables.values())
     in_memory, out_of_core = (tables[e]["release"] for e in ENGINES)
     assert len(in_memory) == 1_000
@@ -128,7 +123,7 @@ def test_audit_verify_checks_every_data_file(published, engine, capsys):
 
 @pytest.mark.parametrize("engine", ENGINES)
 def test_a_later_release_reads_the_earlier_one_in_its_format(
-    published, german_csv, engine, tmp_path
+    published, engine, tmp_path
 ):
     earlier = published[engine]
     root = tmp_path / "series"
@@ -146,7 +141,7 @@ def test_a_later_release_reads_the_earlier_one_in_its_format(
     # 40 persons left: the next release (in memory) is held back against the
     # earlier one and verified against it.
     source = tmp_path / "german-next.csv"
-    pd.read_csv(german_csv).iloc[40:].to_csv(source, index=False)
+    pd.read_csv(published["source"]).iloc[40:].to_csv(source, index=False)
     later = pipeline.run_release(_config(source, root, "pandas")).release_dir
     assert later != earlier
     certificate = json.loads((later / "verification.json").read_text())
