@@ -35,8 +35,9 @@ from ppdm.privacy import (
     TCloseness,
 )
 from ppdm.privacy.measures import ClassPartition
+from ppdm.release.data_files import released_text
 from ppdm.verify import read_released_table, verify_tables
-from ppdm.verify.out_of_core import released_text, verify_parquet
+from ppdm.verify.out_of_core import verify_parquet
 
 QI8 = ["age", "workclass", "education", "marital-status", "occupation", "race", "sex",
        "native-country"]  # fmt: skip

@@ -222,7 +222,7 @@ def test_an_exact_date_kept_out_of_core_leaves_as_its_month(
     assert main(args) == 0, capsys.readouterr().err
     (release_dir,) = (out / "admissions").iterdir()
     assert main(["verify", str(release_dir)]) == 0
-    from ppdm.release.read import read_released_table
+    from ppdm.release.data_files import read_released_table
 
     (table_dir,) = (release_dir / "data").iterdir()  # Parquet parts of one table
     released = read_released_table(table_dir)

@@ -36,7 +36,7 @@ from ppdm.privacy import (
     Requirement,
     model_from_description,
 )
-from ppdm.release.read import read_released_table
+from ppdm.release.data_files import read_released_table
 from ppdm.verify.certificate import checks_of, verify_files
 from ppdm.verify.figures import figures_of
 

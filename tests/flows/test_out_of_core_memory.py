@@ -24,8 +24,8 @@ import yaml
 
 from ppdm.config import default_config
 from ppdm.prepare.datasets import load
+from ppdm.release.data_files import released_text
 from ppdm.verify import read_released_table
-from ppdm.verify.out_of_core import released_text
 
 # Long end-to-end checks (releases Adult x4 in a process of its own and on a memory-
 # limited Dask worker): .ci/run runs them after the README's command.

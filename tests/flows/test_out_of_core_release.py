@@ -20,7 +20,7 @@ from ppdm.config import ConfigError, default_config
 from ppdm.flows.cli import EXIT_FAILED, EXIT_OK, EXIT_UNSEALED, main
 from ppdm.prepare.datasets import load
 from ppdm.release.artifacts import sha256_file
-from ppdm.release.read import read_released_table, released_tables
+from ppdm.release.data_files import read_released_table, released_tables
 
 # Long end-to-end checks (a local Dask cluster, German released by three algorithms
 # with both engines): .ci/run runs them after the README's command.

@@ -48,7 +48,7 @@ from ppdm.model import AnonymizationSpec
 from ppdm.prepare.contract import build_schema
 from ppdm.prepare.profile import HierarchyPlan, TableProfile
 from ppdm.prepare.validation import validate_table
-from ppdm.release.read import read_released_table
+from ppdm.release.data_files import read_released_table
 from ppdm.utility.loss import covers_from_hierarchies
 from ppdm.verify.passthrough import (
     PassthroughPolicy,

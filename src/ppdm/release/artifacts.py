@@ -8,6 +8,7 @@ half-written artifact visible.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import json
@@ -16,6 +17,7 @@ import numbers
 import os
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -37,6 +39,8 @@ __all__ = [
     "table_to_csv_bytes",
     "sha256_parts",
     "part_files",
+    "recorded_file_problem",
+    "storage_failures",
 ]
 
 _CHUNK = 1 << 20
@@ -288,16 +292,10 @@ class ArtifactStore:
     ) -> ArtifactRef:
         digest = sha256_bytes(data)
         path = self.root / digest[:2] / f"{digest}.{suffix}"
-        try:
+        with storage_failures("write to the work directory (work_dir):", path):
             self._ensure_root()
             if not (path.is_file() and sha256_file(path) == digest):
                 write_atomic(path, data)
-        except OSError as err:
-            if err.filename is None:
-                err.filename = str(path)
-            raise (
-                storage_error(err, "write to the work directory (work_dir):") or err
-            ) from err
         return ArtifactRef(str(path.resolve()), digest, kind, rows)
 
     def put_json(self, obj: Any, *, kind: str) -> ArtifactRef:
@@ -332,7 +330,7 @@ class ArtifactStore:
         directory = Path(directory)
         digest = sha256_parts(directory)
         path = self.root / digest[:2] / f"{digest}{PARTS_SUFFIX}"
-        try:
+        with storage_failures("write to the work directory (work_dir):", path):
             path.parent.mkdir(parents=True, exist_ok=True)
             if path.is_dir() and sha256_parts(path) == digest:
                 _remove_tree(directory)
@@ -341,12 +339,6 @@ class ArtifactStore:
                     _remove_tree(path)
                 os.chmod(directory, 0o700)
                 os.rename(directory, path)
-        except OSError as err:
-            if err.filename is None:
-                err.filename = str(path)
-            raise (
-                storage_error(err, "write to the work directory (work_dir):") or err
-            ) from err
         return ArtifactRef(str(path.resolve()), digest, kind, rows)
 
     @staticmethod
@@ -358,6 +350,36 @@ class ArtifactStore:
     def read_json(ref: ArtifactRef) -> Any:
         ref.verify()
         return json.loads(Path(ref.path).read_text(encoding="utf-8"))
+
+
+@contextlib.contextmanager
+def storage_failures(action: str, path: Path | None = None) -> Iterator[None]:
+    """An ``OSError`` inside raised as :func:`ppdm.exceptions.storage_error` says it.
+
+    A full disk or a read-only directory is no reason to retry: the error
+    says what was done (``action``) and to which file (``path`` when the
+    error names none, as a write into an open file does not).
+    """
+    try:
+        yield
+    except OSError as err:
+        if path is not None and err.filename is None:
+            err.filename = str(path)
+        raise (storage_error(err, action) or err) from err
+
+
+def recorded_file_problem(path: Path | str, sha256: str) -> str | None:
+    """``"missing"`` or ``"changed"`` when the file at ``path`` is not the one recorded.
+
+    None when it exists with the recorded ``sha256``. Every check of a
+    published file against its record (``ppdm verify``, ``ppdm audit
+    verify``, the release series) asks this one question.
+    """
+    if not Path(path).is_file():
+        return "missing"
+    if sha256_file(path) != sha256:
+        return "changed"
+    return None
 
 
 def _remove_tree(directory: Path) -> None:

@@ -81,7 +81,7 @@ from pathlib import Path
 from typing import Any
 
 from ppdm.exceptions import AuditLogError
-from ppdm.release.artifacts import sha256_file
+from ppdm.release.artifacts import recorded_file_problem
 from ppdm.release.audit_chain import (
     AUDIT_LOG_NAME,
     DEFAULT_AUDIT_KEY,
@@ -255,29 +255,21 @@ def _check_entries(
                 )
             elif expected_key is None:
                 expected_key = str(kid)
-            key = keys.get(str(kid))
-            if key is not None:
-                if hmac.compare_digest(entry_mac(entry, key), str(mac)):
-                    vouched = index
-                else:
-                    problems.append(
-                        f"{where}: MAC does not match its content (edited, or "
-                        "forged without the key)"
-                    )
+            wrong = "MAC does not match its content (edited, or forged without the key)"
+            if _vouches(entry, keys.get(str(kid)), mac, problems, f"{where}: {wrong}"):
+                vouched = index
             if entry.get("event") == "key-rotated":
                 new_id, new_mac = entry.get("new_key_id"), entry.get("new_key_mac")
                 if not new_id or not new_mac:
                     problems.append(f"{where}: a key-rotated entry names no new key")
                 else:
+                    wrong = (
+                        "the new key's MAC does not match (edited, or forged "
+                        "without the new key)"
+                    )
                     new_key = keys.get(str(new_id))
-                    if new_key is not None:
-                        if hmac.compare_digest(entry_mac(entry, new_key), str(new_mac)):
-                            vouched = index
-                        else:
-                            problems.append(
-                                f"{where}: the new key's MAC does not match (edited, "
-                                "or forged without the new key)"
-                            )
+                    if _vouches(entry, new_key, new_mac, problems, f"{where}: {wrong}"):
+                        vouched = index
                     expected_key = str(new_id)
         if entry.get("event") == "recovered":
             recoveries.append(_describe_recovery(entry))
@@ -293,13 +285,13 @@ def _check_entries(
         for record in records:
             files_checked += 1
             recorded[record["path"]] = record["sha256"]
-            path = out_dir / record["path"]
-            if not path.is_file():
-                problems.append(f"{where}: recorded file {record['path']} is missing")
-            elif sha256_file(path) != record["sha256"]:
-                problems.append(
-                    f"{where}: file {record['path']} changed (sha256 differs from record)"
-                )
+            said = {
+                "missing": f"recorded file {record['path']} is missing",
+                "changed": f"file {record['path']} changed (sha256 differs from record)",
+            }
+            found = recorded_file_problem(out_dir / record["path"], record["sha256"])
+            if found is not None:
+                problems.append(f"{where}: {said[found]}")
         if "manifest_sha256" in entry and _inside(entry.get("release_dir")):
             manifest = f"{entry['release_dir']}/manifest.json"
             if manifest in recorded:  # checked with the files
@@ -310,16 +302,38 @@ def _check_entries(
                     )
             else:
                 files_checked += 1
-                path = out_dir / manifest
-                if not path.is_file():
-                    problems.append(f"{where}: manifest {manifest} is missing")
-                elif sha256_file(path) != entry["manifest_sha256"]:
-                    problems.append(
-                        f"{where}: manifest {manifest} is not the one its entry "
-                        "records (sha256 differs)"
-                    )
+                said = {
+                    "missing": f"manifest {manifest} is missing",
+                    "changed": f"manifest {manifest} is not the one its entry "
+                    "records (sha256 differs)",
+                }
+                found = recorded_file_problem(
+                    out_dir / manifest, entry["manifest_sha256"]
+                )
+                if found is not None:
+                    problems.append(f"{where}: {said[found]}")
         prev = entry.get("entry_hash", "")
     return problems, recoveries, files_checked, vouched
+
+
+def _vouches(
+    entry: Mapping[str, Any],
+    key: bytes | None,
+    mac: Any,
+    problems: list[str],
+    wrong: str,
+) -> bool:
+    """Whether ``mac`` is the entry's MAC under ``key``.
+
+    A MAC that does not match adds ``wrong`` to ``problems``; with no key at
+    hand nothing is checked (False, no problem).
+    """
+    if key is None:
+        return False
+    if hmac.compare_digest(entry_mac(entry, key), str(mac)):
+        return True
+    problems.append(wrong)
+    return False
 
 
 def chain_problems(

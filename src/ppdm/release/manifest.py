@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -161,22 +160,6 @@ def record_page(
     utility["record"] = record
     title = utility.get("title") or f"{settings.dataset}: {settings.algorithm}"
     return render_report_html(utility, title=title).encode("utf-8")
-
-
-def file_columns(path: Path) -> list[str]:
-    """The column names of a released CSV or Parquet part (what an analyst receives)."""
-    if path.suffix == ".parquet":
-        import pyarrow.parquet as pq
-
-        return list(pq.read_schema(path).names)
-    with open(path, newline="", encoding="utf-8") as handle:
-        return next(csv.reader(handle), [])
-
-
-def parquet_rows_of(path: Path) -> int:
-    from ppdm.scale.steps import parquet_rows
-
-    return parquet_rows(path)
 
 
 def release_manifest(

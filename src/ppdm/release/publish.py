@@ -26,11 +26,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ppdm.exceptions import ArtifactIntegrityError, storage_error
+from ppdm.exceptions import ArtifactIntegrityError
 from ppdm.release import audit
 from ppdm.release.artifacts import (
     readable_mode,
     sha256_file,
+    storage_failures,
     write_atomic,
     write_json,
 )
@@ -155,92 +156,71 @@ def publish_directory(
     entry-less release never stays.
     """
     signer = audit.audit_key(audit_key)
-    try:
-        return _publish(
-            out_dir, release_dir, named, hashes, manifest, entry, signer, page, check
-        )
-    except OSError as err:
-        # A full disk or a read-only directory is no reason to retry: say so.
-        raise (storage_error(err, "publish into") or err) from err
-
-
-def _publish(
-    out_dir: Path,
-    release_dir: Path,
-    named: Mapping[str, Path],
-    hashes: Mapping[str, str],
-    manifest: Mapping[str, Any],
-    entry: Mapping[str, Any],
-    signer: audit.AuditKey,
-    page: Callable[[int], bytes] | None = None,
-    check: Callable[[audit.AuditLog, str], None] | None = None,
-) -> Path:
-    files = {f["path"]: f["sha256"] for f in manifest["files"]}
-    hashes = dict(hashes)
-    release_dir.parent.mkdir(parents=True, exist_ok=True)
-    _remove_abandoned_staging(release_dir.parent)
-    staging: Path | None = None
-    if not release_dir.exists():
-        staging = Path(
-            tempfile.mkdtemp(
-                prefix=f"{_STAGING}{release_dir.name}-{os.getpid()}-",
-                dir=release_dir.parent,
-            )
-        )
-    try:
-        if staging is not None:
-            staging.chmod(readable_mode(directory=True))  # mkdtemp makes it private
-            for rel, path in named.items():
-                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
-                _copy_durably(path, staging / rel)
-            fsync_directory(staging / "data")
-        with audit.opened(out_dir, key=signer) as log:
-            if check is not None:
-                check(log, release_dir.relative_to(out_dir).as_posix())
-            event = "publish"
-            if staging is not None and not release_dir.exists():
-                # Under the lock: the next entry's number is this release's.
-                if page is not None:
-                    write_atomic(staging / "report.html", page(len(log.entries)))
-                    hashes["report.html"] = sha256_file(staging / "report.html")
-                    manifest = {
-                        **manifest,
-                        "artifacts": {
-                            **manifest.get("artifacts", {}),
-                            "report.html": hashes["report.html"],
-                        },
-                    }
-                sealed = audit.seal_manifest(manifest, signer.key)
-                write_json(staging / "manifest.json", sealed)
-                fsync_directory(staging)
-            if release_dir.exists():
-                existing = _existing_data_hashes(release_dir)
-                if existing != files:
-                    raise ArtifactIntegrityError(
-                        f"{release_dir} already exists with different content; "
-                        "a published release is never overwritten"
-                    )
-                event = (
-                    "republish"  # same content: nothing to write, the run is recorded
+    with storage_failures("publish into"):
+        files = {f["path"]: f["sha256"] for f in manifest["files"]}
+        hashes = dict(hashes)
+        release_dir.parent.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned_staging(release_dir.parent)
+        staging: Path | None = None
+        if not release_dir.exists():
+            staging = Path(
+                tempfile.mkdtemp(
+                    prefix=f"{_STAGING}{release_dir.name}-{os.getpid()}-",
+                    dir=release_dir.parent,
                 )
-                if page is not None and (release_dir / "report.html").is_file():
-                    hashes["report.html"] = sha256_file(release_dir / "report.html")
-            else:
-                assert staging is not None
-                os.rename(staging, release_dir)
-            try:
-                if event == "publish":
-                    fsync_directory(release_dir.parent)
-                log.append(_entry(event, out_dir, release_dir, hashes, entry))
-            except BaseException:
-                if event == "publish":  # not a crash: take the release back
-                    os.rename(release_dir, staging)
-                    fsync_directory(release_dir.parent)
-                raise
-    finally:
-        if staging is not None and staging.exists():
-            shutil.rmtree(staging, ignore_errors=True)
-    return release_dir
+            )
+        try:
+            if staging is not None:
+                staging.chmod(readable_mode(directory=True))  # mkdtemp makes it private
+                for rel, path in named.items():
+                    (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+                    _copy_durably(path, staging / rel)
+                fsync_directory(staging / "data")
+            with audit.opened(out_dir, key=signer) as log:
+                if check is not None:
+                    check(log, release_dir.relative_to(out_dir).as_posix())
+                event = "publish"
+                if staging is not None and not release_dir.exists():
+                    # Under the lock: the next entry's number is this release's.
+                    if page is not None:
+                        write_atomic(staging / "report.html", page(len(log.entries)))
+                        hashes["report.html"] = sha256_file(staging / "report.html")
+                        manifest = {
+                            **manifest,
+                            "artifacts": {
+                                **manifest.get("artifacts", {}),
+                                "report.html": hashes["report.html"],
+                            },
+                        }
+                    sealed = audit.seal_manifest(manifest, signer.key)
+                    write_json(staging / "manifest.json", sealed)
+                    fsync_directory(staging)
+                if release_dir.exists():
+                    existing = _existing_data_hashes(release_dir)
+                    if existing != files:
+                        raise ArtifactIntegrityError(
+                            f"{release_dir} already exists with different content; "
+                            "a published release is never overwritten"
+                        )
+                    event = "republish"  # same content: nothing to write, the run is recorded
+                    if page is not None and (release_dir / "report.html").is_file():
+                        hashes["report.html"] = sha256_file(release_dir / "report.html")
+                else:
+                    assert staging is not None
+                    os.rename(staging, release_dir)
+                try:
+                    if event == "publish":
+                        fsync_directory(release_dir.parent)
+                    log.append(_entry(event, out_dir, release_dir, hashes, entry))
+                except BaseException:
+                    if event == "publish":  # not a crash: take the release back
+                        os.rename(release_dir, staging)
+                        fsync_directory(release_dir.parent)
+                    raise
+        finally:
+            if staging is not None and staging.exists():
+                shutil.rmtree(staging, ignore_errors=True)
+        return release_dir
 
 
 def _entry(

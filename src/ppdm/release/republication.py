@@ -22,9 +22,13 @@ from ppdm.release.artifacts import (
     ArtifactStore,
     sha256_file,
 )
+from ppdm.release.data_files import (
+    as_released,
+    put_released_table,
+    read_released_table,
+)
 from ppdm.release.row_order import shuffled_rows
 from ppdm.steps.base import Candidate, candidate_files, hierarchies_of
-from ppdm.verify import read_released_table
 
 if TYPE_CHECKING:
     from ppdm.steps.republication import RepublicationSettings
@@ -123,17 +127,6 @@ def republish(
 
     files = candidate_files(candidate)
     earlier = comparable_releases(settings, files)
-    parted = [r for r in earlier if r.partitioned]
-    if parted:
-        # Its tables are in parts too large to be read into memory here; a
-        # release compared with nothing would pass over it silently.
-        raise VerificationError(
-            "republication refused, nothing was published: earlier release(s) "
-            + ", ".join(f"{r.release_id} ({r.partitioned[0]}, ...)" for r in parted)
-            + f" of {settings.dataset} were published out of core, in parts, and "
-            "the series check does not read releases in parts; release into "
-            "another output directory"
-        )
     same = same_source_releases(settings, store, files, earlier, clean, source_sha256)
     earlier = [r for r in earlier if r.release_id not in same]
     summary: dict[str, Any] = {
@@ -233,9 +226,7 @@ def republish(
             # order in which earlier releases were consulted (a republish of
             # the same input finds its own release).
             rows = frame.sort_values(list(frame.columns), kind="stable")
-            released[name] = store.put_csv(
-                shuffled_rows(rows, shuffle), kind="release-candidate"
-            )
+            released[name] = put_released_table(store, shuffled_rows(rows, shuffle))
     return done(released, store.put_json(summary, kind="held-back"))
 
 
@@ -362,7 +353,7 @@ def consistent_tables(
         people = pd.DataFrame(
             {q: clean_table[q].astype("string").fillna("").astype(str) for q in qis}
         )
-        rows = _as_text(binned[columns])
+        rows = as_released(binned[columns])
         recoded, unmatched = consistent_recoding(
             people, rows, latest[1].astype(str), qis, covers
         )
@@ -377,7 +368,7 @@ def consistent_tables(
                     ),
                     np.random.default_rng(settings.anonymize.seed),
                 )
-                pieces.append(_as_text(release.tables[name])[columns])
+                pieces.append(as_released(release.tables[name])[columns])
             except AnonymizationError:  # too few for a release of their own
                 withheld = len(unmatched)
         result = pd.concat(pieces, ignore_index=True)
@@ -402,20 +393,6 @@ def consistent_tables(
             name, len(recoded), len(unmatched), withheld, kept, len(failing)
         )
     return out, recoding
-
-
-def _as_text(frame: pd.DataFrame) -> pd.DataFrame:
-    """A table as its released CSV reads back: every cell text."""
-    import io
-
-    from ppdm.release.artifacts import table_to_csv_bytes
-
-    return pd.read_csv(
-        io.BytesIO(table_to_csv_bytes(frame)),
-        dtype=str,
-        keep_default_na=False,
-        na_filter=False,
-    )
 
 
 def keep_state(
@@ -464,8 +441,7 @@ def checked_against_series(
     from ppdm.privacy import Differencing, SameRows
     from ppdm.release.series import load_tables
 
-    # Releases in parts are refused by the republication step, never read.
-    earlier = [r for r in comparable_releases(settings, files) if not r.partitioned]
+    earlier = comparable_releases(settings, files)
     if not earlier:  # only a republication of these very files
         return certificate
     tables = {name: read_released_table(path) for name, path in files.items()}

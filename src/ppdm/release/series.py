@@ -33,9 +33,9 @@ import pandas as pd
 from ppdm.exceptions import ArtifactIntegrityError, VerificationError
 from ppdm.privacy import Requirement
 from ppdm.privacy.measures import ClassPartition
-from ppdm.release.artifacts import sha256_file
+from ppdm.release.artifacts import recorded_file_problem
 from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
-from ppdm.verify.certificate import read_released_table
+from ppdm.release.data_files import read_released_table, released_tables
 from ppdm.verify.composition import PersonValues, composition_exposed, person_values
 from ppdm.verify.differencing import (
     class_changes,
@@ -81,23 +81,23 @@ class EarlierRelease:
         The fingerprint of the source it was made from (None: not recorded).
         A release of the same fingerprint holds the same rows: between the
         two nobody arrived or left.
-    partitioned : tuple of str
-        Released data files written in parts (``data/<table>/part-*.parquet``,
-        an out-of-core release), relative to the output directory; ``files``
+    partitioned : tuple of (str, str)
+        ``(path, sha256)`` of each released data file written in parts
+        (``data/<table>/part-*.parquet``, an out-of-core release); ``files``
         does not hold them.
     """
 
     release_id: str
     files: dict[str, tuple[str, str]]
     source_sha256: str | None = None
-    partitioned: tuple[str, ...] = ()
+    partitioned: tuple[tuple[str, str], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "release_id": self.release_id,
             "files": {name: list(pair) for name, pair in sorted(self.files.items())},
             "source_sha256": self.source_sha256,
-            "partitioned": list(self.partitioned),
+            "partitioned": [list(pair) for pair in self.partitioned],
         }
 
     @classmethod
@@ -106,7 +106,7 @@ class EarlierRelease:
             d["release_id"],
             {name: (pair[0], pair[1]) for name, pair in d["files"].items()},
             d.get("source_sha256"),
-            tuple(d.get("partitioned", ())),
+            tuple((path, digest) for path, digest in d.get("partitioned", ())),
         )
 
 
@@ -136,11 +136,11 @@ def earlier_releases(
             for r in released
             if Path(r["path"]).parent.name == "data"
         }
-        # An out-of-core release writes each table in parts under
-        # data/<table>/: recorded, so that the check can refuse what it
-        # cannot read rather than pass over the release.
+        # An out-of-core release writes each table in parts under data/<table>/.
         pieces = tuple(
-            str(r["path"]) for r in released if Path(r["path"]).parent.name != "data"
+            (str(out_dir / r["path"]), r["sha256"])
+            for r in released
+            if Path(r["path"]).parent.name != "data"
         )
         if files or pieces:
             source = entry.get("source_sha256")
@@ -152,23 +152,34 @@ def earlier_releases(
 
 
 def load_tables(release: EarlierRelease) -> dict[str, pd.DataFrame]:
-    """The released tables of ``release``, each checked against its recorded sha256.
+    """The released tables of ``release``, each file checked against its recorded sha256.
+
+    A table is read in whatever format it was published (a CSV, or the
+    Parquet parts of an out-of-core release), as the verifier reads it.
 
     Raises
     ------
     ArtifactIntegrityError
         A file is missing or changed since it was published.
     """
-    tables = {}
-    for name, (path, digest) in sorted(release.files.items()):
-        if not Path(path).is_file() or sha256_file(path) != digest:
+    recorded = {path: digest for path, digest in release.files.values()}
+    recorded.update(release.partitioned)
+    for path, digest in recorded.items():
+        if recorded_file_problem(path, digest) is not None:
             raise ArtifactIntegrityError(
                 f"earlier release {release.release_id}: {path} is missing or "
                 "changed since it was published (the audit log records its "
                 "sha256); run `ppdm audit verify` on the output directory"
             )
-        tables[name] = read_released_table(path, current_labels=True)
-    return tables
+    tables = {
+        name: read_released_table(path, current_labels=True)
+        for name, (path, _) in release.files.items()
+    }
+    parts = released_tables(path for path, _ in release.partitioned)
+    tables.update(
+        {name: read_released_table(p, current_labels=True) for name, p in parts.items()}
+    )
+    return dict(sorted(tables.items()))
 
 
 def leaking_keys(
@@ -267,15 +278,10 @@ def hold_back(
         each round withholds rows or settles a class).
     """
     out: dict[str, pd.DataFrame] = {}
-    held: dict[str, int] = {}
-    kept: dict[str, int] = {}
-    replaced: dict[str, int] = {}
+    held, kept, replaced = (dict.fromkeys(sorted(tables), 0) for _ in range(3))
     for name in sorted(tables):
         table = tables[name].astype(str)
-        # The earlier table of the same columns (the verifier's pairing).
-        matches = [(rid, t, counterpart(name, table, t)) for rid, t in series]
-        earlier = [(rid, t[m].astype(str)) for rid, t, m in matches if m is not None]
-        held[name] = kept[name] = replaced[name] = 0
+        earlier = _paired_earlier(name, table, series)
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
         # Cells of the classes released as before: each is settled once.
         settled: set[tuple[str, ...]] = set()
@@ -320,6 +326,19 @@ def hold_back(
             )
         out[name] = table
     return out, HoldBack(held, kept, replaced, tuple(rid for rid, _ in series))
+
+
+def _paired_earlier(
+    name: str,
+    table: pd.DataFrame,
+    series: Sequence[tuple[str, Mapping[str, pd.DataFrame]]],
+) -> list[tuple[str, pd.DataFrame]]:
+    """Each earlier release's table of the same columns (the verifier's pairing), as text."""
+    return [
+        (rid, t[m].astype(str))
+        for rid, t in series
+        if (m := counterpart(name, table, t)) is not None
+    ]
 
 
 def _all_leaks(
@@ -698,12 +717,9 @@ def _compose_as_before(
 ) -> tuple[dict[str, pd.DataFrame], HoldBack]:
     """The classes that may hold ``persons`` released as before, or withheld."""
     out: dict[str, pd.DataFrame] = {}
-    held: dict[str, int] = {}
-    kept: dict[str, int] = {}
-    replaced: dict[str, int] = {}
+    held, kept, replaced = (dict.fromkeys(sorted(tables), 0) for _ in range(3))
     for name in sorted(tables):
         table = tables[name].astype(str)
-        held[name] = kept[name] = replaced[name] = 0
         shows = any(a in table.columns for a in requirement.sensitive_attributes)
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
         if not shows or not len(persons):
@@ -717,11 +733,7 @@ def _compose_as_before(
             out[name] = table
             continue
         chosen = np.isin(ids, hit)
-        earlier = [
-            (rid, t[m].astype(str))
-            for rid, t in series
-            if (m := counterpart(name, table, t)) is not None
-        ]
+        earlier = _paired_earlier(name, table, series)
         if withhold or not qis or not earlier:
             out[name] = table[~chosen]
             held[name] = int(chosen.sum())

@@ -64,11 +64,6 @@ def seed_for(seed: int, stream: int, index: int) -> np.random.Generator:
     )
 
 
-def _write(frame: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    frame.to_parquet(path, index=False, engine="pyarrow", compression="zstd")
-
-
 # -- the release: frequency table and shuffle in one pass, then recode ----------------
 @dataclass(frozen=True)
 class _ScatterJob:
@@ -131,6 +126,8 @@ def _gather(job: _GatherJob) -> int:
     """One output part: its batch from every input part, in a random order, recoded."""
     import pyarrow as pa
 
+    from ppdm.release.data_files import write_released_part
+
     batches = []
     for path in job.pieces:
         with pa.memory_map(path) as source:
@@ -143,7 +140,7 @@ def _gather(job: _GatherJob) -> int:
     # replace them), so they stay codes.
     rows = decoded(table.take(order), job.like, coded=recoding.quasi_identifiers)
     released = recoding.apply(rows)
-    _write(released, Path(job.target))
+    write_released_part(released, Path(job.target))
     return len(released)
 
 

@@ -17,6 +17,7 @@ from ppdm.release.artifacts import (
     ArtifactRef,
     ArtifactStore,
 )
+from ppdm.release.data_files import put_released_table
 from ppdm.release.row_order import shuffled_rows
 from ppdm.steps.base import (
     Candidate,
@@ -84,9 +85,8 @@ def anonymize_step(
     dates = date_kinds(table, settings.requirement.quasi_identifiers)
     shuffle = np.random.default_rng(np.random.SeedSequence(settings.seed).spawn(1)[0])
     tables = {
-        name: store.put_csv(
-            shuffled_rows(months_not_days(frame, dates), shuffle),
-            kind="release-candidate",
+        name: put_released_table(
+            store, shuffled_rows(months_not_days(frame, dates), shuffle)
         )
         for name, frame in sorted(release.tables.items())
     }

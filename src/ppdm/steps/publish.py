@@ -18,11 +18,10 @@ from ppdm.release.artifacts import (
     sha256_bytes,
     sha256_file,
 )
+from ppdm.release.data_files import data_file_names, released_header
 from ppdm.release.manifest import (
     audit_entry,
-    file_columns,
     identity_config,
-    parquet_rows_of,
     record_page,
     release_manifest,
 )
@@ -86,16 +85,9 @@ def publish_step(
     out_dir = Path(settings.output_dir)
     for ref in files_in.refs():
         ref.verify()
-    named: dict[str, Path] = {}
-    rows: dict[str, int | None] = {}
-    for name, ref in files_in.tables.items():
-        if ref.partitioned:  # an out-of-core table: its Parquet parts
-            for part in ref.parts:
-                named[f"data/{name}/{part.name}"] = part
-                rows[f"data/{name}/{part.name}"] = parquet_rows_of(part)
-        else:
-            named[f"data/{name}.csv"] = Path(ref.path)
-            rows[f"data/{name}.csv"] = ref.rows
+    laid_out = data_file_names(files_in.tables)
+    named = {rel: path for rel, (path, _) in laid_out.items()}
+    rows = {rel: n for rel, (_, n) in laid_out.items()}
     named.update(
         {
             "verification.json": Path(files_in.certificate.path),
@@ -111,10 +103,9 @@ def publish_step(
             "path": rel,
             "sha256": hashes[rel],
             "rows": rows[rel],
-            "columns": file_columns(named[rel]),
+            "columns": released_header(named[rel]),
         }
-        for rel in sorted(named)
-        if rel.startswith("data/")
+        for rel in sorted(rows)
     ]
     identity = {
         "source_sha256": source_sha256,
@@ -141,7 +132,7 @@ def publish_step(
         release_id=release_id,
         source_sha256=source_sha256,
         files=files,
-        artifacts={rel: h for rel, h in hashes.items() if not rel.startswith("data/")},
+        artifacts={rel: h for rel, h in hashes.items() if rel not in rows},
         created_at=created_at,
         flow_run_id=flow_run_id,
     )

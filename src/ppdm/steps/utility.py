@@ -15,6 +15,7 @@ from ppdm.release.artifacts import (
     ArtifactRef,
     ArtifactStore,
 )
+from ppdm.release.data_files import read_released_table
 from ppdm.steps.anonymize import AnonymizeSettings
 from ppdm.steps.base import (
     HierarchySource,
@@ -29,7 +30,6 @@ from ppdm.utility.report import (
     release_record,
     utility_report,
 )
-from ppdm.verify import read_released_table
 
 
 class UtilitySettings(StepSettings):
@@ -140,8 +140,8 @@ def _utility_sample(
     sample's training split; the information loss is measured on the sample
     of released rows. The report states the sample's size.
     """
+    from ppdm.release.data_files import released_text
     from ppdm.scale.steps import parts_of, sample_parts
-    from ppdm.verify.out_of_core import released_text
 
     rows = settings.partitions.sample_rows
     seed = settings.anonymize.seed

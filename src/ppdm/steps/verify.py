@@ -82,9 +82,9 @@ def verify_step(
     }
     if _out_of_core(settings, files, settings.requirement):
         from ppdm.scale.engine import current_client
-        from ppdm.verify.out_of_core import verify_csv_files
+        from ppdm.verify.out_of_core import verify_tables_out_of_core
 
-        certificate = verify_csv_files(
+        certificate = verify_tables_out_of_core(
             files,
             settings.requirement,
             memory_limit=settings.memory_limit,

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -39,7 +38,12 @@ from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
 from ppdm.privacy.risk import RiskReport, reidentification_risk
 from ppdm.release.artifacts import canonical_json
-from ppdm.release.read import ReleasedFiles, read_released_table, released_sha256
+from ppdm.release.data_files import (
+    ReleasedFiles,
+    read_released_table,
+    released_header,
+    released_sha256,
+)
 from ppdm.verify.passthrough import (
     PassthroughPolicy,
     PassthroughResult,
@@ -778,34 +782,6 @@ def _verify_each(
     )
 
 
-def _header(files: ReleasedFiles) -> list[str]:
-    """The column names of a released table, CSV or Parquet parts.
-
-    [] when unreadable: the full read says why.
-    """
-    paths = [Path(files)] if isinstance(files, str | Path) else sorted(map(Path, files))
-    first = paths[0] if paths else None
-    if first is not None and first.is_dir():
-        first = min(first.rglob("*.parquet"), default=None)
-    if first is None:
-        return []
-    try:
-        if first.suffix == ".parquet":
-            import pyarrow.parquet as pq
-
-            names = pq.ParquetFile(first).schema_arrow.names
-            return [n for n in names if not n.startswith("__index_level_")]
-        return [str(c) for c in pd.read_csv(first, dtype=str, nrows=0).columns]
-    except (
-        OSError,
-        UnicodeDecodeError,
-        ValueError,  # pyarrow's ArrowInvalid: not a Parquet file
-        pd.errors.ParserError,
-        pd.errors.EmptyDataError,
-    ):
-        return []
-
-
 def verify_files(
     files: Mapping[str, ReleasedFiles],
     requirement: Requirement,
@@ -826,7 +802,7 @@ def verify_files(
     ----------
     files : mapping of str to released files
         Table name -> released CSV file, or the Parquet parts of the table
-        (anything :func:`ppdm.release.read.read_released_table` reads).
+        (anything :func:`ppdm.release.data_files.read_released_table` reads).
     requirement : Requirement
     original : pandas.DataFrame, optional
         The original table (population for journalist / marketer risk).
@@ -858,7 +834,7 @@ def verify_files(
             (name, read_released_table(path), released_sha256(path))
             for name, path in files.items()
         ),
-        {name: _header(path) for name, path in files.items()},
+        {name: released_header(path) for name, path in files.items()},
         requirement,
         original=original,
         input_sha256=input_sha256,

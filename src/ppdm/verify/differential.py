@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from ppdm.exceptions import InvalidParameterError
-from ppdm.release.read import ReleasedFiles, read_released_table
+from ppdm.release.data_files import ReleasedFiles, read_released_table
 
 __all__ = [
     "NOT_COVERED",

@@ -1,4 +1,8 @@
-"""Out-of-core verification of a release stored as (partitioned) Parquet.
+"""Out-of-core verification of a release, in either format it is published in.
+
+A table is read as :mod:`ppdm.release.data_files` reads it, a CSV or Parquet
+parts alike (:func:`ppdm.release.data_files.lazy_released_table`: text cells,
+in blocks).
 
 The checks are those of :mod:`ppdm.verify`, computed from group-by aggregates
 that Dask evaluates partition by partition: one ``groupby(QI + [SA]).size()``
@@ -37,8 +41,14 @@ from ppdm.privacy.measures import (
     canonical_classes,
     sensitive_value_ranks,
 )
-from ppdm.release.artifacts import sha256_file
-from ppdm.release.read import read_released_table, released_sha256, released_text
+from ppdm.release.data_files import (
+    ReleasedFiles,
+    lazy_released_table,
+    read_released_table,
+    released_header,
+    released_sha256,
+    table_files,
+)
 from ppdm.verify.certificate import (
     Certificate,
     Covers,
@@ -60,9 +70,7 @@ from ppdm.verify.passthrough import (
 
 __all__ = [
     "verify_parquet",
-    "verify_csv_files",
-    "released_text",
-    "parquet_files",
+    "verify_tables_out_of_core",
     "DASK_THRESHOLD_BYTES",
 ]
 
@@ -72,19 +80,13 @@ __all__ = [
 DASK_THRESHOLD_BYTES = 256 * 2**20
 
 
-def parquet_files(path: str | Path | Sequence[str | Path]) -> list[Path]:
-    """The Parquet files of a release: the file itself, a directory's parts, or the parts."""
-    if not isinstance(path, str | Path):
-        return sorted(Path(p) for p in path)
-    path = Path(path)
-    if path.is_file():
-        return [path]
-    if path.is_dir():
-        files = sorted(p for p in path.rglob("*.parquet") if p.is_file())
-        if files:
-            return files
-        raise SourceError(f"no .parquet files under {str(path)!r}")
-    raise SourceError(f"released table {str(path)!r} does not exist")
+def _existing_files(files: ReleasedFiles) -> list[Path]:
+    """The files of one released table, each of which must exist."""
+    paths = table_files(files)
+    for path in paths:
+        if not path.is_file():
+            raise SourceError(f"released table {str(path)!r} does not exist")
+    return paths
 
 
 def verify_parquet(
@@ -102,13 +104,13 @@ def verify_parquet(
     covers: Covers | None = None,
     passthrough: PassthroughPolicy | None = None,
 ) -> Certificate:
-    """Verify a release stored as a Parquet file or a directory of parts.
+    """Verify one released table: a Parquet file, a directory of parts, or a CSV.
 
     Parameters
     ----------
     path : str, pathlib.Path or sequence of them
-        A ``.parquet`` file, a directory of ``*.parquet`` parts, or the parts
-        themselves (one table).
+        A ``.parquet`` file, a directory of ``*.parquet`` parts, the parts
+        themselves, or a released CSV (one table).
     requirement : Requirement
     engine : {"auto", "pandas", "dask"}, default="auto"
         "pandas" reads the table into memory; "dask" aggregates it out of core
@@ -142,50 +144,33 @@ def verify_parquet(
         raise InvalidParameterError(
             f"engine must be one of ['auto', 'pandas', 'dask']; got {engine!r}"
         )
-    files = parquet_files(path)
+    files = _existing_files(path)
     table_name = name or (
         Path(path).name if isinstance(path, str | Path) else files[0].parent.name
     )
     if engine == "auto":
         size = sum(f.stat().st_size for f in files)
         engine = "dask" if size > DASK_THRESHOLD_BYTES else "pandas"
-    digest = released_sha256(path)
     results: list[PassthroughResult] | None = None
-    if engine == "pandas":
-        table = read_released_table(files)
-        qis = quasi_identifier_columns(table.columns, requirement.quasi_identifiers)
-        partition = ClassPartition.of(table, qis)
-        columns: Sequence[str] = list(table.columns)
-        if passthrough is not None:
-            results = check_passthrough(
-                table, requirement, passthrough, original, covers, table=table_name
-            )
-    else:
-        import pyarrow.parquet as pq
-
-        columns = list(pq.read_schema(files[0]).names)
+    if engine == "dask":
         with _dask_session(memory_limit, n_workers, threads_per_worker, client):
-            partition = _dask_partition(
-                lambda wanted: _read_parquet_text(files, wanted), columns, requirement
+            checked, results = _verify_lazily(
+                table_name, path, requirement, original, covers, passthrough
             )
-            if passthrough is not None:
-                results = _dask_passthrough(
-                    lambda wanted: _read_parquet_text(files, wanted),
-                    table_name,
-                    partition.n_rows,
-                    columns,
-                    requirement,
-                    passthrough,
-                    original,
-                    covers,
-                )
+        return certificate_of([checked], requirement, input_sha256, results)
+    table = read_released_table(files)
+    qis = quasi_identifier_columns(table.columns, requirement.quasi_identifiers)
+    if passthrough is not None:
+        results = check_passthrough(
+            table, requirement, passthrough, original, covers, table=table_name
+        )
     checked = verify_partition(
         table_name,
-        partition,
-        columns,
+        ClassPartition.of(table, qis),
+        list(table.columns),
         requirement,
         original=original,
-        sha256=digest,
+        sha256=released_sha256(path),
         covers=covers,
     )
     return certificate_of([checked], requirement, input_sha256, results)
@@ -202,8 +187,8 @@ def _refuse_release_models(requirement: Requirement) -> None:
         )
 
 
-def verify_csv_files(
-    files: Mapping[str, Path],
+def verify_tables_out_of_core(
+    files: Mapping[str, ReleasedFiles],
     requirement: Requirement,
     *,
     memory_limit: str = "2GB",
@@ -215,10 +200,13 @@ def verify_csv_files(
     passthrough: PassthroughPolicy | None = None,
     client: Any = None,
 ) -> Certificate:
-    """Out-of-core :func:`ppdm.verify.verify_files`: released CSVs read by Dask.
+    """Out-of-core :func:`ppdm.verify.verify_files`: released tables read by Dask.
 
-    The files are read in blocks exactly as :func:`ppdm.verify.read_released_table`
-    reads them (text, ``"*"`` and ``""`` kept as values) and only the
+    Each table is a CSV or Parquet parts, in whatever format it was published
+    (:data:`ppdm.release.data_files.ReleasedFiles`). The files are read in
+    blocks exactly as :func:`ppdm.verify.read_released_table` reads them
+    (text, ``"*"`` and ``""`` kept as values;
+    :func:`ppdm.release.data_files.lazy_released_table`) and only the
     (class, sensitive value) counts come into memory, so a release larger than
     memory is checked with the same code and gives the same certificate.
 
@@ -230,62 +218,62 @@ def verify_csv_files(
     ``client`` runs on an existing cluster instead of a local one.
     """
     _refuse_release_models(requirement)
-    paths = {name: Path(path) for name, path in files.items()}
-    for path in paths.values():
-        if not path.is_file():
-            raise SourceError(f"released table {str(path)!r} does not exist")
+    for path in files.values():  # before a cluster starts
+        _existing_files(path)
     checked = []
     results: list[PassthroughResult] | None = None if passthrough is None else []
     with _dask_session(memory_limit, n_workers, threads_per_worker, client):
-        for table_name, path in paths.items():
-            columns = list(pd.read_csv(path, nrows=0).columns)
-            read = _csv_reader(path)
-            partition = _dask_partition(read, columns, requirement)
-            checked.append(
-                verify_partition(
-                    table_name,
-                    partition,
-                    columns,
-                    requirement,
-                    original=original,
-                    sha256=sha256_file(path),
-                    covers=covers,
-                )
+        for table_name, path in files.items():
+            table, found = _verify_lazily(
+                table_name, path, requirement, original, covers, passthrough
             )
-            if passthrough is not None and results is not None:
-                results.extend(
-                    _dask_passthrough(
-                        read,
-                        table_name,
-                        partition.n_rows,
-                        columns,
-                        requirement,
-                        passthrough,
-                        original,
-                        covers,
-                    )
-                )
+            checked.append(table)
+            if results is not None and found is not None:
+                results.extend(found)
     return certificate_of(checked, requirement, input_sha256, results)
 
 
-def _csv_reader(path: Path) -> Any:
-    return lambda wanted: _read_csv_text(path, wanted)
+def _verify_lazily(
+    table_name: str,
+    given: ReleasedFiles,
+    requirement: Requirement,
+    original: pd.DataFrame | None,
+    covers: Covers | None,
+    passthrough: PassthroughPolicy | None,
+) -> tuple[Any, list[PassthroughResult] | None]:
+    """One table's check and its pass-through results, from Dask aggregates.
 
+    Runs inside :func:`_dask_session`.
+    """
+    files = _existing_files(given)
+    columns = released_header(files)
 
-def _read_csv_text(path: Path, wanted: list[str]) -> Any:
-    import dask.dataframe as dd
+    def read(wanted: list[str]) -> Any:
+        return lazy_released_table(files, wanted)
 
-    return dd.read_csv(
-        str(path), usecols=wanted, dtype=str, keep_default_na=False, blocksize="64MB"
+    partition = _dask_partition(read, columns, requirement)
+    results = None
+    if passthrough is not None:
+        results = _dask_passthrough(
+            read,
+            table_name,
+            partition.n_rows,
+            columns,
+            requirement,
+            passthrough,
+            original,
+            covers,
+        )
+    checked = verify_partition(
+        table_name,
+        partition,
+        columns,
+        requirement,
+        original=original,
+        sha256=released_sha256(given),
+        covers=covers,
     )
-
-
-def _read_parquet_text(files: Sequence[Path], wanted: list[str]) -> Any:
-    import dask.dataframe as dd
-
-    frame = dd.read_parquet([str(f) for f in files], columns=wanted)
-    meta = pd.DataFrame({c: pd.Series([], dtype="str") for c in wanted})
-    return frame.map_partitions(released_text, meta=meta)
+    return checked, results
 
 
 @contextlib.contextmanager

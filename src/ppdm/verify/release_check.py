@@ -2,7 +2,7 @@
 
 Used by ``ppdm verify``: every file's sha256 must equal the manifest's record,
 and the data files (CSV or Parquet parts, read by
-:func:`ppdm.release.read.read_released_table`) must meet the manifest's
+:func:`ppdm.release.data_files.read_released_table`) must meet the manifest's
 privacy requirement when checked afresh by the independent verifier. With
 the audit key, the manifest itself must be the one published: its seal and
 the audit entry that binds it are checked (:func:`ppdm.release.seal.check_seal`);
@@ -22,21 +22,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ppdm.privacy import Differencing, Requirement
-from ppdm.release.artifacts import sha256_file
+from ppdm.release.artifacts import recorded_file_problem
 from ppdm.release.audit import KeyArg
-from ppdm.release.read import ReleasedFiles, read_released_table, released_tables
+from ppdm.release.data_files import (
+    ReleasedFiles,
+    read_released_table,
+    release_data,
+    released_tables,
+)
 from ppdm.release.seal import SealCheck, check_seal
-from ppdm.verify import Certificate, certificate_of, verify_files
+from ppdm.verify import verify_files
 from ppdm.verify.differential import DifferentialPrivacyCheck, check_released_files
 from ppdm.verify.figures import check_figures, figures_of
-from ppdm.verify.out_of_core import (
-    DASK_THRESHOLD_BYTES,
-    verify_csv_files,
-    verify_parquet,
-)
+from ppdm.verify.out_of_core import DASK_THRESHOLD_BYTES, verify_tables_out_of_core
 from ppdm.verify.passthrough import PassthroughPolicy
 
-__all__ = ["ReleaseCheck", "changed_files", "check_release", "release_data"]
+__all__ = ["ReleaseCheck", "changed_files", "check_release"]
 
 
 @dataclass(frozen=True)
@@ -78,30 +79,15 @@ def changed_files(release_dir: Path, manifest: dict) -> list[str]:
     ]
     problems = []
     for record in records:
-        path = release_dir / record["path"]
-        if not path.is_file():
-            problems.append(f"{record['path']} is missing")
-        elif sha256_file(path) != record["sha256"]:
-            problems.append(
-                f"{record['path']} changed since release "
-                "(sha256 differs from the manifest)"
-            )
+        said = {
+            "missing": f"{record['path']} is missing",
+            "changed": f"{record['path']} changed since release "
+            "(sha256 differs from the manifest)",
+        }
+        found = recorded_file_problem(release_dir / record["path"], record["sha256"])
+        if found is not None:
+            problems.append(said[found])
     return problems
-
-
-def release_data(release_dir: Path, manifest: dict) -> dict[str, ReleasedFiles]:
-    """The released tables a manifest lists, by name: a CSV, or the Parquet parts.
-
-    Missing files are left out (:func:`changed_files` names them).
-    """
-    tables = released_tables(f["path"] for f in manifest["files"])
-    data: dict[str, ReleasedFiles] = {}
-    for name, paths in tables.items():
-        present = [release_dir / p for p in paths if (release_dir / p).is_file()]
-        if present:
-            single = len(present) == 1 and present[0].suffix != ".parquet"
-            data[name] = present[0] if single else present
-    return data
 
 
 def check_release(
@@ -143,7 +129,7 @@ def check_release(
     # Larger than memory comfortably holds; release models read every table
     # at once, so such a release is checked in memory.
     if size > DASK_THRESHOLD_BYTES and not requirement.release_models:
-        certificate = _verify_out_of_core(data, requirement, policy)
+        certificate = verify_tables_out_of_core(data, requirement, passthrough=policy)
     else:
         certificate = verify_files(data, requirement, passthrough=policy)
     lines.append(
@@ -187,28 +173,6 @@ def _paths(data: dict[str, ReleasedFiles]) -> list[Path]:
         for files in data.values()
         for p in ([files] if isinstance(files, str | Path) else files)
     ]
-
-
-def _verify_out_of_core(
-    data: dict[str, ReleasedFiles],
-    requirement: Requirement,
-    policy: PassthroughPolicy | None,
-) -> Certificate:
-    """The out-of-core verifier on each table, in its published format."""
-    csv = {n: Path(f) for n, f in data.items() if isinstance(f, str | Path)}
-    certificates = [
-        verify_parquet(files, requirement, engine="dask", name=name, passthrough=policy)
-        for name, files in data.items()
-        if not isinstance(files, str | Path)
-    ]
-    if csv:
-        certificates.append(verify_csv_files(csv, requirement, passthrough=policy))
-    columns = None
-    if policy is not None:
-        columns = [r for c in certificates for r in c.passthrough or ()]
-    return certificate_of(
-        [t for c in certificates for t in c.tables], requirement, None, columns
-    )
 
 
 def _series_check(

@@ -2,10 +2,8 @@
 
 A leaking class is released as it was in the latest earlier release only when
 those rows are rows of the candidate's class and the requirement accepts
-them; otherwise it is withheld. And a series check that cannot read an
-earlier release (one published out of core, in parts) refuses by name rather
-than pass over it (the run records the refusal in the audit log:
-``tests/flows/test_republication*.py``).
+them; otherwise it is withheld. An earlier release published out of core,
+in Parquet parts, is read and held back against like one in CSV form.
 """
 
 from __future__ import annotations
@@ -15,11 +13,16 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from ppdm.exceptions import VerificationError
+from ppdm.exceptions import ArtifactIntegrityError
 from ppdm.privacy import Requirement
 from ppdm.release import audit
-from ppdm.release.artifacts import ArtifactStore
-from ppdm.release.series import earlier_releases, hold_back
+from ppdm.release.artifacts import ArtifactStore, sha256_file
+from ppdm.release.data_files import (
+    put_released_table,
+    read_released_table,
+    write_released_part,
+)
+from ppdm.release.series import earlier_releases, hold_back, load_tables
 from ppdm.steps.republication import RepublicationSettings, republication_step
 from ppdm.verify.differencing import check_against
 
@@ -113,39 +116,56 @@ def _held(candidate, earlier, requirement):
     return tuple(tables.values()), held
 
 
-def test_an_earlier_release_in_parts_refuses_by_name(tmp_path):
+def test_an_earlier_release_in_parts_is_read_and_held_back_against(tmp_path):
+    # The earlier release was published out of core: its 5 rows of [20, 30) F
+    # in two Parquet parts. At k = 10 the candidate's class of 10 leaks
+    # against it exactly as against the same release in CSV form.
     out = tmp_path / "out"
-    part = "clinic/0a1b2c3d4e5f6789/data/release/part-00000.parquet"
+    release_dir = "clinic/0a1b2c3d4e5f6789"
+    earlier = _class("[20, 30)", "F", (DX * 2)[:5])
+    records = []
+    for i, rows in enumerate((earlier.iloc[:3], earlier.iloc[3:])):
+        rel = f"{release_dir}/data/release/part-{i:05d}.parquet"
+        write_released_part(rows, out / rel)
+        records.append({"path": rel, "sha256": sha256_file(out / rel)})
     audit.append_entry(
         out / audit.AUDIT_LOG_NAME,
         {
             "event": "publish",
             "dataset": "clinic",
-            "release_dir": "clinic/0a1b2c3d4e5f6789",
+            "release_dir": release_dir,
             "release_id": "0a1b2c3d4e5f6789",
             "source_sha256": "ab" * 32,
             "files": [
-                {"path": "clinic/0a1b2c3d4e5f6789/manifest.json", "sha256": "0" * 64},
-                {"path": part, "sha256": "1" * 64},
+                {"path": f"{release_dir}/manifest.json", "sha256": "0" * 64},
+                *records,
             ],
         },
     )
     (found,) = earlier_releases(out, "clinic")
-    assert found.files == {} and found.partitioned == (part,)
+    assert found.files == {} and len(found.partitioned) == 2
+    assert _rows(load_tables(found)["release"]) == _rows(earlier)
     store = ArtifactStore(tmp_path / "work")
-    candidate = {
-        "release": store.put_csv(
-            _class("[20, 30)", "F", DX * 3), kind="release-candidate"
-        )
-    }
+    candidate = pd.concat(
+        [
+            _class("[20, 30)", "F", (DX * 3)[:10]),
+            _class("[30, 40)", "M", (DX * 3)[:12]),
+        ],
+        ignore_index=True,
+    )
     settings = RepublicationSettings(
         dataset="clinic",
-        requirement=Requirement.of(QIS, "dx", k=3),
+        requirement=Requirement.of(QIS, "dx", k=10),
         series=[found.to_dict()],
     )
-    with pytest.raises(VerificationError) as refused:
-        republication_step(settings, store, candidate)
-    message = str(refused.value)
-    assert "0a1b2c3d4e5f6789" in message and "part-00000.parquet" in message
-    assert "out of core" in message and "another output directory" in message
-    assert "\n" not in message
+    released = republication_step(
+        settings, store, {"release": put_released_table(store, candidate)}
+    )
+    assert released.summary["against"] == ["0a1b2c3d4e5f6789"]
+    assert released.summary["rows_held_back"] == 10
+    path = released.tables["release"].path
+    assert _sizes(read_released_table(path)) == [12]
+    # A part changed since it was published is refused, never read.
+    write_released_part(earlier.iloc[:2], out / records[0]["path"])
+    with pytest.raises(ArtifactIntegrityError, match="part-00000.parquet"):
+        load_tables(found)

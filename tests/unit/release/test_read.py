@@ -6,7 +6,11 @@ import pandas as pd
 import pytest
 
 from ppdm.exceptions import SourceError
-from ppdm.release.read import read_released_table, released_sha256, released_tables
+from ppdm.release.data_files import (
+    read_released_table,
+    released_sha256,
+    released_tables,
+)
 from ppdm.verify.out_of_core import verify_parquet
 
 

@@ -20,7 +20,7 @@ from ppdm.scale.engine import (
     current_client,
     run_cluster,
 )
-from ppdm.verify.out_of_core import verify_csv_files
+from ppdm.verify.out_of_core import verify_tables_out_of_core
 
 #: A cluster of threads: it starts in a fraction of a second.
 SMALL = ClusterSettings(workers=1, threads_per_worker=2, processes=False)
@@ -82,7 +82,7 @@ def test_the_verifiers_read_uses_the_run_cluster(tmp_path, schedulers_started):
     requirement = Requirement.of(("age", "sex"), None, k=4)
     with run_cluster(SMALL):
         client = current_client()
-        certificate = verify_csv_files({"release": path}, requirement)
+        certificate = verify_tables_out_of_core({"release": path}, requirement)
         assert current_client() is client
     assert certificate.passed and len(schedulers_started) == 1
 

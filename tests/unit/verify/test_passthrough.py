@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy import Requirement
 from ppdm.verify import verify_files, verify_tables
-from ppdm.verify.out_of_core import verify_csv_files, verify_parquet
+from ppdm.verify.out_of_core import verify_parquet, verify_tables_out_of_core
 from ppdm.verify.passthrough import (
     FIX,
     FIX_IDENTIFIER,
@@ -578,7 +578,7 @@ def test_dask_paths_give_the_in_memory_figures(tmp_path, dask_client):
     in_memory = verify_files(
         {"release": csv}, REQ, original=original, passthrough=policy
     )
-    out_of_core = verify_csv_files(
+    out_of_core = verify_tables_out_of_core(
         {"release": csv}, REQ, original=original, passthrough=policy, client=dask_client
     )
     assert out_of_core.to_json() == in_memory.to_json()
@@ -601,7 +601,7 @@ def test_dask_paths_give_the_in_memory_figures(tmp_path, dask_client):
     assert results["education-num"].proxy_shares["education"] > 0.3
     assert results["weight"].unique_share == 1.0
     # without the original, Dask measures below k only
-    bare = verify_csv_files(
+    bare = verify_tables_out_of_core(
         {"release": csv}, REQ, passthrough=policy, client=dask_client
     )
     assert all(not r.proxy_measured for r in bare.passthrough)

@@ -23,7 +23,7 @@ from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy import PRIVACY_MODELS, KAnonymity, PrivacyResult, Requirement
 from ppdm.privacy.release_model import ReleaseModel
 from ppdm.verify import verify_files, verify_tables
-from ppdm.verify.out_of_core import verify_csv_files
+from ppdm.verify.out_of_core import verify_tables_out_of_core
 
 
 @dataclass(frozen=True)
@@ -111,7 +111,7 @@ def test_files_are_checked_together(equal_rows, tmp_path):
     certificate = verify_files(files, req)
     assert not certificate.passed and not certificate.release_results[0].passed
     with pytest.raises(InvalidParameterError, match="judge.*together"):
-        verify_csv_files(files, req)
+        verify_tables_out_of_core(files, req)
 
 
 class EqualRowsProjections(TwoProjections):

@@ -190,7 +190,7 @@ def test_suppressed_cells_hold_every_class():
 def test_an_earlier_release_in_the_bracket_form_is_compared_class_by_class(tmp_path):
     # A release written before open intervals became comparisons; this month
     # the same classes, written now, and one newcomer with flu: a leak.
-    from ppdm.release.read import read_released_table
+    from ppdm.release.data_files import read_released_table
 
     rows = [("(-inf, 23.5)", "130**", d) for d in ("flu", "cold", "flu")]
     rows += [("[39.5, inf)", "130**", d) for d in ("flu", "hiv", "cold")]

@@ -9,12 +9,9 @@ import pytest
 from ppdm.exceptions import InvalidParameterError, SourceError
 from ppdm.privacy import Requirement
 from ppdm.privacy.measures import ClassPartition
+from ppdm.release.data_files import released_text
 from ppdm.verify import read_released_table, verify_tables
-from ppdm.verify.out_of_core import (
-    _partition_from_counts,
-    released_text,
-    verify_parquet,
-)
+from ppdm.verify.out_of_core import _partition_from_counts, verify_parquet
 
 QI = ("age", "zip", "sex")
 
