@@ -338,8 +338,8 @@ def test_clean_parts_cut_where_validated_are_the_bytes_of_a_second_pass(
     import functools
 
     from ppdm.prepare.roles import release_bound
+    from ppdm.scale.ingest_parts import write_part
     from ppdm.scale.part_files import read_part
-    from ppdm.scale.steps import _write
 
     schema, suite = contract
     _, parts = dirty
@@ -360,5 +360,5 @@ def test_clean_parts_cut_where_validated_are_the_bytes_of_a_second_pass(
     assert once.clean.columns == ("age", "education", "sex", "native-country", "income")
     for cut, whole in zip(once.clean.paths, plain.clean.paths, strict=True):
         again = tmp_path / "again" / Path(whole).name
-        _write(bound(read_part(whole)), again)
+        write_part(bound(read_part(whole)), again)
         assert Path(cut).read_bytes() == again.read_bytes()
