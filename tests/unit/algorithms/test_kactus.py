@@ -827,6 +827,9 @@ def model_tables(draw):
     return frame, k, models, params, draw(st.integers(0, 2**16))
 
 
+# Many random tables (about 12 s): in the slow stage, so the default run keeps
+# its 10-minute budget beside a busy core.
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(case=model_tables())
 def test_random_tables_meet_every_model_or_are_refused(case):

@@ -313,6 +313,9 @@ SMALL_MODELS = {
 }
 
 
+# Many random tables (about 12 s): in the slow stage, so the default run keeps
+# its 10-minute budget beside a busy core.
+@pytest.mark.slow
 @SETTINGS
 @given(small_tables())
 def test_random_tables_recoding_is_the_release(case):

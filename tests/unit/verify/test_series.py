@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -102,6 +103,9 @@ cells = st.tuples(
 )
 
 
+# Many random tables (about 12 s): in the slow stage, so the default run keeps
+# its 10-minute budget beside a busy core.
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(cells, min_size=1, max_size=40),
