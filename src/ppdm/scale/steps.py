@@ -96,11 +96,16 @@ def _scatter(job: _ScatterJob) -> FrequencyTable:
     )
     sizes = np.bincount(bucket, minlength=job.n_out)
     order = np.argsort(bucket, kind="stable")
-    sent = table.take(order).combine_chunks()
+    taken = table.take(order)
+    # One record batch, sliced: an empty slice is still written as a batch
+    # (a table's empty slice is not), so batch j is always output part j's.
+    sent = pa.RecordBatch.from_arrays(
+        [column.combine_chunks() for column in taken.columns], schema=taken.schema
+    )
     options = pa.ipc.IpcWriteOptions(compression="lz4")
     with pa.ipc.new_file(job.pieces, sent.schema, options=options) as writer:
         for first, size in zip(np.cumsum(sizes) - sizes, sizes, strict=True):
-            writer.write_table(sent.slice(int(first), int(size)), max_chunksize=None)
+            writer.write_batch(sent.slice(int(first), int(size)))
     return frequencies
 
 

@@ -176,3 +176,20 @@ def test_the_store_keeps_parts_whole_and_notices_a_change(tmp_path):
     ref.parts[1].write_bytes(b"changed")
     with pytest.raises(ArtifactIntegrityError, match="changed"):
         ref.verify()
+
+
+def test_parts_too_small_to_reach_every_output_part_lose_and_repeat_no_row(tmp_path):
+    # 2 rows a part, 20 parts: most input parts send nothing to most output
+    # parts, and each output part must still read its own batch of each.
+    table = _table(40, seed=8)
+    parts = _parts(table, tmp_path / "in", 2)
+    recoding = _decade_recoding(table)
+    rows = steps.release_parts(parts, recoding, tmp_path / "out", seed=2)
+    released = _read_all(tmp_path / "out")
+    expected = recoding.apply(table)
+    assert rows == len(released) == len(expected)
+    assert released["row"].is_unique
+    pd.testing.assert_frame_equal(
+        released.sort_values("row", ignore_index=True),
+        expected.sort_values("row", ignore_index=True),
+    )
