@@ -21,7 +21,7 @@ way: it is the "before" of the same split.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from functools import partial
 from typing import Any
 
@@ -209,26 +209,21 @@ _NOT_MEASURED: dict[str, Any] = {
 }
 
 
+@dataclass(eq=False)
 class _Features:
     """Featurizers fitted on the original training part (all its columns, or a
     view's), each with the test rows' features; transforms computed once."""
 
-    def __init__(
-        self,
-        original_train: pd.DataFrame,
-        test: pd.DataFrame,
-        *,
-        target: str,
-        marker: str,
-        covers: Covers | None,
-    ) -> None:
-        self.original_train = original_train
-        self.test = test
-        self.target = target
-        self.marker = marker
-        self.covers = covers
-        self._fitted: dict[tuple, tuple[CellFeaturizer, Matrix]] = {}
-        self._transformed: dict[tuple, Matrix] = {}
+    original_train: pd.DataFrame
+    test: pd.DataFrame
+    _: KW_ONLY
+    target: str
+    marker: str
+    covers: Covers | None
+    _fitted: dict[tuple, tuple[CellFeaturizer, Matrix]] = field(
+        default_factory=dict, init=False
+    )
+    _transformed: dict[tuple, Matrix] = field(default_factory=dict, init=False)
 
     def fitted(
         self, view_kind: tuple, columns: tuple[str, ...] | None = None
