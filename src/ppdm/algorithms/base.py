@@ -49,8 +49,9 @@ class Anonymizer(ABC):
     """Base class of the algorithms.
 
     Subclasses take their parameters as keyword-only ``__init__`` arguments
-    and store them unchanged (scikit-learn style); all checking happens in
-    :meth:`anonymize`, driven by ``_parameter_constraints``.
+    and store them unchanged (scikit-learn style; a keyword-only dataclass
+    writes that ``__init__``); all checking happens in :meth:`anonymize`,
+    driven by ``_parameter_constraints``.
     """
 
     name: ClassVar[str]

@@ -58,6 +58,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -179,6 +180,7 @@ def dmpd_search(
     )
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class Dmpd(Anonymizer):
     """Feature-set partitioning for k-anonymity (Matatov, Rokach & Maimon 2010).
 
@@ -229,24 +231,13 @@ class Dmpd(Anonymizer):
 
     name: ClassVar[str] = "dmpd"
 
-    def __init__(
-        self,
-        *,
-        generations: int = 100,
-        population: int = 50,
-        p_cross: float = 0.8,
-        p_mut: float = 0.1,
-        n_folds: int = 3,
-        inducer: str = "decision_tree",
-        mode: str = "single",
-    ) -> None:
-        self.generations = generations
-        self.population = population
-        self.p_cross = p_cross
-        self.p_mut = p_mut
-        self.n_folds = n_folds
-        self.inducer = inducer
-        self.mode = mode
+    generations: int = 100
+    population: int = 50
+    p_cross: float = 0.8
+    p_mut: float = 0.1
+    n_folds: int = 3
+    inducer: str = "decision_tree"
+    mode: str = "single"
 
     # -- the algorithm ---------------------------------------------------------
     def search_k(self, requirement: Requirement) -> int:

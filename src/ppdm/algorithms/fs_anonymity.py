@@ -52,6 +52,7 @@ References
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -76,6 +77,7 @@ from ppdm.selection import (
 __all__ = ["FsAnonymity"]
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class FsAnonymity(Anonymizer):
     """Feature selection under k-anonymity or containment (Maximal, Greedy).
 
@@ -113,24 +115,13 @@ class FsAnonymity(Anonymizer):
 
     name: ClassVar[str] = "fs-anonymity"
 
-    def __init__(
-        self,
-        *,
-        method: str = "greedy",
-        objective: str = "distcnt",
-        stopping: str = "filtered",
-        maximal_mode: str = "exact",
-        r: int = 10,
-        budget: int = 20_000,
-        criterion: str = "k-anonymity",
-    ) -> None:
-        self.method = method
-        self.objective = objective
-        self.stopping = stopping
-        self.maximal_mode = maximal_mode
-        self.r = r
-        self.budget = budget
-        self.criterion = criterion
+    method: str = "greedy"
+    objective: str = "distcnt"
+    stopping: str = "filtered"
+    maximal_mode: str = "exact"
+    r: int = 10
+    budget: int = 20_000
+    criterion: str = "k-anonymity"
 
     def training_views(self, release: Release) -> list[pd.DataFrame]:
         """The released features read back as cells of the quasi-identifiers.

@@ -26,6 +26,7 @@ References
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
@@ -166,6 +167,7 @@ def anonymize_tree(
     return result
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class Kactus(Anonymizer):
     """kACTUS (Kisilevich et al. 2010): tree-guided multi-dimensional suppression.
 
@@ -257,20 +259,11 @@ class Kactus(Anonymizer):
 
     name: ClassVar[str] = "kactus"
 
-    def __init__(
-        self,
-        *,
-        inducer: str = "c45",
-        lending: str = "random",
-        generalize_small_siblings: bool = False,
-        pruning_confidence: float | None = 0.25,
-        numeric_release: str = "mean",
-    ) -> None:
-        self.inducer = inducer
-        self.lending = lending
-        self.generalize_small_siblings = generalize_small_siblings
-        self.pruning_confidence = pruning_confidence
-        self.numeric_release = numeric_release
+    inducer: str = "c45"
+    lending: str = "random"
+    generalize_small_siblings: bool = False
+    pruning_confidence: float | None = 0.25
+    numeric_release: str = "mean"
 
     def grow_tree(self, table: pd.DataFrame, spec: AnonymizationSpec) -> PredicateTree:
         """Phase 1: the classification tree on ``QI + target``.

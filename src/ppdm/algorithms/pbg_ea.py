@@ -471,6 +471,7 @@ def _local_search(archive: BoxArchive, store: _Evaluations) -> None:
     progress.report(1.0, f"local search: {len(store.memo)} nodes evaluated")
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class PbgEa(FullDomainAnonymizer):
     """Property based generalization by an evolutionary search (PBG-EA).
 
@@ -545,30 +546,16 @@ class PbgEa(FullDomainAnonymizer):
 
     name: ClassVar[str] = "pbg-ea"
 
-    def __init__(
-        self,
-        *,
-        objectives: str = "k-glm",
-        population: int = 25,
-        generations: int | None = None,
-        p_cross: float = 0.8,
-        p_mut: float | None = None,
-        eps: float | list[float] = 1.0,
-        policy: str = "min-glm",
-        selection: str = "union",
-        refine: str = "local",
-        budget: int | None = None,
-    ) -> None:
-        self.objectives = objectives
-        self.population = population
-        self.generations = generations
-        self.p_cross = p_cross
-        self.p_mut = p_mut
-        self.eps = eps
-        self.policy = policy
-        self.selection = selection
-        self.refine = refine
-        self.budget = budget
+    objectives: str = "k-glm"
+    population: int = 25
+    generations: int | None = None
+    p_cross: float = 0.8
+    p_mut: float | None = None
+    eps: float | list[float] = 1.0
+    policy: str = "min-glm"
+    selection: str = "union"
+    refine: str = "local"
+    budget: int | None = None
 
     def _search(
         self,

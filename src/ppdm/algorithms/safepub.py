@@ -431,6 +431,7 @@ def _refuse_unreachable_k(
     )
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class SafePub(Anonymizer):
     """(epsilon, delta)-differentially private sampling, generalization, suppression.
 
@@ -465,24 +466,13 @@ class SafePub(Anonymizer):
 
     name: ClassVar[str] = "safepub"
 
-    def __init__(
-        self,
-        *,
-        epsilon: float = 1.0,
-        delta: float | None = None,
-        search_fraction: float = 0.1,
-        steps: int = 300,
-        score: str = "classification",
-        randomness: str = "os",
-        key: str = "env:PPDM_AUDIT_KEY",
-    ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.search_fraction = search_fraction
-        self.steps = steps
-        self.score = score
-        self.randomness = randomness
-        self.key = key
+    epsilon: float = 1.0
+    delta: float | None = None
+    search_fraction: float = 0.1
+    steps: int = 300
+    score: str = "classification"
+    randomness: str = "os"
+    key: str = "env:PPDM_AUDIT_KEY"
 
     def parameters(self, n_rows: int) -> SafePubParameters:
         """The derived beta and k, and the budget split, for ``n_rows`` rows."""

@@ -80,6 +80,12 @@ from ppdm.exceptions import (
     InvalidParameterError,
     SchemaMismatchError,
 )
+from ppdm.prepare.failure_reasons import (
+    gx_reason,
+    pandera_reason,
+    shown_value,
+    value_domain,
+)
 
 __all__ = ["ValidationOutcome", "build_expectations", "validate_table"]
 
@@ -90,7 +96,6 @@ SOURCE_ROW = "_source_row"
 REASONS = "_reasons"
 
 _PANDERA, _GX = "pandera", "gx"
-_SHOWN_VALUES = 8  # values of a domain spelled out in a reason
 _TOP_CHECKS = 5  # failing checks named in an error message
 # Every failing index, but no pandas query string (it spells out every failing
 # index again, megabytes when a whole column fails).
@@ -401,7 +406,7 @@ def _coerce_columns(
                 "bad": len(bad_index),
                 "present": len(present),
                 "first": first,
-                "shown": None if first is None else _show(present[first]),
+                "shown": None if first is None else shown_value(present[first]),
             }
         )
         if refuse:
@@ -419,7 +424,7 @@ def _coerce_columns(
                         "origin": _PANDERA,
                         "check": f"coerce_dtype('{dtype}')",
                         "message": [
-                            f"{_show(v)} cannot be read as {dtype}"
+                            f"{shown_value(v)} cannot be read as {dtype}"
                             for v in series[bad_index]
                         ],
                     }
@@ -537,7 +542,7 @@ def _run_pandera(
     cases = cases[~(cells.isin(masked) | redundant)]
     checks = _checks_by_number(frame_schema)
     messages = [
-        _pandera_message(checks.get((column, number)), check, value)
+        pandera_reason(checks.get((column, number)), check, value)
         for column, number, check, value in zip(
             cases["column"], cases["check_number"], cases["check"],
             cases["failure_case"],
@@ -562,41 +567,6 @@ def _checks_by_number(frame_schema: pa.DataFrameSchema) -> dict[tuple, pa.Check]
         for number, check in enumerate(column.checks):
             found[(name, number)] = check
     return found
-
-
-def _pandera_message(check: pa.Check | None, check_id: str, value: Any) -> str:
-    name = check.name if check is not None else check_id
-    stats = (check.statistics or {}) if check is not None else {}
-    shown = _show(value)
-    if check_id == "not_nullable":
-        return "missing value (column is not nullable)"
-    if check_id.startswith(("coerce_dtype(", "dtype(")):
-        return f"{shown} cannot be read as {check_id.split('(', 1)[1][:-1]}"
-    if check_id == "field_uniqueness":
-        return f"{shown} is a duplicate"
-    if name == "in_range":
-        lo = "[" if stats.get("include_min", True) else "("
-        hi = "]" if stats.get("include_max", True) else ")"
-        bounds = f"{_show(stats['min_value'])}, {_show(stats['max_value'])}"
-        return f"{shown} is not in {lo}{bounds}{hi}"
-    comparisons = {
-        "greater_than_or_equal_to": (">=", "min_value"),
-        "greater_than": (">", "min_value"),
-        "less_than_or_equal_to": ("<=", "max_value"),
-        "less_than": ("<", "max_value"),
-        "equal_to": ("==", "value"),
-        "not_equal_to": ("!=", "value"),
-    }
-    if name in comparisons:
-        op, key = comparisons[name]
-        return f"{shown} is not {op} {_show(stats.get(key))}"
-    if name == "isin":
-        return f"{shown} is not one of {_domain(stats.get('allowed_values', []))}"
-    if name == "notin":
-        return f"{shown} is a forbidden value"
-    if name == "str_matches":
-        return f"{shown} does not match {stats.get('pattern')!r}"
-    return f"{shown} fails {check_id}"
 
 
 # -- Great Expectations -------------------------------------------------------
@@ -770,7 +740,7 @@ def _gx_row_failures(item: _GxItem, typed: pd.DataFrame) -> pd.DataFrame:
             "column": item.column,
             "origin": _GX,
             "check": item.label,
-            "message": [_gx_message(item.kind, item.kwargs, v) for v in values],
+            "message": [gx_reason(item.kind, item.kwargs, v) for v in values],
         }
     )
 
@@ -811,29 +781,6 @@ def _gx_report(items: list[_GxItem], statistics: dict[str, Any]) -> dict[str, An
     }
 
 
-def _gx_message(kind: str, kwargs: dict, value: Any) -> str:
-    shown = _show(value)
-    if kind == "expect_column_values_to_be_between":
-        lo, hi = kwargs.get("min_value"), kwargs.get("max_value")
-        if lo is None:
-            return f"{shown} is not <= {_show(hi)}"
-        if hi is None:
-            return f"{shown} is not >= {_show(lo)}"
-        return f"{shown} is not in [{_show(lo)}, {_show(hi)}]"
-    if kind == "expect_column_values_to_be_in_set":
-        return f"{shown} is not one of {_domain(kwargs.get('value_set', []))}"
-    if kind == "expect_column_values_to_not_be_in_set":
-        return f"{shown} is a forbidden value"
-    if kind == "expect_column_values_to_not_be_null":
-        return "missing value"
-    if kind == "expect_column_values_to_match_regex":
-        return f"{shown} does not match {kwargs.get('regex')!r}"
-    if kind == "expect_column_value_lengths_to_be_between":
-        return f"{shown} has a length outside [{kwargs.get('min_value')}, " \
-               f"{kwargs.get('max_value')}]"  # fmt: skip
-    return f"{shown} fails {kind}"
-
-
 def _table_detail(kwargs: dict, outcome: dict) -> str:
     if "mostly" in kwargs and outcome.get("unexpected_percent") is not None:
         share = 100.0 - float(outcome["unexpected_percent"])
@@ -843,7 +790,7 @@ def _table_detail(kwargs: dict, outcome: dict) -> str:
         )
     wanted = {k: v for k, v in kwargs.items() if k not in ("column", "batch_id")}
     if outcome.get("partial_missing_list"):
-        found = f"missing {_domain(outcome['partial_missing_list'])}"
+        found = f"missing {value_domain(outcome['partial_missing_list'])}"
     else:
         found = f"observed {_shorten(str(_jsonable(outcome.get('observed_value'))))}"
     return f"{found}; expected {_shorten(str(wanted))}"
@@ -944,31 +891,6 @@ def _stack(frames: list[pd.DataFrame]) -> pd.DataFrame:
         return _no_failures()
     stacked = pd.concat(frames, ignore_index=True)
     return stacked.astype({"row": np.int64, "column": object, "message": object})
-
-
-def _show(value: Any) -> str:
-    """A cell value as a reason shows it: text quoted, whole floats as ints."""
-    if value is None or value is pd.NA:
-        return "<missing>"
-    if isinstance(value, (float, np.floating)):
-        if math.isnan(value):
-            return "<missing>"
-        if float(value).is_integer():
-            return str(int(value))
-        return repr(float(value))
-    if isinstance(value, (str, np.str_)):
-        return repr(str(value))
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    return repr(value)
-
-
-def _domain(values: Any) -> str:
-    values = sorted(map(str, values))
-    if len(values) <= _SHOWN_VALUES:
-        return "{" + ", ".join(values) + "}"
-    head = ", ".join(values[:_SHOWN_VALUES])
-    return "{" + head + f", ... ({len(values)} values)" + "}"
 
 
 def _jsonable(value: Any) -> Any:

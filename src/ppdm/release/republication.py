@@ -327,8 +327,8 @@ def consistent_tables(
         as_before,
         consistent_recoding,
         failing_classes,
+        paired_earlier,
     )
-    from ppdm.verify.differencing import counterpart
 
     requirement = settings.requirement
     covers = settings.covers()
@@ -337,16 +337,9 @@ def consistent_tables(
     out: dict[str, pd.DataFrame] = {}
     recoding = ConsistentRecoding()
     for name, table in sorted(tables.items()):
-        latest = next(
-            (
-                (rid, old[m])
-                for rid, old in reversed(series)
-                if (m := counterpart(name, table, old)) is not None
-            ),
-            None,
-        )
+        earlier = paired_earlier(name, table, series)
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
-        if latest is None or not qis:
+        if not earlier or not qis:
             out[name] = table
             continue
         columns = list(table.columns)
@@ -355,7 +348,7 @@ def consistent_tables(
         )
         rows = as_released(binned[columns])
         recoded, unmatched = consistent_recoding(
-            people, rows, latest[1].astype(str), qis, covers
+            people, rows, earlier[-1][1], qis, covers
         )
         pieces, withheld = [recoded], 0
         if len(unmatched):
@@ -372,11 +365,6 @@ def consistent_tables(
             except AnonymizationError:  # too few for a release of their own
                 withheld = len(unmatched)
         result = pd.concat(pieces, ignore_index=True)
-        earlier = [
-            (rid, old[m].astype(str))
-            for rid, old in series
-            if (m := counterpart(name, table, old)) is not None
-        ]
         kept = 0
         failing = failing_classes(result, requirement)
         if len(failing):

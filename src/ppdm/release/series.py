@@ -65,6 +65,7 @@ __all__ = [
     "hold_back_composition",
     "leaking_keys",
     "load_tables",
+    "paired_earlier",
 ]
 
 
@@ -281,7 +282,7 @@ def hold_back(
     held, kept, replaced = (dict.fromkeys(sorted(tables), 0) for _ in range(3))
     for name in sorted(tables):
         table = tables[name].astype(str)
-        earlier = _paired_earlier(name, table, series)
+        earlier = paired_earlier(name, table, series)
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
         # Cells of the classes released as before: each is settled once.
         settled: set[tuple[str, ...]] = set()
@@ -328,7 +329,7 @@ def hold_back(
     return out, HoldBack(held, kept, replaced, tuple(rid for rid, _ in series))
 
 
-def _paired_earlier(
+def paired_earlier(
     name: str,
     table: pd.DataFrame,
     series: Sequence[tuple[str, Mapping[str, pd.DataFrame]]],
@@ -733,7 +734,7 @@ def _compose_as_before(
             out[name] = table
             continue
         chosen = np.isin(ids, hit)
-        earlier = _paired_earlier(name, table, series)
+        earlier = paired_earlier(name, table, series)
         if withhold or not qis or not earlier:
             out[name] = table[~chosen]
             held[name] = int(chosen.sum())

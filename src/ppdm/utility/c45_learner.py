@@ -115,6 +115,7 @@ class _Split:
         return self.gain / self.split_info if self.split_info > _EPS else 0.0
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class C45Learner(ClassifierMixin, BaseEstimator):
     """C4.5 (J48-like) classification tree with fractional instances.
 
@@ -157,18 +158,10 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     ['b', 'a']
     """
 
-    def __init__(
-        self,
-        *,
-        blocks: Sequence[tuple] = (),
-        min_obj: float = 2,
-        confidence: float | None = 0.25,
-        laplace: bool = False,
-    ) -> None:
-        self.blocks = blocks
-        self.min_obj = min_obj
-        self.confidence = confidence
-        self.laplace = laplace
+    blocks: Sequence[tuple] = ()
+    min_obj: float = 2
+    confidence: float | None = 0.25
+    laplace: bool = False
 
     # -- data --------------------------------------------------------------
     def _block_list(self, n_columns: int) -> list[tuple[str, int, int]]:

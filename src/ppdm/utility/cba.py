@@ -97,6 +97,7 @@ def _scalar(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class CBAClassifier(ClassifierMixin, BaseEstimator):
     """CBA-CB without pruning: ordered class association rules + default class.
 
@@ -139,22 +140,12 @@ class CBAClassifier(ClassifierMixin, BaseEstimator):
     ('p', ['p', 'p', 'p', 'n', 'n', 'p'])
     """
 
-    def __init__(
-        self,
-        *,
-        minsup: float = 0.3,
-        minconf: float = 0.5,
-        max_length: int | None = None,
-        miner: str = "apriori",
-        blocks: Sequence[tuple] | None = None,
-        suppression_marker: str = SUPPRESSED,
-    ) -> None:
-        self.minsup = minsup
-        self.minconf = minconf
-        self.max_length = max_length
-        self.miner = miner
-        self.blocks = blocks
-        self.suppression_marker = suppression_marker
+    minsup: float = 0.3
+    minconf: float = 0.5
+    max_length: int | None = None
+    miner: str = "apriori"
+    blocks: Sequence[tuple] | None = None
+    suppression_marker: str = SUPPRESSED
 
     # -- parameters and encoding ---------------------------------------
     def _check_params(self) -> None:

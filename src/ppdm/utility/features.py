@@ -108,6 +108,7 @@ def _clip_ends(low: np.ndarray, high: np.ndarray, lo: float, hi: float) -> tuple
     return np.where(np.isneginf(low), lo, low), np.where(np.isposinf(high), hi, high)
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class CellFeaturizer:
     """Feature matrix of released or original rows, on the original schema.
 
@@ -157,22 +158,12 @@ class CellFeaturizer:
     [[25.0, 0.5, 0.5], [nan, 0.0, 1.0], [40.0, 0.0, 0.0]]
     """
 
-    def __init__(
-        self,
-        *,
-        exclude: Sequence[str] = (),
-        suppression_marker: str = SUPPRESSED,
-        suppressed: str = "zeros",
-        covers: Mapping[str, Mapping[str, Collection[str]]] | None = None,
-        numeric_bins: int | None = None,
-        numeric_ranges: str = "midpoint",
-    ) -> None:
-        self.exclude = exclude
-        self.suppression_marker = suppression_marker
-        self.suppressed = suppressed
-        self.covers = covers
-        self.numeric_bins = numeric_bins
-        self.numeric_ranges = numeric_ranges
+    exclude: Sequence[str] = ()
+    suppression_marker: str = SUPPRESSED
+    suppressed: str = "zeros"
+    covers: Mapping[str, Mapping[str, Collection[str]]] | None = None
+    numeric_bins: int | None = None
+    numeric_ranges: str = "midpoint"
 
     def fit(self, original: pd.DataFrame) -> CellFeaturizer:
         """Learn kinds, observed ranges and domains from the original table."""

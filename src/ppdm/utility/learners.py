@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -156,6 +157,7 @@ MISSING_TEXT = {
 }
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class MembershipNB(ClassifierMixin, BaseEstimator):
     """Naive Bayes over attribute blocks of (fractional) one-hot memberships.
 
@@ -216,20 +218,11 @@ class MembershipNB(ClassifierMixin, BaseEstimator):
         ``log P(v | c)`` per block, shape (n_classes, n_values).
     """
 
-    def __init__(
-        self,
-        *,
-        blocks=(),
-        ranges=None,
-        n_bins: int = 10,
-        alpha: float = 1.0,
-        indicator: bool = False,
-    ) -> None:
-        self.blocks = blocks
-        self.ranges = ranges
-        self.n_bins = n_bins
-        self.alpha = alpha
-        self.indicator = indicator
+    blocks: Sequence[tuple] = ()
+    ranges: Sequence[tuple[float, float]] | None = None
+    n_bins: int = 10
+    alpha: float = 1.0
+    indicator: bool = False
 
     def _memberships(self, x: Matrix) -> list[Matrix]:
         """Per block, the (fractional) memberships: the block itself (sparse
@@ -506,6 +499,7 @@ class UnknownIndicator(TransformerMixin, BaseEstimator):
         return np.asarray(names + extra, dtype=object)
 
 
+@dataclass(eq=False, repr=False, kw_only=True)
 class SklearnModel(ClassifierMixin, BaseEstimator):
     """A scikit-learn pipeline on the featurizer's matrix, dense when small.
 
@@ -542,20 +536,11 @@ class SklearnModel(ClassifierMixin, BaseEstimator):
     classes_ : numpy.ndarray
     """
 
-    def __init__(
-        self,
-        *,
-        estimator: str = "logistic_regression",
-        blocks=(),
-        missing: str = "weka",
-        random_state: int = 0,
-        max_dense_cells: int = MAX_DENSE_CELLS,
-    ) -> None:
-        self.estimator = estimator
-        self.blocks = blocks
-        self.missing = missing
-        self.random_state = random_state
-        self.max_dense_cells = max_dense_cells
+    estimator: str = "logistic_regression"
+    blocks: Sequence[tuple] = ()
+    missing: str = "weka"
+    random_state: int = 0
+    max_dense_cells: int = MAX_DENSE_CELLS
 
     def _pipeline(self, dense: bool) -> Pipeline:
         if self.missing == "weka" and self.estimator == "logistic_regression":

@@ -21,7 +21,8 @@ way: it is the "before" of the same split.
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -143,30 +144,22 @@ def train_and_score(
     )
     # Every (model, training table) fit is independent: the single-view fits
     # go through ppdm.parallel, so a parallel runner spreads them.
-    fits: dict[tuple[str, str], dict[str, Any]] = {}
+    fits: dict[tuple[str, str], tuple[_ModelFit, np.ndarray]] = {}
     per_view: dict[str, Any] = {}
     combined: dict[str, dict[str, Any]] = {}
     for name in models:
         view_kind = feature_view(name, missing, ranges)
         featurizer, x_test = features.fitted(view_kind)
-        fit = dict(name=name, seed=seed, y_test=y_test, missing=missing)
+        # the same model and test rows, trained on either table
+        model = partial(_ModelFit, name, seed, featurizer, x_test, missing)
         if with_original:
-            fits[name, "original"] = dict(
-                featurizer=featurizer,
-                x_train=features.transform(featurizer, original_train, "original"),
-                y_train=y_orig,
-                x_test=x_test,
-                **fit,
-            )
+            x_original = features.transform(featurizer, original_train, "original")
+            fits[name, "original"] = (model(x_original, y_orig), y_test)
         if len(views) == 1:
             released = views[0][1]
-            fits[name, "anonymized"] = dict(
-                featurizer=featurizer,
-                x_train=features.transform(featurizer, released, "released"),
-                y_train=released[target].astype(str).to_numpy(),
-                x_test=x_test,
-                **fit,
-            )
+            x_released = features.transform(featurizer, released, "released")
+            y_released = released[target].astype(str).to_numpy()
+            fits[name, "anonymized"] = (model(x_released, y_released), y_test)
         elif any(len(view) == 0 for _, view in views):
             combined[name] = _NOT_MEASURED
             per_view[name] = {view_name: float("nan") for view_name, _ in views}
@@ -216,26 +209,21 @@ _NOT_MEASURED: dict[str, Any] = {
 }
 
 
+@dataclass(eq=False)
 class _Features:
     """Featurizers fitted on the original training part (all its columns, or a
     view's), each with the test rows' features; transforms computed once."""
 
-    def __init__(
-        self,
-        original_train: pd.DataFrame,
-        test: pd.DataFrame,
-        *,
-        target: str,
-        marker: str,
-        covers: Covers | None,
-    ) -> None:
-        self.original_train = original_train
-        self.test = test
-        self.target = target
-        self.marker = marker
-        self.covers = covers
-        self._fitted: dict[tuple, tuple[CellFeaturizer, Matrix]] = {}
-        self._transformed: dict[tuple, Matrix] = {}
+    original_train: pd.DataFrame
+    test: pd.DataFrame
+    _: KW_ONLY
+    target: str
+    marker: str
+    covers: Covers | None
+    _fitted: dict[tuple, tuple[CellFeaturizer, Matrix]] = field(
+        default_factory=dict, init=False
+    )
+    _transformed: dict[tuple, Matrix] = field(default_factory=dict, init=False)
 
     def fitted(
         self, view_kind: tuple, columns: tuple[str, ...] | None = None
@@ -382,14 +370,9 @@ def _predict_views(
     for index, ((view_name, view), y_view) in enumerate(zip(views, labels)):
         columns = tuple(str(c) for c in view.columns if c != target)
         featurizer, x_test = features.fitted(view_kind, columns)
+        x_train = features.transform(featurizer, view, f"view {index}")
         model_classes, proba = _fit_proba(
-            name=name,
-            seed=seed,
-            featurizer=featurizer,
-            x_train=features.transform(featurizer, view, f"view {index}"),
-            y_train=y_view,
-            x_test=x_test,
-            missing=missing,
+            _ModelFit(name, seed, featurizer, x_test, missing, x_train, y_view)
         )
         per_view[view_name] = align_probabilities(proba, model_classes, classes)
     combined = naive_bayes_combination(list(per_view.values()), prior)
@@ -401,86 +384,81 @@ def _constant_features(x_train: Matrix) -> bool:
     return n_features_varying(x_train) == 0
 
 
-def _fit_score_job(job: dict[str, Any]) -> dict[str, Any]:
-    return _fit_score(**job)
+def _fit_score_job(job: tuple[_ModelFit, np.ndarray]) -> dict[str, Any]:
+    return _fit_score(*job)
 
 
-def _out_of_memory(name: str, x_train: Matrix, err: MemoryError) -> OutOfMemoryError:
-    """A model's fit or prediction that did not fit in memory, named."""
-    if isinstance(err, OutOfMemoryError):
-        return err
-    rows, columns = x_train.shape
-    return OutOfMemoryError(
-        f"out of memory training the {name} model of the utility report on "
-        f"{rows:,} rows x {columns:,} features: {err or 'no detail given'}"
-    )
+@dataclass(frozen=True)
+class _ModelFit:
+    """One model of the report: the inducer ``name`` trained on ``x_train``
+    (features of ``featurizer``) and labels ``y_train``, applied to ``x_test``."""
 
+    name: str
+    seed: int
+    featurizer: CellFeaturizer
+    x_test: Matrix
+    missing: str
+    x_train: Matrix
+    y_train: np.ndarray
 
-def _fit_score(
-    *,
-    name: str,
-    seed: int,
-    featurizer: CellFeaturizer,
-    x_train: Matrix,
-    y_train: np.ndarray,
-    x_test: Matrix,
-    y_test: np.ndarray,
-    missing: str,
-) -> dict[str, Any]:
-    """:func:`ppdm.utility.metrics.class_scores` of one model on the test rows."""
-    if len(y_train) == 0:
-        return _NOT_MEASURED
-    if _constant_features(x_train) or len(np.unique(y_train)) < 2:
-        # No feature varies (e.g. every quasi-identifier suppressed and no
-        # other attribute), or one class is left (a sampled and suppressed
-        # release can keep one): every inducer reduces to the training
-        # majority class; say so directly rather than rely on each model's
-        # corner case.
-        model = DummyClassifier(strategy="most_frequent").fit(x_train, y_train)
-        return class_scores(
-            y_test, model.predict(x_test), model.predict_proba(x_test), model.classes_
-        )
-    try:
+    def fitted(self, **options: Any) -> Any:
+        """The inducer trained (``options`` go to :func:`make_model`)."""
         model = make_model(
-            name, seed, featurizer.blocks_, featurizer.ranges_, missing=missing
+            self.name,
+            self.seed,
+            self.featurizer.blocks_,
+            self.featurizer.ranges_,
+            missing=self.missing,
+            **options,
         )
-        model.fit(x_train, y_train)
+        return model.fit(self.x_train, self.y_train)
+
+    def out_of_memory(self, err: MemoryError) -> OutOfMemoryError:
+        """A fit or prediction that did not fit in memory, naming the model."""
+        if isinstance(err, OutOfMemoryError):
+            return err
+        rows, columns = self.x_train.shape
+        return OutOfMemoryError(
+            f"out of memory training the {self.name} model of the utility report on "
+            f"{rows:,} rows x {columns:,} features: {err or 'no detail given'}"
+        )
+
+
+def _fit_score(fit: _ModelFit, y_test: np.ndarray) -> dict[str, Any]:
+    """:func:`ppdm.utility.metrics.class_scores` of one model on the test rows."""
+    if len(fit.y_train) == 0:
+        return _NOT_MEASURED
+    try:
+        if _constant_features(fit.x_train) or len(np.unique(fit.y_train)) < 2:
+            # No feature varies (e.g. every quasi-identifier suppressed and no
+            # other attribute), or one class is left (a sampled and suppressed
+            # release can keep one): every inducer reduces to the training
+            # majority class; say so directly rather than rely on each model's
+            # corner case.
+            model = DummyClassifier(strategy="most_frequent")
+            model.fit(fit.x_train, fit.y_train)
+        else:
+            model = fit.fitted()
+        x_test = fit.x_test
         return class_scores(
             y_test, model.predict(x_test), model.predict_proba(x_test), model.classes_
         )
     except MemoryError as err:
-        raise _out_of_memory(name, x_train, err) from err
+        raise fit.out_of_memory(err) from err
 
 
-def _fit_proba(
-    *,
-    name: str,
-    seed: int,
-    featurizer: CellFeaturizer,
-    x_train: Matrix,
-    y_train: np.ndarray,
-    x_test: Matrix,
-    missing: str,
-) -> tuple[np.ndarray, np.ndarray]:
+def _fit_proba(fit: _ModelFit) -> tuple[np.ndarray, np.ndarray]:
     """``(classes, P(class | test row))`` of one view's model.
 
     A view whose features do not vary says nothing about the class: its
     probabilities are the view's class frequencies (then its factor in the
     naive Bayes rule cancels one power of the prior).
     """
-    if _constant_features(x_train):
-        model = DummyClassifier(strategy="prior").fit(x_train, y_train)
-        return np.asarray(model.classes_), model.predict_proba(x_test)
     try:
-        model = make_model(
-            name,
-            seed,
-            featurizer.blocks_,
-            featurizer.ranges_,
-            missing=missing,
-            laplace=True,
-        )
-        model.fit(x_train, y_train)
-        return np.asarray(model.classes_), model.predict_proba(x_test)
+        if _constant_features(fit.x_train):
+            model = DummyClassifier(strategy="prior").fit(fit.x_train, fit.y_train)
+        else:
+            model = fit.fitted(laplace=True)
+        return np.asarray(model.classes_), model.predict_proba(fit.x_test)
     except MemoryError as err:
-        raise _out_of_memory(name, x_train, err) from err
+        raise fit.out_of_memory(err) from err

@@ -37,7 +37,7 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -56,6 +56,7 @@ __all__ = [
     "check_against",
     "class_changes",
     "counterpart",
+    "paired_tables",
     "leaking_classes",
     "leaking_rollups",
 ]
@@ -268,6 +269,23 @@ def counterpart(
     return same[0] if same else None
 
 
+def paired_tables(
+    tables: Mapping[str, pd.DataFrame], earlier: Mapping[str, pd.DataFrame]
+) -> Iterator[tuple[str, pd.DataFrame, pd.DataFrame]]:
+    """Each table (by name, in order) with its :func:`counterpart` in ``earlier``.
+
+    Yields the table's label in a result (its name, and the earlier table's
+    when they differ), the table, and the earlier table; a table without a
+    counterpart is not compared.
+    """
+    for name in sorted(tables):
+        table = tables[name]
+        match = counterpart(name, table, earlier)
+        if match is not None:
+            label = name if match == name else f"{name} (as {match})"
+            yield label, table, earlier[match]
+
+
 def check_against(
     tables: Mapping[str, pd.DataFrame],
     earlier: Mapping[str, pd.DataFrame],
@@ -296,12 +314,7 @@ def check_against(
         different hierarchy levels are recognised as rolling up.
     """
     results = []
-    for name in sorted(tables):
-        table = tables[name]
-        match = counterpart(name, table, earlier)
-        if match is None:
-            continue
-        old = earlier[match]
+    for label, table, old in paired_tables(tables, earlier):
         change = class_changes(table, old, requirement.quasi_identifiers)
         columns = [c for c in table.columns if c in old.columns]
         grown, shrunk = leaking_classes(change, requirement, columns)
@@ -329,7 +342,7 @@ def check_against(
         exposed += unit_rows
         results.append(
             SeriesCheck(
-                table=name if match == name else f"{name} (as {match})",
+                table=label,
                 against=against,
                 n_common_classes=change.n_common,
                 rows_added=int(len(change.added)),

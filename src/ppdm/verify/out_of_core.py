@@ -58,14 +58,12 @@ from ppdm.verify.certificate import (
 from ppdm.verify.passthrough import (
     PassthroughPolicy,
     PassthroughResult,
+    PassthroughTable,
     below_k_from_sums,
     canonical_text,
     check_passthrough,
     checked_columns,
-    not_measured_note,
-    passthrough_result,
     proxy_groups,
-    proxy_shares,
 )
 
 __all__ = [
@@ -379,6 +377,9 @@ def _dask_passthrough(
                 rows.groupby(keys, dropna=False, observed=True).size(split_out=1)
             )
     computed = list(dask.compute(*pending))
+    judged = PassthroughTable(
+        policy, requirement, table_name, n_rows, qis, original, covers
+    )
     results = []
     for column in checked:
         n_classes, n_small, rows_small, n_unique = computed.pop(0)
@@ -389,37 +390,19 @@ def _dask_passthrough(
             unique_rows=n_unique,
             n_rows=n_rows,
         )
-        shares = None
+        counts = groups = None
         if column in groups_of:
             counts = computed.pop(0).rename("n").reset_index()
-            shares = proxy_shares(
-                counts,
-                groups_of[column],
-                n_rows,
-                marker=requirement.suppression_marker,
-                covers=covers,
-            )
-        results.append(
-            passthrough_result(
-                column,
-                policy,
-                table=table_name,
-                rows=n_rows,
-                quasi_identifiers=qis,
-                k=k,
-                figures=figures,
-                shares=shares,
-                note=not_measured_note(original, column),
-                # the values released as is are the original's; without the
-                # original (re-verification), the name alone is judged
-                identifier=looks_identifying(
-                    column,
-                    original[column]
-                    if original is not None and column in original.columns
-                    else pd.Series([], dtype=object),
-                ),
-            )
+            groups = groups_of[column]
+        # the values released as is are the original's; without the original
+        # (re-verification), the name alone is judged
+        identifier = looks_identifying(
+            column,
+            original[column]
+            if original is not None and column in original.columns
+            else pd.Series([], dtype=object),
         )
+        results.append(judged.result(column, figures, counts, groups, identifier))
     return results
 
 

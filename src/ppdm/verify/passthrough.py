@@ -79,10 +79,9 @@ __all__ = [
     "below_k_from_sums",
     "proxy_groups",
     "proxy_shares",
-    "passthrough_result",
+    "PassthroughTable",
     "canonical_text",
     "checked_columns",
-    "not_measured_note",
     "FIX",
     "FIX_IDENTIFIER",
 ]
@@ -653,42 +652,78 @@ def proxy_shares(
 
 
 # -- the check -------------------------------------------------------------------
-def passthrough_result(
-    column: str,
-    policy: PassthroughPolicy,
-    *,
-    table: str | None,
-    rows: int,
-    quasi_identifiers: Sequence[str],
-    k: int,
-    figures: Mapping[str, Any],
-    shares: Mapping[str, float] | None,
-    note: str = "",
-    identifier: str = "",
-) -> PassthroughResult:
-    """Assemble one column's result from :func:`below_k_figures` and shares.
+@dataclass(frozen=True, eq=False)
+class PassthroughTable:
+    """What every column released as is of one table is judged with.
 
-    ``identifier`` says why the column looks like a direct identifier
-    (:func:`ppdm.identifiers.looks_identifying`; "" when it does not).
+    Attributes
+    ----------
+    policy : PassthroughPolicy
+    requirement : Requirement
+    table : str or None
+        Name of the released table, carried into the results.
+    rows : int
+        Rows of the released table.
+    quasi_identifiers : list of str
+        The requirement's quasi-identifiers the table holds.
+    original : pandas.DataFrame or None
+        The table the release was made from; None when re-verifying.
+    covers : mapping or None
+        Hierarchy labels -> raw values they cover, per attribute.
     """
-    return PassthroughResult(
-        column=column,
-        table=table,
-        rows=int(rows),
-        quasi_identifiers=tuple(quasi_identifiers),
-        k=int(k),
-        classes=int(figures["classes"]),
-        classes_below_k=int(figures["classes_below_k"]),
-        below_k_share=float(figures["below_k_share"]),
-        unique_share=float(figures["unique_share"]),
-        proxy_shares=None if shares is None else dict(shares),
-        max_below_k_share=policy.max_below_k_share,
-        max_proxy_share=policy.max_proxy_share,
-        accepted=column in policy.accepted,
-        note="" if shares is not None else note,
-        identifier=identifier,
-        acknowledged=column in policy.acknowledged,
-    )
+
+    policy: PassthroughPolicy
+    requirement: Requirement
+    table: str | None
+    rows: int
+    quasi_identifiers: list[str]
+    original: pd.DataFrame | None
+    covers: Mapping[str, Mapping[str, Sequence[str]]] | None
+
+    def result(
+        self,
+        column: str,
+        figures: Mapping[str, Any],
+        counts: pd.DataFrame | None,
+        groups: ProxyGroups | None,
+        identifier: str,
+    ) -> PassthroughResult:
+        """One column's result from its :func:`below_k_figures`.
+
+        ``counts`` are the released (column value, QI cells) counts ``n`` the
+        proxy shares are read from, when the original table gives the column's
+        :func:`proxy_groups` (``groups``; None when it cannot).
+        ``identifier`` says why the column looks like a direct identifier
+        (:func:`ppdm.identifiers.looks_identifying`; "" when it does not).
+        """
+        policy, requirement = self.policy, self.requirement
+        shares = None
+        if counts is not None and groups is not None:
+            shares = proxy_shares(
+                counts,
+                groups,
+                self.rows,
+                marker=requirement.suppression_marker,
+                covers=self.covers,
+            )
+        return PassthroughResult(
+            column=column,
+            table=self.table,
+            rows=int(self.rows),
+            quasi_identifiers=tuple(self.quasi_identifiers),
+            k=int(requirement.minimal_class_size),
+            classes=int(figures["classes"]),
+            classes_below_k=int(figures["classes_below_k"]),
+            below_k_share=float(figures["below_k_share"]),
+            unique_share=float(figures["unique_share"]),
+            proxy_shares=None if shares is None else dict(shares),
+            max_below_k_share=policy.max_below_k_share,
+            max_proxy_share=policy.max_proxy_share,
+            accepted=column in policy.accepted,
+            note="" if shares is not None else _not_measured(self.original, column),
+            identifier=identifier,
+            acknowledged=column in policy.acknowledged,
+        )
 
 
 def checked_columns(
@@ -717,7 +752,7 @@ def checked_columns(
     return [c for c in policy.columns if c in present]
 
 
-def not_measured_note(original: pd.DataFrame | None, column: str) -> str:
+def _not_measured(original: pd.DataFrame | None, column: str) -> str:
     """Why the proxy part of ``column`` cannot be measured."""
     if original is None:
         return "no original table (re-verification of a published release)"
@@ -764,6 +799,9 @@ def check_passthrough(
     columns = checked_columns(released.columns, requirement, policy)
     qis = [q for q in requirement.quasi_identifiers if q in released.columns]
     k = requirement.minimal_class_size
+    judged = PassthroughTable(
+        policy, requirement, table, len(released), qis, original, covers
+    )
     results = []
     for column in columns:
         counts = (
@@ -773,28 +811,9 @@ def check_passthrough(
             .reset_index()
         )
         figures = below_k_figures(counts["n"].to_numpy(), k, len(released))
-        shares = None
+        groups = None
         if original is not None and column in original.columns:
             groups = proxy_groups(original, column, requirement.quasi_identifiers, k)
-            shares = proxy_shares(
-                counts,
-                groups,
-                len(released),
-                marker=requirement.suppression_marker,
-                covers=covers,
-            )
-        results.append(
-            passthrough_result(
-                column,
-                policy,
-                table=table,
-                rows=len(released),
-                quasi_identifiers=qis,
-                k=k,
-                figures=figures,
-                shares=shares,
-                note=not_measured_note(original, column),
-                identifier=looks_identifying(column, released[column]),
-            )
-        )
+        identifier = looks_identifying(column, released[column])
+        results.append(judged.result(column, figures, counts, groups, identifier))
     return results

@@ -18,7 +18,7 @@ import pandas as pd
 from ppdm.privacy import Requirement
 from ppdm.privacy.base import MAX_EXAMPLES, json_value
 from ppdm.privacy.measures import ClassPartition
-from ppdm.verify.differencing import counterpart
+from ppdm.verify.differencing import paired_tables
 from ppdm.verify.regions import (
     Covers,
     first_row_per_class,
@@ -105,7 +105,8 @@ def check_same_rows(
     Parameters
     ----------
     tables, earlier : mapping of str to pandas.DataFrame
-        Released tables (text cells) by name, paired by :func:`counterpart`.
+        Released tables (text cells) by name, paired by
+        :func:`~ppdm.verify.differencing.counterpart`.
     people : pandas.DataFrame
         The owner's table the releases were made from (both of them): the
         quasi-identifiers and the sensitive attributes, as text.
@@ -118,12 +119,7 @@ def check_same_rows(
         Hierarchy labels -> raw values, per attribute.
     """
     results = []
-    for name in sorted(tables):
-        table = tables[name]
-        match = counterpart(name, table, earlier)
-        if match is None:
-            continue
-        old = earlier[match]
+    for label, table, old in paired_tables(tables, earlier):
         qis = [q for q in requirement.quasi_identifiers if q in table.columns]
         present = set(table.columns) & set(people.columns)
         models = tuple(
@@ -175,7 +171,7 @@ def check_same_rows(
         )
         results.append(
             SameRowsCheck(
-                table=name if match == name else f"{name} (as {match})",
+                table=label,
                 against=against,
                 n_groups=int(partition.n_classes),
                 n_leaking_groups=len(bad),
