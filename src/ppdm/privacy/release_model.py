@@ -5,7 +5,7 @@ joined on the target they all carry, and a feature-selection release is
 private under k-anonymity by containment, a property of each record's set of
 features rather than of equivalence classes. A :class:`ReleaseModel` reads
 every released table at once and answers with one
-:class:`~ppdm.privacy.base.PrivacyResult` (its examples name the tables or
+:class:`~ppdm.privacy.result.PrivacyResult` (its examples name the tables or
 records at fault). It is registered in :data:`ppdm.privacy.PRIVACY_CHECKS`
 like the class models, so configurations, manifests and certificates name it
 the same way; the verifier calls :meth:`ReleaseModel.check_release` on the
@@ -16,13 +16,16 @@ from __future__ import annotations
 
 from abc import abstractmethod
 from collections.abc import Mapping, Sequence
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
-import numpy as np
+from ppdm.privacy.base import PrivacyModel
 
-from ppdm._lazy import pandas as pd
-from ppdm.privacy.base import PrivacyModel, PrivacyResult
-from ppdm.privacy.measures import ClassPartition
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from ppdm.privacy.measures import ClassPartition
+    from ppdm.privacy.result import PrivacyResult
 
 __all__ = ["ReleaseModel"]
 
@@ -62,6 +65,8 @@ class ReleaseModel(PrivacyModel):
         quasi_identifiers: Sequence[str],
     ) -> PrivacyResult:
         """One table is a release of one table."""
+        from ppdm.privacy.measures import ClassPartition
+
         if isinstance(table, ClassPartition):
             raise TypeError(f"{self} needs the released tables, not a partition")
         return self.check_release({"release": table}, quasi_identifiers)
