@@ -57,22 +57,19 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ppdm.privacy.base import MAX_EXAMPLES
 from ppdm.privacy.measures import equivalence_classes
 from ppdm.privacy.result import PrivacyResult
 
 if TYPE_CHECKING:
-    from ppdm.privacy._set_anonymity import PartitionAnonymity, SetAnonymity
+    from ppdm.privacy._set_anonymity import JoinAnonymity
 
 __all__ = [
     "class_minima",
     "partial_anonymity_level",
-    "partition_anonymity_result",
+    "join_anonymity_result",
     "set_anonymity_level",
-    "set_anonymity_result",
 ]
-
-#: Most examples a result lists.
-_MAX_EXAMPLES = 10
 
 
 def class_minima(
@@ -235,70 +232,53 @@ def _set_result(
     return pairs[0].size, [p for p in pairs if p.size < k], len(pairs)
 
 
-def set_anonymity_result(
-    model: SetAnonymity,
+def join_anonymity_result(
+    model: JoinAnonymity,
     tables: Mapping[str, pd.DataFrame],
     quasi_identifiers: Sequence[str],
 ) -> PrivacyResult:
-    """:class:`~ppdm.privacy._set_anonymity.SetAnonymity` on the released tables."""
-    level, violating, n_pairs = _set_result(model.k, tables, quasi_identifiers)
-    return PrivacyResult(
-        model=str(model),
-        requirement=model.describe(),
-        measure=model.measure,
-        achieved=level,
-        passed=level >= model.k,
-        n_classes=n_pairs,
-        n_violating_classes=len(violating),
-        n_violating_rows=sum(p.size for p in violating),
-        examples=tuple(p.example for p in violating[:_MAX_EXAMPLES]),
-        kind=model.kind,
-    )
-
-
-def partition_anonymity_result(
-    model: PartitionAnonymity,
-    tables: Mapping[str, pd.DataFrame],
-    quasi_identifiers: Sequence[str],
-) -> PrivacyResult:
-    """:class:`~ppdm.privacy._set_anonymity.PartitionAnonymity` on the released
-    tables: PAL table by table, SAL over the pairs."""
-    sal, violating, n_pairs = _set_result(model.k, tables, quasi_identifiers)
+    """Set anonymity (SAL, over the pairs) of the released tables; for
+    partition anonymity (``model.counts_tables``) the smaller of it and PAL,
+    table by table. The violating pairs and classes are the examples,
+    smallest first."""
+    level, violating, n_classes = _set_result(model.k, tables, quasi_identifiers)
     examples = [p.example for p in violating]
     n_bad, bad_rows = len(violating), sum(p.size for p in violating)
-    pal = None
-    for name in sorted(tables):
-        table = tables[name]
-        own = [q for q in quasi_identifiers if q in table.columns]
-        if not len(table):
-            continue
-        if not own:  # one class of all its rows
-            pal = len(table) if pal is None else min(pal, len(table))
-            continue
-        ids, n = equivalence_classes(table, own)
-        sizes = np.bincount(ids, minlength=n)
-        level = int(sizes.min())
-        pal = level if pal is None else min(pal, level)
-        n_bad += int((sizes < model.k).sum())
-        bad_rows += int(sizes[sizes < model.k].sum())
-        for group in np.flatnonzero(sizes < model.k)[:_MAX_EXAMPLES]:
-            first = int(np.flatnonzero(ids == group)[0])
-            example = {"tables": name}
-            example.update({q: _text(table[q].iloc[first]) for q in own})
-            example["size"] = int(sizes[group])
-            examples.append(example)
-    level = sal if pal is None else min(pal, sal)
+    if model.counts_tables:
+        pal = None
+        for name in sorted(tables):
+            table = tables[name]
+            own = [q for q in quasi_identifiers if q in table.columns]
+            if not len(table):
+                continue
+            if not own:  # one class of all its rows
+                pal = len(table) if pal is None else min(pal, len(table))
+                continue
+            ids, n = equivalence_classes(table, own)
+            sizes = np.bincount(ids, minlength=n)
+            smallest = int(sizes.min())
+            pal = smallest if pal is None else min(pal, smallest)
+            n_bad += int((sizes < model.k).sum())
+            bad_rows += int(sizes[sizes < model.k].sum())
+            for group in np.flatnonzero(sizes < model.k)[:MAX_EXAMPLES]:
+                first = int(np.flatnonzero(ids == group)[0])
+                example = {"tables": name}
+                example.update({q: _text(table[q].iloc[first]) for q in own})
+                example["size"] = int(sizes[group])
+                examples.append(example)
+        level = level if pal is None else min(pal, level)
+        n_classes += len(tables)
+    # The pairs come smallest first; the tables' classes join them in order.
     examples.sort(key=lambda e: e["size"])
-    bad = [e for e in examples if e["size"] < model.k]
     return PrivacyResult(
         model=str(model),
         requirement=model.describe(),
         measure=model.measure,
         achieved=level,
         passed=level >= model.k,
-        n_classes=n_pairs + len(tables),
+        n_classes=n_classes,
         n_violating_classes=n_bad,
         n_violating_rows=bad_rows,
-        examples=tuple(bad[:_MAX_EXAMPLES]),
+        examples=tuple(e for e in examples if e["size"] < model.k)[:MAX_EXAMPLES],
         kind=model.kind,
     )

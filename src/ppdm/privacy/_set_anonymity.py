@@ -26,11 +26,37 @@ if TYPE_CHECKING:
 
     from ppdm.privacy.result import PrivacyResult
 
-__all__ = ["PartitionAnonymity", "SetAnonymity"]
+__all__ = ["JoinAnonymity", "PartitionAnonymity", "SetAnonymity"]
 
 
 @dataclass(frozen=True)
-class SetAnonymity(KParameter, ReleaseModel):
+class JoinAnonymity(KParameter, ReleaseModel):
+    """What set and partition anonymity share: ``k``, the smallest class a
+    join of two released tables (and, for partition anonymity, a released
+    table) may hold, and one check
+    (:func:`ppdm.privacy._partition_anonymity.join_anonymity_result`)."""
+
+    k: int
+
+    #: Whether each released table's own classes count too (PAL).
+    counts_tables: ClassVar[bool] = False
+
+    @property
+    def minimal_class_size(self) -> int:
+        return int(self.k)
+
+    def check_release(
+        self,
+        tables: Mapping[str, pd.DataFrame],
+        quasi_identifiers: Sequence[str],
+    ) -> PrivacyResult:
+        from ppdm.privacy._partition_anonymity import join_anonymity_result
+
+        return join_anonymity_result(self, tables, quasi_identifiers)
+
+
+@dataclass(frozen=True)
+class SetAnonymity(JoinAnonymity):
     """Every join of two released projections is k-anonymous.
 
     ``SAL >= k``: for every pair of released tables, the natural join (on the
@@ -52,30 +78,15 @@ class SetAnonymity(KParameter, ReleaseModel):
        180(14):2696-2720, 2010 (Definition 8: set anonymity level).
     """
 
-    k: int
-
     name: ClassVar[str] = "set-anonymity"
     measure: ClassVar[str] = "SAL"
 
     def __str__(self) -> str:
         return f"set {self.k}-anonymity (joins of two projections)"
 
-    @property
-    def minimal_class_size(self) -> int:
-        return int(self.k)
-
-    def check_release(
-        self,
-        tables: Mapping[str, pd.DataFrame],
-        quasi_identifiers: Sequence[str],
-    ) -> PrivacyResult:
-        from ppdm.privacy._partition_anonymity import set_anonymity_result
-
-        return set_anonymity_result(self, tables, quasi_identifiers)
-
 
 @dataclass(frozen=True)
-class PartitionAnonymity(KParameter, ReleaseModel):
+class PartitionAnonymity(JoinAnonymity):
     """``PartAL = min(PAL, SAL) >= k``: each projection and each join of two.
 
     ``PAL`` is the smallest class of any released table over the
@@ -98,23 +109,9 @@ class PartitionAnonymity(KParameter, ReleaseModel):
        180(14):2696-2720, 2010 (Definition 8: partial, set and partition anonymity levels).
     """
 
-    k: int
-
     name: ClassVar[str] = "partition-anonymity"
     measure: ClassVar[str] = "PartAL"
+    counts_tables: ClassVar[bool] = True
 
     def __str__(self) -> str:
         return f"partition {self.k}-anonymity (projections and joins of two)"
-
-    @property
-    def minimal_class_size(self) -> int:
-        return int(self.k)
-
-    def check_release(
-        self,
-        tables: Mapping[str, pd.DataFrame],
-        quasi_identifiers: Sequence[str],
-    ) -> PrivacyResult:
-        from ppdm.privacy._partition_anonymity import partition_anonymity_result
-
-        return partition_anonymity_result(self, tables, quasi_identifiers)

@@ -8,6 +8,11 @@ with the same model objects, and the manifest, certificate, utility report and
 audit entry all serialise :meth:`Requirement.to_dict`, i.e. the models'
 ``describe()``.
 
+Building and serialising a requirement needs neither numpy nor pandas (a
+configuration builds one); asking it about values (:meth:`Requirement.encode`,
+:meth:`Requirement.accepts_groups`, :meth:`Requirement.check`) runs
+:mod:`ppdm.privacy.evaluation`, imported then.
+
 >>> req = Requirement.of(("age", "zip"), "dx", k=5, l=2)
 >>> str(req)
 '5-anonymity, distinct 2-diversity of dx over age, zip'
@@ -361,7 +366,10 @@ class Requirement:
             weighted counts. With weights, the decisions equal those on the
             expanded rows.
         """
-        return self.accepts(self._groups(ids, n_groups, encoded, rows, weights))
+        from ppdm.privacy.evaluation import group_partition
+
+        partition = group_partition(self, ids, n_groups, encoded, rows, weights)
+        return self.accepts(partition)
 
     def rows_rejected_in_refinements(
         self,
@@ -379,22 +387,10 @@ class Requirement:
         budget, it proves the whole down-set infeasible. Arguments as
         :meth:`accepts_groups`.
         """
-        from ppdm.privacy.evaluation import rows_rejected
+        from ppdm.privacy.evaluation import group_partition, rows_rejected
 
-        partition = self._groups(ids, n_groups, encoded, None, weights)
+        partition = group_partition(self, ids, n_groups, encoded, None, weights)
         return rows_rejected(self, partition)
-
-    def _groups(
-        self,
-        ids: np.ndarray,
-        n_groups: int,
-        encoded: Mapping[str, EncodedSensitive],
-        rows: np.ndarray | None,
-        weights: np.ndarray | None,
-    ) -> ClassPartition:
-        from ppdm.privacy.evaluation import group_partition
-
-        return group_partition(self, ids, n_groups, encoded, rows, weights)
 
     def check(self, table: pd.DataFrame | ClassPartition) -> tuple[PrivacyResult, ...]:
         """Every class model's result on a released table (or its partition)."""
