@@ -29,17 +29,12 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from ppdm.privacy.base import KParameter
 from ppdm.privacy.release_model import ReleaseModel
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from ppdm.privacy.result import PrivacyResult
 
 __all__ = [
     "ATTACKER",
@@ -134,16 +129,7 @@ class KAnonymityByContainment(KParameter, ReleaseModel):
     measure: ClassVar[str] = "k"
     monotonic_under_suppression: ClassVar[bool] = False
     uses_sensitive_attribute: ClassVar[bool] = False
+    judged_by: ClassVar[str] = "ppdm.privacy._containment_check:containment_result"
 
     def __str__(self) -> str:
         return f"{self.k}-anonymity by containment"
-
-    def check_release(
-        self,
-        tables: Mapping[str, pd.DataFrame],
-        quasi_identifiers: Sequence[str],
-    ) -> PrivacyResult:
-        """AC of every released table over its quasi-identifier features."""
-        from ppdm.privacy._containment_check import containment_result
-
-        return containment_result(self, tables, quasi_identifiers)

@@ -14,17 +14,11 @@ References
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar
 
 from ppdm.privacy.base import KParameter
 from ppdm.privacy.release_model import ReleaseModel
-
-if TYPE_CHECKING:
-    import pandas as pd
-
-    from ppdm.privacy.result import PrivacyResult
 
 __all__ = ["JoinAnonymity", "PartitionAnonymity", "SetAnonymity"]
 
@@ -40,19 +34,11 @@ class JoinAnonymity(KParameter, ReleaseModel):
 
     #: Whether each released table's own classes count too (PAL).
     counts_tables: ClassVar[bool] = False
+    judged_by: ClassVar[str] = "ppdm.privacy._partition_anonymity:join_anonymity_result"
 
     @property
     def minimal_class_size(self) -> int:
         return int(self.k)
-
-    def check_release(
-        self,
-        tables: Mapping[str, pd.DataFrame],
-        quasi_identifiers: Sequence[str],
-    ) -> PrivacyResult:
-        from ppdm.privacy._partition_anonymity import join_anonymity_result
-
-        return join_anonymity_result(self, tables, quasi_identifiers)
 
 
 @dataclass(frozen=True)

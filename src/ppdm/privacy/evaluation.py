@@ -295,8 +295,9 @@ def group_partition(
     ids: np.ndarray,
     n_groups: int,
     encoded: Mapping[str, EncodedSensitive],
-    rows: np.ndarray | None,
-    weights: np.ndarray | None,
+    *,
+    rows: np.ndarray | None = None,
+    weights: np.ndarray | None = None,
 ) -> ClassPartition:
     """The candidate groups as a partition, with the sensitive counts the
     requirement's models read (arguments of

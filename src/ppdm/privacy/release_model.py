@@ -14,7 +14,7 @@ released files, and searches never ask it about candidate groups.
 
 from __future__ import annotations
 
-from abc import abstractmethod
+import importlib
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, ClassVar
 
@@ -37,7 +37,13 @@ class ReleaseModel(PrivacyModel):
     uses_sensitive_attribute: ClassVar[bool] = False
     monotonic_under_generalization: ClassVar[bool] = False
 
-    @abstractmethod
+    #: The function that judges the released tables, ``"module:function"``,
+    #: called with the model, the tables and the quasi-identifiers. It is
+    #: named, not imported (as the algorithm registry names the algorithms):
+    #: building the model, as a configuration does, imports no data library,
+    #: and the function's module is imported when a check runs.
+    judged_by: ClassVar[str]
+
     def check_release(
         self,
         tables: Mapping[str, pd.DataFrame],
@@ -52,6 +58,9 @@ class ReleaseModel(PrivacyModel):
         quasi_identifiers : sequence of str
             The requirement's quasi-identifiers (a table may hold some of them).
         """
+        module, _, function = self.judged_by.partition(":")
+        judge = getattr(importlib.import_module(module), function)
+        return judge(self, tables, quasi_identifiers)
 
     def per_class(self, partition: ClassPartition) -> np.ndarray:
         raise TypeError(f"{self} judges the whole release, not equivalence classes")

@@ -368,7 +368,9 @@ class Requirement:
         """
         from ppdm.privacy.evaluation import group_partition
 
-        partition = group_partition(self, ids, n_groups, encoded, rows, weights)
+        partition = group_partition(
+            self, ids, n_groups, encoded, rows=rows, weights=weights
+        )
         return self.accepts(partition)
 
     def rows_rejected_in_refinements(
@@ -389,7 +391,7 @@ class Requirement:
         """
         from ppdm.privacy.evaluation import group_partition, rows_rejected
 
-        partition = group_partition(self, ids, n_groups, encoded, None, weights)
+        partition = group_partition(self, ids, n_groups, encoded, weights=weights)
         return rows_rejected(self, partition)
 
     def check(self, table: pd.DataFrame | ClassPartition) -> tuple[PrivacyResult, ...]:

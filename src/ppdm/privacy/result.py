@@ -18,24 +18,6 @@ import pandas as pd
 __all__ = ["PrivacyResult", "json_value"]
 
 
-def json_value(value: Any) -> Any:
-    """A JSON-safe, deterministic form of a scalar cell or measure."""
-    if value is None:
-        return None
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        number = float(value)
-        if number != number or number in (float("inf"), float("-inf")):
-            return None
-        return round(number, 12)
-    if value is pd.NA or (not isinstance(value, str) and pd.isna(value)):
-        return None
-    return str(value)
-
-
 @dataclass(frozen=True)
 class PrivacyResult:
     """What a table achieves against one privacy model.
@@ -140,6 +122,24 @@ class PrivacyResult:
             "n_violating_rows": int(self.n_violating_rows),
             "examples": [dict(e) for e in self.examples],
         }
+
+
+def json_value(value: Any) -> Any:
+    """A JSON-safe, deterministic form of a scalar cell or measure."""
+    if value is None:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        if number != number or number in (float("inf"), float("-inf")):
+            return None
+        return round(number, 12)
+    if value is pd.NA or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    return str(value)
 
 
 def _fmt(value: Any) -> str:
