@@ -20,7 +20,8 @@ from ppdm.algorithms import ALGORITHMS, Anonymizer
 from ppdm.exceptions import InfeasibleConstraintError, InvalidParameterError
 from ppdm.model import AnonymizationSpec, Release
 from ppdm.params import Options
-from ppdm.privacy import EncodedSensitive, Requirement
+from ppdm.privacy import Requirement
+from ppdm.privacy.evaluation import EncodedSensitive
 from ppdm.privacy.measures import equivalence_classes
 
 __all__ = ["TOY_ALGORITHMS", "TwoProjections", "register_toy_algorithms"]

@@ -32,8 +32,9 @@ from typing import Any
 import numpy as np
 
 from ppdm import progress
-from ppdm.privacy import EncodedSensitive, Requirement
+from ppdm.privacy import Requirement
 from ppdm.privacy._partition_anonymity import class_minima, set_anonymity_level
+from ppdm.privacy.evaluation import EncodedSensitive
 from ppdm.utility.views import naive_bayes_combination
 
 __all__ = [

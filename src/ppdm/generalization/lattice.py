@@ -99,7 +99,8 @@ from ppdm.generalization.lattice_release import (
 )
 from ppdm.generalization.suppression import release_plan
 from ppdm.model import AnonymizationSpec
-from ppdm.privacy.requirement import EncodedSensitive, Requirement
+from ppdm.privacy.evaluation import EncodedSensitive
+from ppdm.privacy.requirement import Requirement
 
 if TYPE_CHECKING:
     from ppdm.scale.frequency import FrequencyTable

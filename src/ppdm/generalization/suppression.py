@@ -18,7 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ppdm.privacy import EncodedSensitive, Requirement
+from ppdm.privacy import Requirement
+from ppdm.privacy.evaluation import EncodedSensitive
 
 __all__ = ["SuppressionPlan", "release_plan"]
 

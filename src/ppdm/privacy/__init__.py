@@ -22,6 +22,15 @@ their own figures, verdict, one-line summary and examples; the certificate,
 the pruning bounds and monotonicity flags). From then on a configuration can
 ask for it, every algorithm that lists it in ``supported_models`` enforces it,
 and the verifier, certificate, manifest and ``ppdm verify`` check and report it.
+
+This package, the models and :class:`Requirement` import neither numpy nor
+pandas: a configuration builds its requirement from them. What reads values
+is imported when a check or a search runs: :mod:`ppdm.privacy.evaluation`
+(the class models' checks and bounds, the requirement on candidate groups,
+:class:`~ppdm.privacy.evaluation.EncodedSensitive`),
+:mod:`ppdm.privacy.measures`, :mod:`ppdm.privacy.result`
+(:class:`~ppdm.privacy.result.PrivacyResult`) and the release models' own
+modules.
 """
 
 from __future__ import annotations
@@ -33,18 +42,16 @@ from ppdm.privacy._l_diversity import (
     EntropyLDiversity,
     RecursiveCLDiversity,
 )
-from ppdm.privacy._partition_anonymity import PartitionAnonymity, SetAnonymity
+from ppdm.privacy._set_anonymity import PartitionAnonymity, SetAnonymity
 from ppdm.privacy._t_closeness import TCloseness
 from ppdm.privacy.base import (
     CHECK_KINDS,
     CheckResult,
     PrivacyCheck,
     PrivacyModel,
-    PrivacyResult,
 )
 from ppdm.privacy.differential import DifferentialPrivacy
 from ppdm.privacy.requirement import (
-    EncodedSensitive,
     Requirement,
     model_from_description,
     requirement_models,
@@ -63,9 +70,7 @@ __all__ = [
     "PrivacyCheck",
     "PrivacyModel",
     "SameRows",
-    "PrivacyResult",
     "Requirement",
-    "EncodedSensitive",
     "model_from_description",
     "requirement_models",
     "KAnonymity",

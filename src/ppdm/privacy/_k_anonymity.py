@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, ClassVar
 
 from ppdm.privacy.base import KParameter, PrivacyModel
-from ppdm.privacy.measures import ClassPartition
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ppdm.privacy.measures import ClassPartition
 
 __all__ = ["KAnonymity"]
 

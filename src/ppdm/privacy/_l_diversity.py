@@ -16,13 +16,15 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy.base import TOLERANCE, PrivacyModel
-from ppdm.privacy.measures import ClassPartition
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ppdm.privacy.measures import ClassPartition
 
 __all__ = ["DistinctLDiversity", "EntropyLDiversity", "RecursiveCLDiversity"]
 
@@ -152,18 +154,11 @@ class EntropyLDiversity(_LDiversity):
         return partition.sensitive(self.attribute).entropy_l_per_class()
 
     def rejected_in_refinements(self, partition: ClassPartition) -> np.ndarray:
-        """Entropy is concave: a class split into parts has at least their mean entropy.
+        """Entropy is concave: a class split into parts has at least their mean
+        entropy (:func:`ppdm.privacy.evaluation.entropy_rejected`)."""
+        from ppdm.privacy.evaluation import entropy_rejected
 
-        With ``w`` the share of a class's rows in failing parts (entropy at
-        least 0) and the rest in passing ones (at least ``log l``),
-        ``H(class) >= (1 - w) log l``, so ``w >= 1 - H(class) / log l``.
-        """
-        share = super().rejected_in_refinements(partition)
-        if self.l <= 1 + TOLERANCE:
-            return share
-        entropy = np.log(np.maximum(self.per_class(partition), 1.0))
-        bound = 1.0 - entropy / math.log(self.l - TOLERANCE)
-        return np.maximum(share, np.clip(bound, 0.0, 1.0))
+        return entropy_rejected(self, partition)
 
 
 @dataclass(frozen=True)

@@ -27,6 +27,7 @@ value). The models need no target parameter: the released files say what
 they share.
 
 >>> import pandas as pd
+>>> from ppdm.privacy import SetAnonymity
 >>> p1 = pd.DataFrame({"age": ["a", "a", "b", "b"], "y": ["0", "1", "0", "1"]})
 >>> p2 = pd.DataFrame({"zip": ["x", "x", "x", "z"], "y": ["0", "1", "1", "0"]})
 >>> result = SetAnonymity(k=1).check_release(
@@ -51,25 +52,24 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import pandas as pd
 
-from ppdm._lazy import pandas as pd
-from ppdm.privacy.base import KParameter, PrivacyResult
+from ppdm.privacy.base import MAX_EXAMPLES
 from ppdm.privacy.measures import equivalence_classes
-from ppdm.privacy.release_model import ReleaseModel
+from ppdm.privacy.result import PrivacyResult
+
+if TYPE_CHECKING:
+    from ppdm.privacy._set_anonymity import JoinAnonymity
 
 __all__ = [
-    "PartitionAnonymity",
-    "SetAnonymity",
     "class_minima",
     "partial_anonymity_level",
+    "join_anonymity_result",
     "set_anonymity_level",
 ]
-
-#: Most examples a result lists.
-_MAX_EXAMPLES = 10
 
 
 def class_minima(
@@ -232,105 +232,19 @@ def _set_result(
     return pairs[0].size, [p for p in pairs if p.size < k], len(pairs)
 
 
-@dataclass(frozen=True)
-class SetAnonymity(KParameter, ReleaseModel):
-    """Every join of two released projections is k-anonymous.
-
-    ``SAL >= k``: for every pair of released tables, the natural join (on the
-    columns they share: the target, for DMPD's projections) has no class
-    over the quasi-identifiers and the join columns smaller than ``k``. Computed by the
-    product formula (module docstring), never by materialising the join.
-    With one released table there is no join and the achieved level is the
-    table's own smallest class.
-
-    Parameters
-    ----------
-    k : int
-        Smallest allowed class of a join, ``k >= 1``.
-
-    References
-    ----------
-    .. [1] N. Matatov, L. Rokach and O. Maimon, "Privacy-preserving data
-       mining: A feature set partitioning approach", Information Sciences
-       180(14):2696-2720, 2010 (Definition 8: set anonymity level).
-    """
-
-    k: int
-
-    name: ClassVar[str] = "set-anonymity"
-    measure: ClassVar[str] = "SAL"
-
-    def __str__(self) -> str:
-        return f"set {self.k}-anonymity (joins of two projections)"
-
-    @property
-    def minimal_class_size(self) -> int:
-        return int(self.k)
-
-    def check_release(
-        self,
-        tables: Mapping[str, pd.DataFrame],
-        quasi_identifiers: Sequence[str],
-    ) -> PrivacyResult:
-        level, violating, n_pairs = _set_result(self.k, tables, quasi_identifiers)
-        return PrivacyResult(
-            model=str(self),
-            requirement=self.describe(),
-            measure=self.measure,
-            achieved=level,
-            passed=level >= self.k,
-            n_classes=n_pairs,
-            n_violating_classes=len(violating),
-            n_violating_rows=sum(p.size for p in violating),
-            examples=tuple(p.example for p in violating[:_MAX_EXAMPLES]),
-            kind=self.kind,
-        )
-
-
-@dataclass(frozen=True)
-class PartitionAnonymity(KParameter, ReleaseModel):
-    """``PartAL = min(PAL, SAL) >= k``: each projection and each join of two.
-
-    ``PAL`` is the smallest class of any released table over the
-    quasi-identifiers it holds (the per-table k-anonymity check), ``SAL`` that
-    of :class:`SetAnonymity`. DMPD's fitness and validity use the same
-    quantities on codes; the verifier gets the per-table part from
-    :class:`~ppdm.privacy.KAnonymity` and adds :class:`SetAnonymity`, so this
-    model is for a configuration that wants the one number (``models:
-    [{model: partition-anonymity, k: 10}]``).
-
-    Parameters
-    ----------
-    k : int
-        Smallest allowed class of a projection or of a join of two.
-
-    References
-    ----------
-    .. [1] N. Matatov, L. Rokach and O. Maimon, "Privacy-preserving data
-       mining: A feature set partitioning approach", Information Sciences
-       180(14):2696-2720, 2010 (Definition 8: partial, set and partition anonymity levels).
-    """
-
-    k: int
-
-    name: ClassVar[str] = "partition-anonymity"
-    measure: ClassVar[str] = "PartAL"
-
-    def __str__(self) -> str:
-        return f"partition {self.k}-anonymity (projections and joins of two)"
-
-    @property
-    def minimal_class_size(self) -> int:
-        return int(self.k)
-
-    def check_release(
-        self,
-        tables: Mapping[str, pd.DataFrame],
-        quasi_identifiers: Sequence[str],
-    ) -> PrivacyResult:
-        sal, violating, n_pairs = _set_result(self.k, tables, quasi_identifiers)
-        examples = [p.example for p in violating]
-        n_bad, bad_rows = len(violating), sum(p.size for p in violating)
+def join_anonymity_result(
+    model: JoinAnonymity,
+    tables: Mapping[str, pd.DataFrame],
+    quasi_identifiers: Sequence[str],
+) -> PrivacyResult:
+    """Set anonymity (SAL, over the pairs) of the released tables; for
+    partition anonymity (``model.counts_tables``) the smaller of it and PAL,
+    table by table. The violating pairs and classes are the examples,
+    smallest first."""
+    level, violating, n_classes = _set_result(model.k, tables, quasi_identifiers)
+    examples = [p.example for p in violating]
+    n_bad, bad_rows = len(violating), sum(p.size for p in violating)
+    if model.counts_tables:
         pal = None
         for name in sorted(tables):
             table = tables[name]
@@ -342,28 +256,29 @@ class PartitionAnonymity(KParameter, ReleaseModel):
                 continue
             ids, n = equivalence_classes(table, own)
             sizes = np.bincount(ids, minlength=n)
-            level = int(sizes.min())
-            pal = level if pal is None else min(pal, level)
-            n_bad += int((sizes < self.k).sum())
-            bad_rows += int(sizes[sizes < self.k].sum())
-            for group in np.flatnonzero(sizes < self.k)[:_MAX_EXAMPLES]:
+            smallest = int(sizes.min())
+            pal = smallest if pal is None else min(pal, smallest)
+            n_bad += int((sizes < model.k).sum())
+            bad_rows += int(sizes[sizes < model.k].sum())
+            for group in np.flatnonzero(sizes < model.k)[:MAX_EXAMPLES]:
                 first = int(np.flatnonzero(ids == group)[0])
                 example = {"tables": name}
                 example.update({q: _text(table[q].iloc[first]) for q in own})
                 example["size"] = int(sizes[group])
                 examples.append(example)
-        level = sal if pal is None else min(pal, sal)
-        examples.sort(key=lambda e: e["size"])
-        bad = [e for e in examples if e["size"] < self.k]
-        return PrivacyResult(
-            model=str(self),
-            requirement=self.describe(),
-            measure=self.measure,
-            achieved=level,
-            passed=level >= self.k,
-            n_classes=n_pairs + len(tables),
-            n_violating_classes=n_bad,
-            n_violating_rows=bad_rows,
-            examples=tuple(bad[:_MAX_EXAMPLES]),
-            kind=self.kind,
-        )
+        level = level if pal is None else min(pal, level)
+        n_classes += len(tables)
+    # The pairs come smallest first; the tables' classes join them in order.
+    examples.sort(key=lambda e: e["size"])
+    return PrivacyResult(
+        model=str(model),
+        requirement=model.describe(),
+        measure=model.measure,
+        achieved=level,
+        passed=level >= model.k,
+        n_classes=n_classes,
+        n_violating_classes=n_bad,
+        n_violating_rows=bad_rows,
+        examples=tuple(e for e in examples if e["size"] < model.k)[:MAX_EXAMPLES],
+        kind=model.kind,
+    )

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
-from typing import Any, ClassVar
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy.base import TOLERANCE, PrivacyModel
-from ppdm.privacy.measures import ClassPartition
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ppdm.privacy.measures import ClassPartition
 
 __all__ = ["TCloseness"]
 
@@ -100,16 +102,8 @@ class TCloseness(PrivacyModel):
         return values <= self.t + TOLERANCE
 
     def rejected_in_refinements(self, partition: ClassPartition) -> np.ndarray:
-        """Both distances are convex in a class's distribution and at most 1.
+        """Both distances are convex in a class's distribution and at most 1
+        (:func:`ppdm.privacy.evaluation.closeness_rejected`)."""
+        from ppdm.privacy.evaluation import closeness_rejected
 
-        A class split into parts is at most their mean distance; with ``w``
-        the share of its rows in failing parts (distance at most 1) and the
-        rest within ``t``, ``d(class) <= w + (1 - w) t``, so
-        ``w >= (d(class) - t) / (1 - t)``.
-        """
-        share = super().rejected_in_refinements(partition)
-        limit = self.t + TOLERANCE
-        if limit >= 1:
-            return share
-        bound = (self.per_class(partition) - limit) / (1.0 - limit)
-        return np.maximum(share, np.clip(bound, 0.0, 1.0))
+        return closeness_rejected(self, partition)

@@ -9,6 +9,13 @@ the run log and the UI show any check without knowing which it is.
 
 A privacy model (:class:`PrivacyModel`) is the kind a configuration asks for
 under ``models:``; it also describes itself for the verification certificate.
+
+This module holds what a configuration needs of a model (its name,
+parameters, their checks, its description and the searches' bounds) and
+imports neither numpy nor pandas: validating a configuration builds the
+models. What judges released values (:meth:`PrivacyModel.check` and the
+refinement bounds) lives in :mod:`ppdm.privacy.evaluation`, imported when a
+check runs; its results are :class:`ppdm.privacy.result.PrivacyResult`.
 """
 
 from __future__ import annotations
@@ -16,14 +23,16 @@ from __future__ import annotations
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
-import numpy as np
-
-from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InvalidParameterError
-from ppdm.privacy.measures import ClassPartition
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from ppdm.privacy.measures import ClassPartition
+    from ppdm.privacy.result import PrivacyResult
 
 __all__ = [
     "CHECK_KINDS",
@@ -31,8 +40,6 @@ __all__ = [
     "KParameter",
     "PrivacyCheck",
     "PrivacyModel",
-    "PrivacyResult",
-    "json_value",
 ]
 
 #: What a registered check judges: ``"class"``, the equivalence classes of
@@ -47,24 +54,6 @@ MAX_EXAMPLES = 10
 # class exactly at the threshold (e.g. two equally frequent values and l=2,
 # where exp(ln 2) may round below 2) is not failed by rounding.
 TOLERANCE = 1e-9
-
-
-def json_value(value: Any) -> Any:
-    """A JSON-safe, deterministic form of a scalar cell or measure."""
-    if value is None:
-        return None
-    if isinstance(value, bool | np.bool_):
-        return bool(value)
-    if isinstance(value, int | np.integer):
-        return int(value)
-    if isinstance(value, float | np.floating):
-        number = float(value)
-        if number != number or number in (float("inf"), float("-inf")):
-            return None
-        return round(number, 12)
-    if value is pd.NA or (not isinstance(value, str) and pd.isna(value)):
-        return None
-    return str(value)
 
 
 @runtime_checkable
@@ -116,131 +105,6 @@ class PrivacyCheck(ABC):
     @abstractmethod
     def check(self, *args: Any, **kwargs: Any) -> Any:
         """Judge a release: a :class:`CheckResult`, or one per part checked."""
-
-
-@dataclass(frozen=True)
-class PrivacyResult:
-    """What a table achieves against one privacy model.
-
-    Attributes
-    ----------
-    model : str
-        The model as text, e.g. ``"5-anonymity"``.
-    requirement : dict
-        The model's :meth:`PrivacyModel.describe`.
-    measure : str
-        Name of the achieved value (``"k"``, ``"l"``, ``"t"``).
-    achieved : float or int
-        Value the table achieves (smallest k or l, largest t).
-    passed : bool
-    n_classes : int
-    n_violating_classes : int
-    n_violating_rows : int
-    examples : tuple of dict
-        Up to ten violating classes, worst first: their quasi-identifier
-        values (as released), ``size`` and the class's own measure.
-    kind : str
-        The model's kind (``"class"`` or ``"release"``); not part of
-        :meth:`to_dict`, where the requirement names the model.
-    """
-
-    model: str
-    requirement: dict[str, Any]
-    measure: str
-    achieved: float | int
-    passed: bool
-    n_classes: int
-    n_violating_classes: int
-    n_violating_rows: int
-    examples: tuple[dict[str, Any], ...] = ()
-    kind: str = "class"
-
-    @property
-    def name(self) -> str:
-        """The model's registry name."""
-        return str(self.requirement.get("model", self.model))
-
-    @property
-    def figures(self) -> dict[str, Any]:
-        return {self.measure: json_value(self.achieved)}
-
-    @property
-    def required(self) -> dict[str, Any]:
-        """The model's thresholds and attribute (its description, unnamed)."""
-        return {
-            key: json_value(value)
-            for key, value in self.requirement.items()
-            if key != "model"
-        }
-
-    def summary(self, where: str = "") -> str:
-        """One line: the model and what was achieved; when it fails, the
-        violating classes (or, for a release model, the first case at fault).
-
-        ``where`` follows the model's name on a failure (``" in t.csv"``).
-        """
-        figure = f"{self.measure}={_fmt(self.achieved)}"
-        if self.passed:
-            return f"{self.model} ({figure})"
-        text = f"{self.model} not met{where}: achieved {figure}"
-        if self.kind == "class":
-            if self.n_violating_classes:
-                n = self.n_violating_classes
-                text += f"; {n} violating {'class' if n == 1 else 'classes'}"
-                if self.examples:
-                    text += ", e.g. " + _describe_class(self.examples[0], self.measure)
-        elif self.examples:
-            text += ", e.g. " + _describe_example(self.examples[0])
-        return text
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any], kind: str = "class") -> PrivacyResult:
-        """Inverse of :meth:`to_dict` (a certificate read back)."""
-        return cls(
-            model=d["model"],
-            requirement=dict(d["requirement"]),
-            measure=d["measure"],
-            achieved=d["achieved"],
-            passed=bool(d["passed"]),
-            n_classes=int(d["n_classes"]),
-            n_violating_classes=int(d["n_violating_classes"]),
-            n_violating_rows=int(d["n_violating_rows"]),
-            examples=tuple(dict(e) for e in d.get("examples") or ()),
-            kind=kind,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-safe form, in a fixed key order."""
-        return {
-            "model": self.model,
-            "requirement": dict(self.requirement),
-            "measure": self.measure,
-            "achieved": json_value(self.achieved),
-            "passed": bool(self.passed),
-            "n_classes": int(self.n_classes),
-            "n_violating_classes": int(self.n_violating_classes),
-            "n_violating_rows": int(self.n_violating_rows),
-            "examples": [dict(e) for e in self.examples],
-        }
-
-
-def _fmt(value: Any) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return str(value)
-
-
-def _describe_class(example: dict[str, Any], measure: str) -> str:
-    cells = {k: v for k, v in example.items() if k not in ("size", measure)}
-    inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in cells.items())
-    size = example["size"]
-    return f"{{{inside}}} ({size} row{'s' if size != 1 else ''})"
-
-
-def _describe_example(example: dict[str, Any]) -> str:
-    """A case at fault in words: ``{key: value, ...}``."""
-    inside = ", ".join(f"{k}: {'' if v is None else v}" for k, v in example.items())
-    return f"{{{inside}}}"
 
 
 class KParameter:
@@ -340,16 +204,9 @@ class PrivacyModel(PrivacyCheck):
         l-diversity, t-closeness). A lattice search prunes below a node on
         these bounds whether or not the model is monotone.
         """
-        fails = np.asarray(partition.sizes) < self.minimal_class_size
-        attribute = self.sensitive_attribute
-        if (
-            self.uses_sensitive_attribute
-            and attribute
-            and self.minimal_distinct_values > 1
-        ):
-            distinct = partition.sensitive(attribute).distinct_per_class()
-            fails |= distinct < self.minimal_distinct_values
-        return fails.astype(float)
+        from ppdm.privacy.evaluation import rejected_by_bounds
+
+        return rejected_by_bounds(self, partition)
 
     @abstractmethod
     def describe(self) -> dict[str, Any]:
@@ -385,45 +242,6 @@ class PrivacyModel(PrivacyCheck):
         -------
         PrivacyResult
         """
-        partition = ClassPartition.of(table, quasi_identifiers)
-        values = self.per_class(partition)
-        passes = self.class_passes(values)
-        if len(values) == 0:
-            achieved: float | int = 0
-        elif self.higher_is_better:
-            achieved = values.min()
-        else:
-            achieved = values.max()
-        achieved = json_value(achieved)
-        failing = np.flatnonzero(~passes)
-        examples: tuple[dict[str, Any], ...] = ()
-        if len(failing):
-            severity = values[failing] if self.higher_is_better else -values[failing]
-            # Worst measure first, then the larger class (more rows exposed),
-            # then class id: ids follow the classes' values, so the examples do
-            # not depend on the row order or on the engine that built them.
-            size = -partition.sizes[failing]
-            worst = failing[np.lexsort((failing, size, severity))][:MAX_EXAMPLES]
-            keys = partition.keys(worst)
-            examples = tuple(
-                {
-                    **{
-                        q: json_value(v) for q, v in zip(keys.columns, row, strict=True)
-                    },
-                    "size": int(partition.sizes[c]),
-                    self.measure: json_value(values[c]),
-                }
-                for c, row in zip(worst, keys.itertuples(index=False), strict=True)
-            )
-        return PrivacyResult(
-            model=str(self),
-            requirement=self.describe(),
-            measure=self.measure,
-            achieved=achieved,
-            passed=bool(len(values) > 0 and passes.all()),
-            n_classes=partition.n_classes,
-            n_violating_classes=len(failing),
-            n_violating_rows=int(partition.sizes[failing].sum()),
-            examples=examples,
-            kind=self.kind,
-        )
+        from ppdm.privacy.evaluation import model_result
+
+        return model_result(self, table, quasi_identifiers)

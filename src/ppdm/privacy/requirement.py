@@ -8,6 +8,11 @@ with the same model objects, and the manifest, certificate, utility report and
 audit entry all serialise :meth:`Requirement.to_dict`, i.e. the models'
 ``describe()``.
 
+Building and serialising a requirement needs neither numpy nor pandas (a
+configuration builds one); asking it about values (:meth:`Requirement.encode`,
+:meth:`Requirement.accepts_groups`, :meth:`Requirement.check`) runs
+:mod:`ppdm.privacy.evaluation`, imported then.
+
 >>> req = Requirement.of(("age", "zip"), "dx", k=5, l=2)
 >>> str(req)
 '5-anonymity, distinct 2-diversity of dx over age, zip'
@@ -20,24 +25,22 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from ppdm._lazy import pandas as pd
 from ppdm.exceptions import InvalidParameterError
-from ppdm.privacy.base import PrivacyModel, PrivacyResult
-from ppdm.privacy.measures import (
-    ClassPartition,
-    SensitiveCounts,
-    counts_from_codes,
-    sensitive_value_ranks,
-)
+from ppdm.privacy.base import PrivacyModel
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from ppdm.privacy.evaluation import EncodedSensitive
+    from ppdm.privacy.measures import ClassPartition
+    from ppdm.privacy.result import PrivacyResult
 
 __all__ = [
     "L_VARIANTS",
     "Requirement",
-    "EncodedSensitive",
     "model_from_description",
     "requirement_models",
 ]
@@ -146,125 +149,6 @@ def requirement_models(
             {"model": "t-closeness", "attribute": sensitive_attribute, "t": t}
         )
     return tuple(model_from_description(d) for d in descriptions)
-
-
-def _canonical_codes(column: pd.Series) -> tuple[np.ndarray, np.ndarray]:
-    """Value code of every row and the distinct values, numbered in value order.
-
-    Numbering the values by their order (missing last), not by their first
-    row, makes the codes of a table and of its frequency table (or of the
-    same rows shuffled) agree, and with them the order in which the
-    per-class measures add up their floats. Values that do not compare are
-    ordered by type name and text.
-    """
-    try:
-        raw, uniques = pd.factorize(column, use_na_sentinel=False, sort=True)
-    except TypeError:
-        raw, uniques = pd.factorize(column, use_na_sentinel=False)
-        found = np.asarray(uniques, dtype=object)
-        keys = [
-            (bool(pd.isna(v)) if np.ndim(v) == 0 else False, type(v).__name__, str(v))
-            for v in found
-        ]
-        order = sorted(range(len(found)), key=keys.__getitem__)
-        rank = np.empty(len(order), dtype=np.int64)
-        rank[order] = np.arange(len(order))
-        return rank[np.asarray(raw, dtype=np.int64)], found[order]
-    return np.asarray(raw, dtype=np.int64), np.asarray(uniques, dtype=object)
-
-
-@dataclass(frozen=True)
-class EncodedSensitive:
-    """A table's sensitive attribute coded once, for repeated group checks.
-
-    Attributes
-    ----------
-    attribute : str
-    codes : numpy.ndarray of int64
-        Value code of every row (values numbered in their sorted order).
-    values : numpy.ndarray
-        The distinct values, by code.
-    ranks : numpy.ndarray or None
-        Order of the values when they are numbers or intervals.
-    whole : numpy.ndarray
-        Share of each value in the whole table (t-closeness's reference),
-        weighted by the rows' weights when the table is a frequency table.
-    """
-
-    attribute: str
-    codes: np.ndarray
-    values: np.ndarray
-    ranks: np.ndarray | None
-    whole: np.ndarray
-
-    @classmethod
-    def of(
-        cls, column: pd.Series, weights: np.ndarray | None = None
-    ) -> EncodedSensitive:
-        """Code ``column``; ``weights`` (int, one per row) count a row as that many.
-
-        With weights, the values are those of positive total weight (a value
-        only zero-weight rows hold is no value of the table described; those
-        rows keep a code, and count for nothing).
-        """
-        codes, values = _canonical_codes(column)
-        counts = np.bincount(
-            codes, weights=_weights_of(weights, len(codes)), minlength=len(values)
-        )
-        if weights is not None and len(values) and not (counts > 0).all():
-            held = counts > 0
-            new = np.cumsum(held) - 1
-            new[~held] = 0
-            codes = new[codes]
-            values, counts = values[held], counts[held]
-        counts = np.asarray(counts, dtype=float)
-        if not len(counts):
-            counts = np.zeros(1)
-        whole = counts / max(counts.sum(), 1.0)
-        return cls(
-            str(column.name),
-            codes,
-            values,
-            sensitive_value_ranks(values, column.dtype),
-            whole,
-        )
-
-    def counts(
-        self,
-        ids: np.ndarray,
-        sizes: np.ndarray,
-        rows: np.ndarray | None = None,
-        weights: np.ndarray | None = None,
-    ) -> SensitiveCounts:
-        """(group, value) counts of the considered rows (``weights`` per row of ``ids``)."""
-        codes = self.codes if rows is None else self.codes[rows]
-        return counts_from_codes(
-            self.attribute,
-            ids,
-            sizes,
-            codes,
-            self.values,
-            self.ranks,
-            self.whole,
-            weights,
-        )
-
-
-def _weights_of(weights: np.ndarray | None, n: int) -> np.ndarray | None:
-    """``weights`` as an int64 array of ``n`` non-negative entries (None stays None)."""
-    if weights is None:
-        return None
-    array = np.asarray(weights)
-    if array.shape != (n,):
-        raise InvalidParameterError(
-            f"weights must hold one entry per row ({n}); got shape {array.shape}"
-        )
-    if array.dtype.kind not in "iu" or (len(array) and array.min() < 0):
-        raise InvalidParameterError(
-            "weights must be integers >= 0 (rows per combination); got "
-            f"{array.dtype} values from {array.min() if len(array) else None}"
-        )
-    return array.astype(np.int64, copy=False)
 
 
 @dataclass(frozen=True)
@@ -441,23 +325,15 @@ class Requirement:
         frequency table: each row stands for that many rows, and the whole
         table's distribution (t-closeness's reference) is weighted.
         """
-        missing = [a for a in self.sensitive_attributes if a not in table.columns]
-        if missing:
-            raise InvalidParameterError(
-                f"sensitive attribute(s) {missing} are not columns of the table "
-                f"(columns: {list(table.columns)})"
-            )
-        weights = _weights_of(weights, len(table))
-        return {
-            a: EncodedSensitive.of(table[a], weights) for a in self.sensitive_attributes
-        }
+        from ppdm.privacy.evaluation import encode_sensitive
+
+        return encode_sensitive(self, table, weights)
 
     def accepts(self, partition: ClassPartition) -> np.ndarray:
         """Which classes every model accepts."""
-        ok = np.ones(partition.n_classes, dtype=bool)
-        for model in self.class_models:
-            ok &= model.accepts(partition)
-        return ok
+        from ppdm.privacy.evaluation import requirement_accepts
+
+        return requirement_accepts(self, partition)
 
     def accepts_groups(
         self,
@@ -490,7 +366,12 @@ class Requirement:
             weighted counts. With weights, the decisions equal those on the
             expanded rows.
         """
-        return self.accepts(self._groups(ids, n_groups, encoded, rows, weights))
+        from ppdm.privacy.evaluation import group_partition
+
+        partition = group_partition(
+            self, ids, n_groups, encoded, rows=rows, weights=weights
+        )
+        return self.accepts(partition)
 
     def rows_rejected_in_refinements(
         self,
@@ -508,35 +389,16 @@ class Requirement:
         budget, it proves the whole down-set infeasible. Arguments as
         :meth:`accepts_groups`.
         """
-        partition = self._groups(ids, n_groups, encoded, None, weights)
-        share = np.zeros(partition.n_classes)
-        for model in self.class_models:
-            share = np.maximum(share, model.rejected_in_refinements(partition))
-        return float(np.dot(np.asarray(partition.sizes, dtype=float), share))
+        from ppdm.privacy.evaluation import group_partition, rows_rejected
 
-    def _groups(
-        self,
-        ids: np.ndarray,
-        n_groups: int,
-        encoded: Mapping[str, EncodedSensitive],
-        rows: np.ndarray | None,
-        weights: np.ndarray | None,
-    ) -> ClassPartition:
-        ids = np.asarray(ids, dtype=np.int64)
-        weights = _weights_of(weights, len(ids))
-        sizes = np.bincount(ids, weights=weights, minlength=n_groups).astype(np.int64)
-        counts = [
-            encoded[a].counts(ids, sizes, rows, weights)
-            for a in self.sensitive_attributes
-        ]
-        return ClassPartition.from_groups(ids, n_groups, counts, weights)
+        partition = group_partition(self, ids, n_groups, encoded, weights=weights)
+        return rows_rejected(self, partition)
 
     def check(self, table: pd.DataFrame | ClassPartition) -> tuple[PrivacyResult, ...]:
         """Every class model's result on a released table (or its partition)."""
-        partition = ClassPartition.of(table, self.quasi_identifiers)
-        return tuple(
-            m.check(partition, self.quasi_identifiers) for m in self.class_models
-        )
+        from ppdm.privacy.evaluation import requirement_results
+
+        return requirement_results(self, table)
 
     # -- serialisation -------------------------------------------------------
     def describe(self) -> list[dict[str, Any]]:

@@ -49,8 +49,8 @@ from scipy import sparse
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.ordered_text import date_format
-from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition, equivalence_classes
+from ppdm.privacy.result import json_value
 from ppdm.values import SUPPRESSED, Cell, format_number, parse_cell
 
 __all__ = ["RiskReport", "reidentification_risk", "population_class_sizes"]

@@ -34,8 +34,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from ppdm._lazy import pandas as pd
+import pandas as pd
 
 __all__ = [
     "ADULT_GROUPS",

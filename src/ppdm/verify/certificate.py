@@ -30,12 +30,11 @@ from ppdm.exceptions import InvalidParameterError, VerificationError
 from ppdm.privacy import (
     CheckResult,
     KAnonymityByContainment,
-    PrivacyResult,
     Requirement,
 )
 from ppdm.privacy._containment import ATTACKER, quasi_identifier_columns
-from ppdm.privacy.base import json_value
 from ppdm.privacy.measures import ClassPartition
+from ppdm.privacy.result import PrivacyResult, json_value
 from ppdm.privacy.risk import RiskReport, reidentification_risk
 from ppdm.release.artifacts import canonical_json
 from ppdm.release.data_files import (

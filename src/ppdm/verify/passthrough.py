@@ -67,7 +67,7 @@ import pandas as pd
 from ppdm.exceptions import InvalidParameterError
 from ppdm.identifiers import looks_identifying
 from ppdm.privacy import Requirement
-from ppdm.privacy.base import json_value
+from ppdm.privacy.result import json_value
 from ppdm.values import SUPPRESSED, format_number, parse_cell
 
 __all__ = [

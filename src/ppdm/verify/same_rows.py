@@ -16,8 +16,9 @@ import numpy as np
 import pandas as pd
 
 from ppdm.privacy import Requirement
-from ppdm.privacy.base import MAX_EXAMPLES, json_value
+from ppdm.privacy.base import MAX_EXAMPLES
 from ppdm.privacy.measures import ClassPartition
+from ppdm.privacy.result import json_value
 from ppdm.verify.differencing import paired_tables
 from ppdm.verify.regions import (
     Covers,

@@ -13,7 +13,7 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
-from ppdm.privacy.base import json_value
+from ppdm.privacy.result import json_value
 
 __all__ = ["ACCEPTED_NOTE", "SeriesResult"]
 

@@ -168,3 +168,31 @@ def test_the_certificate_lists_every_check_with_where_it_ran():
     ]
     assert not certificate.passed
     assert f"FAILED: {result.summary()}" in certificate.summary().splitlines()
+
+
+def test_every_release_model_names_the_function_that_judges_it():
+    """A release model names its check as ``module:function``; each resolves, and
+    the named function gives the model's own result on a release it fails."""
+    import importlib
+
+    from ppdm.privacy.release_model import ReleaseModel
+
+    release = {
+        name: check
+        for name, check in PRIVACY_MODELS.items()
+        if issubclass(check, ReleaseModel)
+    }
+    assert sorted(release) == [
+        "k-anonymity-by-containment",
+        "partition-anonymity",
+        "set-anonymity",
+    ]
+    # One row per person: every containment set, class and join has one row.
+    table = pd.DataFrame({"q": ["a", "b"], "q=a": ["1", "0"], "y": ["0", "1"]})
+    for name, check in release.items():
+        module, _, function = check.judged_by.partition(":")
+        judge = getattr(importlib.import_module(module), function)
+        model = check(k=2)
+        result = judge(model, {"t": table}, ["q"])
+        assert result == model.check_release({"t": table}, ["q"]), name
+        assert (result.name, result.passed, result.achieved) == (name, False, 1)

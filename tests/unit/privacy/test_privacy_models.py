@@ -19,7 +19,7 @@ from ppdm.privacy import (
     TCloseness,
 )
 from ppdm.privacy._containment import KAnonymityByContainment
-from ppdm.privacy._partition_anonymity import PartitionAnonymity, SetAnonymity
+from ppdm.privacy._set_anonymity import PartitionAnonymity, SetAnonymity
 from ppdm.privacy.measures import ClassPartition
 
 # classes over (zip, age): A (4 rows), B (2 rows), C (3 rows), * (1 row)

@@ -20,8 +20,9 @@ from toy_algorithms import TwoProjections
 
 from ppdm.config import default_config
 from ppdm.exceptions import InvalidParameterError
-from ppdm.privacy import PRIVACY_MODELS, KAnonymity, PrivacyResult, Requirement
+from ppdm.privacy import PRIVACY_MODELS, KAnonymity, Requirement
 from ppdm.privacy.release_model import ReleaseModel
+from ppdm.privacy.result import PrivacyResult
 from ppdm.verify import verify_files, verify_tables
 from ppdm.verify.out_of_core import verify_tables_out_of_core
 
