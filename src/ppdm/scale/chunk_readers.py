@@ -5,15 +5,14 @@ of these readers in two passes (see that module): the first keeps each raw
 chunk and its type witness, :meth:`Reader.settle` then decides each column's
 type as the whole-source reader would, and :meth:`Reader.frame` converts a
 kept chunk to it. How each reader reproduces the whole-source types is told
-in :mod:`ppdm.scale.ingest_parts`; a CSV file's chunks may be parsed on the
-cluster's workers (:mod:`ppdm.scale.csv_ranges`).
+in :mod:`ppdm.scale.ingest_parts`.
 """
 
 from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +22,6 @@ import pandas as pd
 from ppdm.exceptions import SourceError
 from ppdm.prepare import ingest
 from ppdm.prepare.ingest import files, messages, sql
-from ppdm.scale.csv_ranges import low_memory_rows, parse_ranges, parser_warnings
 
 __all__ = [
     "CsvReader",
@@ -43,6 +41,28 @@ _READ_ROWS = (1 << 16, 1 << 20)
 def read_rows(partition_rows: int) -> int:
     """Rows a reader asks for at a time, for partitions of ``partition_rows``."""
     return min(max(partition_rows, _READ_ROWS[0]), _READ_ROWS[1])
+
+
+def _low_memory_rows(width: int) -> int:
+    """Rows per block of pandas' C parser (``low_memory=True``) for ``width`` columns."""
+    heuristic = 2**20 // max(width, 1)
+    rows = 1
+    while rows * 2 < heuristic:
+        rows *= 2
+    return rows
+
+
+class _parser_warnings:  # noqa: N801 - used as a context manager, like warnings'
+    """Record warnings, every ``ParserWarning`` (as the in-memory reader does)."""
+
+    def __enter__(self) -> list:
+        self._context = warnings.catch_warnings(record=True)
+        caught = self._context.__enter__()
+        warnings.simplefilter("always", pd.errors.ParserWarning)
+        return caught
+
+    def __exit__(self, *exc: object) -> None:
+        self._context.__exit__(*exc)
 
 
 def first_row(raw: pd.DataFrame) -> pd.DataFrame:
@@ -144,14 +164,14 @@ class CsvReader(FrameReader):
         files._check_csv_text(path)
 
     def _chunk_rows(self) -> int:
-        block = low_memory_rows(len(self.columns))
+        block = _low_memory_rows(len(self.columns))
         return block * math.ceil(read_rows(self.partition_rows) / block)
 
     def chunks(self) -> Iterator[pd.DataFrame]:
         options = files._csv_options(self.delimiter)
         if self.codes:
             options["dtype"] = dict.fromkeys(self.codes, str)
-        with files._file_errors("csv", self.path), parser_warnings() as caught:
+        with files._file_errors("csv", self.path), _parser_warnings() as caught:
             self.columns = list(pd.read_csv(self.path, nrows=0, **options).columns)
             reader = pd.read_csv(self.path, chunksize=self._chunk_rows(), **options)
         self.surplus = files._surplus_field(caught)
@@ -159,7 +179,7 @@ class CsvReader(FrameReader):
             while True:
                 with (
                     files._file_errors("csv", self.path),
-                    parser_warnings() as caught,
+                    _parser_warnings() as caught,
                 ):
                     try:
                         chunk = reader.get_chunk()
@@ -171,37 +191,6 @@ class CsvReader(FrameReader):
                 yield chunk
         finally:
             reader.close()
-
-    def parse_on(
-        self,
-        map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]],
-        keep: Callable[[int], Path],
-    ) -> list[dict[str, Any]] | None:
-        """The chunks parsed on ``map_parts``, chunk ``i`` kept at ``keep(i)``.
-
-        :func:`~ppdm.scale.csv_ranges.parse_ranges`' answers (rows, witness),
-        or None when the file's records cannot be cut into the chunks' byte
-        ranges: then :meth:`chunks` reads it here.
-        """
-        options = files._csv_options(self.delimiter)
-        if self.codes:
-            options["dtype"] = dict.fromkeys(self.codes, str)
-        with files._file_errors("csv", self.path), parser_warnings() as caught:
-            self.columns = list(pd.read_csv(self.path, nrows=0, **options).columns)
-        found = parse_ranges(
-            self.path,
-            options=options,
-            rows=self._chunk_rows(),
-            columns=self.columns,
-            keep=keep,
-            witness=first_row,
-            map_parts=map_parts,
-        )
-        if found is not None:
-            self.surplus = files._surplus_field(caught) or any(
-                answer["surplus"] for answer in found
-            )
-        return found
 
     def finish(self, n_rows: int) -> None:
         if self.surplus:

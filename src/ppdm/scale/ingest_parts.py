@@ -333,12 +333,12 @@ def _two_passes(
     map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
     | None = None,
 ) -> tuple[list[str], list[int], list[str], str | None]:
-    n_rows, witnesses = _first_pass(reader, spool, map_parts)
+    n_rows, witnesses = _first_pass(reader, spool)
     reader.finish(n_rows)  # the in-memory reader's checks, in its order
     reader.settle(witnesses)
     if reader.read_again():
         spool.clear()
-        n_rows, witnesses = _first_pass(reader, spool, map_parts)
+        n_rows, witnesses = _first_pass(reader, spool)
         reader.settle(witnesses)
     reader.scan = None  # answered; the reader travels to the workers without it
     text, one_by_one = _text_plan(reader, spool)
@@ -355,23 +355,8 @@ def _two_passes(
     return paths, rows, [str(c) for c in reader.columns], writer.fingerprint()
 
 
-def _first_pass(
-    reader: Reader,
-    spool: _Spool,
-    map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
-    | None = None,
-) -> tuple[int, list]:
-    """Read every chunk into the spool; the rows and each chunk's type witness.
-
-    A CSV file's chunks are parsed on ``map_parts`` when its records can be
-    cut into the chunks' byte ranges (:mod:`ppdm.scale.csv_ranges`), else here.
-    """
-    if map_parts is not None and isinstance(reader, CsvReader):
-        found = reader.parse_on(map_parts, spool.path)
-        if found is not None:
-            spool.adopt([answer["rows"] for answer in found])
-            return sum(spool.rows), [answer["witness"] for answer in found]
-        spool.clear()
+def _first_pass(reader: Reader, spool: _Spool) -> tuple[int, list]:
+    """Read every chunk into the spool; the rows and each chunk's type witness."""
     witnesses = []
     n_rows = 0
     for raw in reader.chunks():
@@ -465,14 +450,9 @@ class _Spool:
         shutil.rmtree(self.directory, ignore_errors=True)
 
     def clear(self) -> None:
-        # every chunk file, also those workers wrote for a first pass not taken
-        for path in self.directory.glob("chunk-*.pkl"):
-            path.unlink(missing_ok=True)
+        for index in range(self.count):
+            self.path(index).unlink(missing_ok=True)
         self.count, self.rows = 0, []
-
-    def adopt(self, rows: list[int]) -> None:
-        """Count the chunks workers wrote at :meth:`path` ``0, 1, ...``."""
-        self.count, self.rows = len(rows), list(rows)
 
     def put(self, raw: Any, rows: int) -> None:
         with open(self.path(self.count), "wb") as handle:
