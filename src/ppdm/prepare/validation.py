@@ -369,7 +369,10 @@ def _coerce_columns(
         if not (column.coerce or frame_schema.coerce):
             continue
         series = frame[name]
-        present = series[series.notna()]
+        # Masks and drops copy the column even when they keep every cell:
+        # skipped where nothing is missing or dropped (most columns).
+        known = series.notna()
+        present = series if known.all() else series[known]
         dtype = column.dtype
         # A boolean or a date is not a number: astype(int) would read True as
         # 1 (a CSV column of "true" cells arrives as booleans) and a date as
@@ -379,7 +382,7 @@ def _coerce_columns(
             if _kind_of(dtype) in ("integers", "numbers")
             else pd.Index([], dtype=np.int64)
         )
-        candidates = present.drop(not_numbers)
+        candidates = present.drop(not_numbers) if len(not_numbers) else present
         try:
             converted = dtype.try_coerce(candidates)
             bad_index = pd.Index([], dtype=np.int64)
@@ -391,7 +394,8 @@ def _coerce_columns(
             converted = dtype.coerce(candidates.drop(bad_index))
         if pd.api.types.is_integer_dtype(converted.dtype):
             # astype(int) truncates 30.5 to 30 without a word: catch it here
-            lossy = pd.to_numeric(candidates.drop(bad_index), errors="coerce")
+            kept = candidates.drop(bad_index) if len(bad_index) else candidates
+            lossy = pd.to_numeric(kept, errors="coerce")
             lossy = lossy[(lossy != converted).to_numpy()].index
             if len(lossy):
                 bad_index = bad_index.append(lossy)
