@@ -15,6 +15,8 @@ four privacy models costs one encoding of the table. The out-of-core verifier
 aggregates, which is why the per-class formulas live on them and not on the
 rows.
 
+Every measure's paper is listed here once; the measures cite it by number.
+
 References
 ----------
 .. [1] L. Sweeney, "k-anonymity: a model for protecting privacy",
@@ -161,14 +163,9 @@ def entropy_l_diversity(
     """Entropy l-diversity: ``min`` over classes of ``exp(H(class))``.
 
     ``H`` is the Shannon entropy (natural log) of the sensitive values in a
-    class [2]_. A table is entropy l-diverse when the returned value is
-    ``>= l``; the real value is returned (pyCANON truncates it to an integer).
-    0.0 for an empty table.
-
-    References
-    ----------
-    .. [2] A. Machanavajjhala, D. Kifer, J. Gehrke, M. Venkitasubramaniam,
-       "l-diversity: Privacy beyond k-anonymity", ACM TKDD 1(1), 2007.
+    class (Machanavajjhala et al., the module's reference [2]). A table is
+    entropy l-diverse when the returned value is ``>= l``; the real value is
+    returned (pyCANON truncates it to an integer). 0.0 for an empty table.
 
     Examples
     --------
@@ -191,14 +188,10 @@ def recursive_cl_diversity(
 
     With the sensitive counts of a class sorted ``r_1 >= r_2 >= ... >= r_m``,
     the class is (c, l)-diverse iff ``r_1 < c * (r_l + r_{l+1} + ... + r_m)``
-    [2]_. The condition weakens as ``l`` falls, so every class has a largest
-    ``l`` it meets (0 when it fails even ``l = 1``, i.e. ``c <= 1`` and a
-    single value); the table achieves the minimum of these.
-
-    References
-    ----------
-    .. [2] A. Machanavajjhala, D. Kifer, J. Gehrke, M. Venkitasubramaniam,
-       "l-diversity: Privacy beyond k-anonymity", ACM TKDD 1(1), 2007.
+    (the module's reference [2]). The condition weakens as ``l`` falls, so
+    every class has a largest ``l`` it meets (0 when it fails even ``l = 1``,
+    i.e. ``c <= 1`` and a single value); the table achieves the minimum of
+    these.
 
     Examples
     --------
@@ -221,7 +214,7 @@ def t_closeness(
     """Largest Earth Mover's Distance between a class and the whole table.
 
     The distance between sensitive-value distributions follows Li, Li and
-    Venkatasubramanian [3]_: for a nominal attribute the *equal distance*
+    Venkatasubramanian (the module's reference [3]): for a nominal attribute the *equal distance*
     (every pair of values 1 apart, so EMD = half the L1 distance); for an
     ordered attribute the *ordered distance* (values ``i`` and ``j`` of ``m``
     ordered values are ``|i - j| / (m - 1)`` apart, so EMD =
@@ -235,11 +228,6 @@ def t_closeness(
         dtype, ordered categorical, or text whose every value is a number or an
         interval (as written by :mod:`ppdm.values`) is ordered; anything else
         is nominal.
-
-    References
-    ----------
-    .. [3] N. Li, T. Li, S. Venkatasubramanian, "t-closeness: Privacy beyond
-       k-anonymity and l-diversity", Proc. IEEE ICDE, 106-115, 2007.
 
     Examples
     --------
