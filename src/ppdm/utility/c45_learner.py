@@ -230,6 +230,60 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self._n_classes = len(self.classes_)
         self._y = codes.astype(np.int64)
         self._onehot_y = np.eye(self._n_classes)[self._y]
+        self._index_nominal_blocks()
+        self._index_numeric_blocks()
+
+    def _index_nominal_blocks(self) -> None:
+        """Plain arrays for the CSR membership blocks of at most ``_WIDE`` values.
+
+        A node's (value, class) table was the sparse product ``members.T @
+        (onehot(y) * w)`` of the node's rows: scipy adds ``a * w`` of each
+        stored entry to its (value, class) cell in row order, and
+        :func:`numpy.bincount` adds the same products in the same order, so
+        the tables are the same to the last bit without a sparse row slice
+        (which cost more than the arithmetic on the many small nodes).
+
+        - a block whose rows each hold one value with membership 1, or none
+          (unknown), is a "coded" block: one integer a row. All coded blocks
+          of a node are counted by one bincount (``_coded_keys``: a column
+          per block, the cell's offset in the concatenated tables; unknown
+          rows go to a spare cell past the end);
+        - any other block (value sets, fractional memberships) keeps its
+          entries (``indptr``, ``indices``, ``data``), gathered per node.
+        """
+        n, n_classes = len(self._y), self._n_classes
+        self._codes: dict[int, np.ndarray] = {}
+        self._entries: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._known_rows: dict[int, np.ndarray] = {}
+        self._coded_slices: dict[int, tuple[int, int]] = {}
+        columns, offset = [], 0
+        for block, data in enumerate(self._data):
+            if self._numeric[block] or not sp.issparse(data):
+                continue
+            if data.shape[1] > _WIDE:
+                continue
+            indptr = data.indptr.astype(np.int64)
+            indices = data.indices.astype(np.int64)
+            counts = np.diff(indptr)
+            self._known_rows[block] = row_sums(data) > 0
+            if counts.max(initial=0) <= 1 and np.all(data.data == 1.0):
+                code = np.full(n, -1, dtype=np.int64)
+                code[counts == 1] = indices
+                self._codes[block] = code
+                width = data.shape[1] * n_classes
+                self._coded_slices[block] = (offset, width)
+                columns.append((block, offset))
+                offset += width
+            else:
+                self._entries[block] = (indptr, indices, data.data)
+        self._coded_width = offset
+        self._coded_keys = np.empty((n, len(columns)), dtype=np.int64)
+        for j, (block, start) in enumerate(columns):
+            code = self._codes[block]
+            # the class is added per node; unknown rows land past every table
+            self._coded_keys[:, j] = np.where(
+                code >= 0, start + code * n_classes, offset
+            )
 
     def split_scores(
         self, x: np.ndarray, y: np.ndarray
@@ -278,6 +332,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self._prune(self.tree_)
         self.n_leaves_ = self._count_leaves(self.tree_)
         del self._data, self._y, self._onehot_y, self._sorted_values
+        del self._codes, self._entries, self._known_rows, self._coded_keys
+        del self._ranks
         return self
 
     def _distribution_node(self, rows: np.ndarray, weights: np.ndarray) -> _Node:
@@ -292,11 +348,13 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         if total < 2 * self.min_obj or node.distribution.max() >= total - _EPS:
             return None
         scores = []
+        coded = self._coded_tables(rows, weights)
+        shared: dict = {}
         for block, numeric in enumerate(self._numeric):
             if numeric:
-                score = self._score_numeric(block, rows, weights, total)
+                score = self._score_numeric(block, rows, weights, total, shared)
             elif block not in used:
-                score = self._score_nominal(block, rows, weights, total)
+                score = self._score_nominal(block, rows, weights, total, coded)
             else:
                 continue
             if score is not None and score.gain > _EPS:
@@ -308,11 +366,56 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         # max() keeps the first of equal ratios: ties go to the column order
         return max(eligible, key=lambda s: s.gain_ratio)
 
+    def _coded_tables(self, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The (value, class) weights of every coded block, concatenated."""
+        if not self._coded_slices:
+            return np.empty(0)
+        keys = self._coded_keys[rows] + self._y[rows][:, None]
+        return np.bincount(
+            keys.ravel(),
+            weights=np.repeat(weights, keys.shape[1]),
+            minlength=self._coded_width + self._n_classes,
+        )
+
+    def _node_entries(
+        self, block: int, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The stored memberships of the rows, in row order: (position in
+        ``rows``, value, membership; None when every membership is 1)."""
+        if block in self._codes:
+            code = self._codes[block][rows]
+            position = np.flatnonzero(code >= 0)
+            return position, code[position], None
+        indptr, indices, data = self._entries[block]
+        starts = indptr[rows]
+        counts = indptr[rows + 1] - starts
+        position = np.repeat(np.arange(len(rows)), counts)
+        first = np.cumsum(counts) - counts
+        at = np.arange(int(counts.sum())) + np.repeat(starts - first, counts)
+        return position, indices[at], data[at]
+
     def _score_nominal(
-        self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
+        self,
+        block: int,
+        rows: np.ndarray,
+        weights: np.ndarray,
+        total: float,
+        coded: np.ndarray | None = None,
     ) -> _Split | None:
         data = self._data[block]
-        if sp.issparse(data) and data.shape[1] > _WIDE:
+        if block in self._coded_slices:
+            if coded is None:
+                coded = self._coded_tables(rows, weights)
+            start, width = self._coded_slices[block]
+            table = coded[start : start + width].reshape(-1, self._n_classes)
+        elif block in self._entries:
+            position, value, share = self._node_entries(block, rows)
+            table = np.bincount(
+                value * self._n_classes + self._y[rows][position],
+                weights=share * weights[position],
+                minlength=data.shape[1] * self._n_classes,
+            ).reshape(-1, self._n_classes)
+        elif sp.issparse(data) and data.shape[1] > _WIDE:
             table = self._present_table(data[rows], rows, weights)
         elif sp.issparse(data):
             # (values, classes) without densifying the rows' memberships
@@ -351,13 +454,59 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             )
         return table
 
+    def _index_numeric_blocks(self) -> None:
+        """Integer ranks of the numeric blocks no row reads as a range.
+
+        A node sorts its rows by value (stably) at every numeric block; sorting
+        the ranks of the values instead gives the same order (the same keys in
+        the same order, ties kept in row order) and numpy sorts 16-bit integers
+        by radix, in linear time. A block with a released range keeps the
+        float path (:meth:`_range_left_weights`).
+        """
+        self._ranks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+        for block, numeric in enumerate(self._numeric):
+            if not numeric:
+                continue
+            low, high = self._data[block][:, 0], self._data[block][:, 1]
+            if np.any(high > low):
+                continue
+            known = ~np.isnan(low)
+            distinct, rank = np.unique(low[known], return_inverse=True)
+            dtype = np.uint16 if len(distinct) <= 2**16 else np.int64
+            ranks = np.zeros(len(low), dtype=dtype)
+            ranks[known] = rank
+            self._ranks[block] = (ranks, distinct, None if known.all() else known)
+
     def _score_numeric(
-        self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
+        self,
+        block: int,
+        rows: np.ndarray,
+        weights: np.ndarray,
+        total: float,
+        shared: dict | None = None,
     ) -> _Split | None:
-        bounds = self._data[block][rows]
-        known = ~np.isnan(bounds[:, 0])
-        low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
-        known_weight = float(w.sum())
+        ranked = self._ranks.get(block)
+        common = None
+        if ranked is None:
+            bounds = self._data[block][rows]
+            known = ~np.isnan(bounds[:, 0])
+            low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
+            known_rows = rows[known]
+        elif ranked[2] is None:
+            # every row known: the node's known weight, class weights and
+            # their entropy serve every such block (the same arrays as each
+            # block computed for itself)
+            known_rows, w = rows, weights
+            common = {} if shared is None else shared
+            if not common:
+                common["weight"] = float(w.sum())
+                common["class"] = self._onehot_y[rows] * w[:, None]
+                common["total"] = common["class"].sum(axis=0)
+                common["base"] = float(entropy(common["total"]))
+        else:
+            known = ranked[2][rows]
+            known_rows, w = rows[known], weights[known]
+        known_weight = common["weight"] if common else float(w.sum())
         # J48's rule, including its order of the two bounds
         min_split = 0.1 * known_weight / self._n_classes
         if min_split <= self.min_obj:
@@ -366,9 +515,23 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             min_split = _MAX_SPLIT_WEIGHT
         if known_weight < 2 * min_split:
             return None
-        class_weights = self._onehot_y[rows[known]] * w[:, None]
-        spans = high > low
-        if spans.any():
+        class_weights = (
+            common["class"] if common else self._onehot_y[known_rows] * w[:, None]
+        )
+        if ranked is not None:
+            spans = None
+            rank = ranked[0][known_rows]
+            order = np.argsort(rank, kind="stable")
+            sorted_rank = rank[order]
+            change = np.empty(len(order), dtype=bool)
+            np.not_equal(sorted_rank[:-1], sorted_rank[1:], out=change[:-1])
+            change[-1] = True
+            ends = np.flatnonzero(change)
+            if len(ends) < 2:
+                return None  # one value: no cut
+            candidates = ranked[1][sorted_rank[ends]]
+            left = np.cumsum(class_weights[order], axis=0)[ends]
+        elif (spans := high > low).any():
             candidates, left = self._range_left_weights(low, high, spans, class_weights)
         else:
             order = np.argsort(low, kind="stable")
@@ -380,7 +543,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             ]
         # a cut after every candidate value but the last
         cut = np.arange(len(candidates) - 1)
-        class_total = class_weights.sum(axis=0)
+        class_total = common["total"] if common else class_weights.sum(axis=0)
         left_weight = left[cut].sum(axis=1)
         # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
         ok = (left_weight >= min_split - _WEKA_SMALL) & (
@@ -396,7 +559,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             left_weight * entropy(lcounts) + right_weight * entropy(rcounts)
         ) / known_weight
         best = int(np.argmin(info))  # C4.5 picks the threshold by gain
-        base = float(entropy(class_total))
+        base = common["base"] if common else float(entropy(class_total))
         gain = (
             known_weight / total * (base - float(info[best]))
             - np.log2(len(cut)) / known_weight
@@ -406,7 +569,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         )
         threshold = (
             float(candidates[cut[best]])
-            if spans.any()
+            if spans is not None and spans.any()
             else self._threshold(block, candidates, cut[best])
         )
         return _Split(block, float(gain), float(entropy(parts)), threshold)
@@ -465,6 +628,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self, node: _Node, rows: np.ndarray, weights: np.ndarray
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Rows and weights of each child; records the branch fractions."""
+        if node.block in self._known_rows:
+            return self._partition_entries(node, rows, weights)
         members = self._memberships(node, self._data[node.block][rows])
         known = row_sums(members) > 0
         if sp.issparse(members):
@@ -473,6 +638,35 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             branch_weight = (members * weights[:, None]).sum(axis=0)
         node.fractions = branch_weight / max(float(branch_weight.sum()), _EPS)
         return self._route(members, known, node.fractions, rows, weights)
+
+    def _partition_entries(
+        self, node: _Node, rows: np.ndarray, weights: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`_partition` of an indexed nominal block, without a sparse
+        row slice: the same sums in the same order (``members.T @ weights``
+        adds each entry's ``a * w`` in row order, as bincount does) and the
+        same children (a branch's rows in row order, then the unknown ones)."""
+        block = node.block
+        width = self._data[block].shape[1]
+        position, value, share = self._node_entries(block, rows)
+        weight = weights[position] if share is None else share * weights[position]
+        branch_weight = np.bincount(value, weights=weight, minlength=width)
+        node.fractions = branch_weight / max(float(branch_weight.sum()), _EPS)
+        unknown = np.flatnonzero(~self._known_rows[block][rows])
+        if share is not None:
+            keep = share > 0
+            position, value, weight = position[keep], value[keep], weight[keep]
+        order = np.argsort(value, kind="stable")
+        ends = np.cumsum(np.bincount(value, minlength=width))
+        by_value = np.split(order, ends[:-1])
+        unknown_rows, unknown_weights = rows[unknown], weights[unknown]
+        return [
+            (
+                np.concatenate([rows[position[hit]], unknown_rows]),
+                np.concatenate([weight[hit], unknown_weights * node.fractions[branch]]),
+            )
+            for branch, hit in enumerate(by_value)
+        ]
 
     @staticmethod
     def _route(
