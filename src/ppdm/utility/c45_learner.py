@@ -157,6 +157,13 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     ['b', 'a']
     """
 
+    #: Whether fit reads nominal blocks through their codes or stored entries
+    #: and numeric ones through their ranks (:meth:`_index_nominal_blocks`,
+    #: :meth:`_index_numeric_blocks`). False keeps the general paths (a CSR
+    #: row slice and product, a float sort): the same trees, slower; the
+    #: tests compare the two.
+    _indexed = True
+
     def __init__(
         self,
         *,
@@ -258,7 +265,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self._coded_slices: dict[int, tuple[int, int]] = {}
         columns, offset = [], 0
         for block, data in enumerate(self._data):
-            if self._numeric[block] or not sp.issparse(data):
+            if not self._indexed or self._numeric[block] or not sp.issparse(data):
                 continue
             if data.shape[1] > _WIDE:
                 continue
@@ -465,7 +472,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         """
         self._ranks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
         for block, numeric in enumerate(self._numeric):
-            if not numeric:
+            if not numeric or not self._indexed:
                 continue
             low, high = self._data[block][:, 0], self._data[block][:, 1]
             if np.any(high > low):
@@ -720,11 +727,6 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     def _leaf_errors(node: _Node) -> float:
         return node.weight - float(node.distribution.max()) if node.weight else 0.0
 
-    def _training_errors(self, node: _Node) -> float:
-        if node.is_leaf:
-            return self._leaf_errors(node)
-        return sum(self._training_errors(child) for child in node.children)
-
     def _estimated_errors(self, node: _Node) -> float:
         errors = self._leaf_errors(node)
         if self.confidence is None:
@@ -739,9 +741,14 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             order.append(node)
             stack.extend(node.children)
         estimate: dict[int, float] = {}
+        # each subtree's training errors (the sum of its leaves' errors) as it
+        # stands once its children are done, kept rather than summed again
+        # from the leaves at every ancestor
+        training: dict[int, float] = {}
         for node in reversed(order):
             if node.children:
-                collapse = self._training_errors(node) >= self._leaf_errors(node) - 1e-3
+                as_subtree = sum(training[id(child)] for child in node.children)
+                collapse = as_subtree >= self._leaf_errors(node) - 1e-3
                 as_tree = sum(estimate[id(child)] for child in node.children)
                 as_leaf = self._estimated_errors(node)
                 if collapse or (
@@ -751,8 +758,10 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                     node.block = -1
                 else:
                     estimate[id(node)] = as_tree
+                    training[id(node)] = as_subtree
                     continue
             estimate[id(node)] = self._estimated_errors(node)
+            training[id(node)] = self._leaf_errors(node)
 
     def _count_leaves(self, node: _Node) -> int:
         if node.is_leaf:
