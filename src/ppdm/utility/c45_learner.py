@@ -356,10 +356,12 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             return None
         scores = []
         coded = self._coded_tables(rows, weights)
-        shared: dict = {}
+        ranked = self._score_ranked(list(self._ranks), rows, weights, total)
         for block, numeric in enumerate(self._numeric):
-            if numeric:
-                score = self._score_numeric(block, rows, weights, total, shared)
+            if block in ranked:
+                score = ranked[block]
+            elif numeric:
+                score = self._score_numeric(block, rows, weights, total)
             elif block not in used:
                 score = self._score_nominal(block, rows, weights, total, coded)
             else:
@@ -485,35 +487,14 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             self._ranks[block] = (ranks, distinct, None if known.all() else known)
 
     def _score_numeric(
-        self,
-        block: int,
-        rows: np.ndarray,
-        weights: np.ndarray,
-        total: float,
-        shared: dict | None = None,
+        self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
     ) -> _Split | None:
-        ranked = self._ranks.get(block)
-        common = None
-        if ranked is None:
-            bounds = self._data[block][rows]
-            known = ~np.isnan(bounds[:, 0])
-            low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
-            known_rows = rows[known]
-        elif ranked[2] is None:
-            # every row known: the node's known weight, class weights and
-            # their entropy serve every such block (the same arrays as each
-            # block computed for itself)
-            known_rows, w = rows, weights
-            common = {} if shared is None else shared
-            if not common:
-                common["weight"] = float(w.sum())
-                common["class"] = self._onehot_y[rows] * w[:, None]
-                common["total"] = common["class"].sum(axis=0)
-                common["base"] = float(entropy(common["total"]))
-        else:
-            known = ranked[2][rows]
-            known_rows, w = rows[known], weights[known]
-        known_weight = common["weight"] if common else float(w.sum())
+        if block in self._ranks:
+            return self._score_ranked([block], rows, weights, total)[block]
+        bounds = self._data[block][rows]
+        known = ~np.isnan(bounds[:, 0])
+        low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
+        known_weight = float(w.sum())
         # J48's rule, including its order of the two bounds
         min_split = 0.1 * known_weight / self._n_classes
         if min_split <= self.min_obj:
@@ -522,23 +503,9 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             min_split = _MAX_SPLIT_WEIGHT
         if known_weight < 2 * min_split:
             return None
-        class_weights = (
-            common["class"] if common else self._onehot_y[known_rows] * w[:, None]
-        )
-        if ranked is not None:
-            spans = None
-            rank = ranked[0][known_rows]
-            order = np.argsort(rank, kind="stable")
-            sorted_rank = rank[order]
-            change = np.empty(len(order), dtype=bool)
-            np.not_equal(sorted_rank[:-1], sorted_rank[1:], out=change[:-1])
-            change[-1] = True
-            ends = np.flatnonzero(change)
-            if len(ends) < 2:
-                return None  # one value: no cut
-            candidates = ranked[1][sorted_rank[ends]]
-            left = np.cumsum(class_weights[order], axis=0)[ends]
-        elif (spans := high > low).any():
+        class_weights = self._onehot_y[rows[known]] * w[:, None]
+        spans = high > low
+        if spans.any():
             candidates, left = self._range_left_weights(low, high, spans, class_weights)
         else:
             order = np.argsort(low, kind="stable")
@@ -550,7 +517,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             ]
         # a cut after every candidate value but the last
         cut = np.arange(len(candidates) - 1)
-        class_total = common["total"] if common else class_weights.sum(axis=0)
+        class_total = class_weights.sum(axis=0)
         left_weight = left[cut].sum(axis=1)
         # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
         ok = (left_weight >= min_split - _WEKA_SMALL) & (
@@ -566,7 +533,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             left_weight * entropy(lcounts) + right_weight * entropy(rcounts)
         ) / known_weight
         best = int(np.argmin(info))  # C4.5 picks the threshold by gain
-        base = common["base"] if common else float(entropy(class_total))
+        base = float(entropy(class_total))
         gain = (
             known_weight / total * (base - float(info[best]))
             - np.log2(len(cut)) / known_weight
@@ -576,10 +543,127 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         )
         threshold = (
             float(candidates[cut[best]])
-            if spans is not None and spans.any()
+            if spans.any()
             else self._threshold(block, candidates, cut[best])
         )
         return _Split(block, float(gain), float(entropy(parts)), threshold)
+
+    def _score_ranked(
+        self, blocks: list[int], rows: np.ndarray, weights: np.ndarray, total: float
+    ) -> dict[int, _Split | None]:
+        """:meth:`_score_numeric` of the ranked blocks at a node, all at once.
+
+        Each block's rows are sorted (by rank) and summed as there; what
+        follows, the same operations on the same numbers row by row (the
+        weights left of each cut, their entropies, the information), runs
+        once over the cuts of every block, then each block takes its best
+        cut. A block whose every row is known shares the node's class
+        weights, their total and its entropy.
+        """
+        out: dict[int, _Split | None] = dict.fromkeys(blocks)
+        common = None
+        heads = []
+        for block in blocks:
+            ranks, distinct, known_column = self._ranks[block]
+            if known_column is None:
+                if common is None:
+                    class_weights = self._onehot_y[rows] * weights[:, None]
+                    class_total = class_weights.sum(axis=0)
+                    common = (
+                        float(weights.sum()),
+                        class_weights,
+                        class_total,
+                        float(entropy(class_total)),
+                    )
+                known_rows = rows
+                known_weight, class_weights, class_total, base = common
+            else:
+                known = known_column[rows]
+                known_rows, w = rows[known], weights[known]
+                known_weight = float(w.sum())
+                class_weights = None
+            # J48's rule, including its order of the two bounds
+            min_split = 0.1 * known_weight / self._n_classes
+            if min_split <= self.min_obj:
+                min_split = self.min_obj
+            elif min_split > _MAX_SPLIT_WEIGHT:
+                min_split = _MAX_SPLIT_WEIGHT
+            if known_weight < 2 * min_split:
+                continue
+            if class_weights is None:
+                class_weights = self._onehot_y[known_rows] * w[:, None]
+                class_total = class_weights.sum(axis=0)
+                base = float(entropy(class_total))
+            rank = ranks[known_rows]
+            order = np.argsort(rank, kind="stable")
+            sorted_rank = rank[order]
+            change = np.empty(len(order), dtype=bool)
+            np.not_equal(sorted_rank[:-1], sorted_rank[1:], out=change[:-1])
+            change[-1] = True
+            ends = np.flatnonzero(change)
+            if len(ends) < 2:
+                continue  # one value: no cut
+            # the class weights at or below each value but the last
+            left = np.cumsum(class_weights[order], axis=0)[ends[:-1]]
+            heads.append(
+                (
+                    block,
+                    known_weight,
+                    min_split,
+                    class_total,
+                    base,
+                    sorted_rank[ends],
+                    left,
+                )
+            )
+        if not heads:
+            return out
+        sizes = [len(head[6]) for head in heads]
+        left = np.concatenate([head[6] for head in heads])
+        known_weight = np.repeat([head[1] for head in heads], sizes)
+        min_split = np.repeat([head[2] for head in heads], sizes)
+        class_total = np.repeat([head[3] for head in heads], sizes, axis=0)
+        left_weight = left.sum(axis=1)
+        # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
+        ok = np.flatnonzero(
+            (left_weight >= min_split - _WEKA_SMALL)
+            & (known_weight - left_weight >= min_split - _WEKA_SMALL)
+        )
+        lcounts = left[ok]
+        rcounts = class_total[ok] - lcounts
+        left_weight = left_weight[ok]
+        right_weight = known_weight[ok] - left_weight
+        info = (
+            left_weight * entropy(lcounts) + right_weight * entropy(rcounts)
+        ) / known_weight[ok]
+        starts = np.cumsum(sizes) - sizes
+        n_cuts = np.bincount(
+            np.repeat(np.arange(len(heads)), sizes)[ok], minlength=len(heads)
+        )
+        first = np.cumsum(n_cuts) - n_cuts
+        chosen, parts = [], []
+        for j, (block, weight, _, _, base, values, _) in enumerate(heads):
+            if n_cuts[j] == 0:
+                continue
+            lo = int(first[j])
+            best = lo + int(np.argmin(info[lo : lo + n_cuts[j]]))  # by gain
+            gain = (
+                weight / total * (base - float(info[best]))
+                - np.log2(int(n_cuts[j])) / weight
+            )
+            position = int(ok[best] - starts[j])
+            threshold = self._threshold(
+                block, self._ranks[block][1][values[position : position + 2]], 0
+            )
+            chosen.append((block, float(gain), threshold))
+            parts.append(
+                [left_weight[best], right_weight[best], max(total - weight, 0.0)]
+            )
+        if chosen:
+            split_info = entropy(np.array(parts))
+            for (block, gain, threshold), info_j in zip(chosen, split_info):
+                out[block] = _Split(block, gain, float(info_j), threshold)
+        return out
 
     @staticmethod
     def _range_left_weights(
