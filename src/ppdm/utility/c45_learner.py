@@ -340,7 +340,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self.n_leaves_ = self._count_leaves(self.tree_)
         del self._data, self._y, self._onehot_y, self._sorted_values
         del self._codes, self._entries, self._known_rows, self._coded_keys
-        del self._ranks
+        del self._ranks, self._known_ranks
         return self
 
     def _distribution_node(self, rows: np.ndarray, weights: np.ndarray) -> _Node:
@@ -485,6 +485,12 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             ranks = np.zeros(len(low), dtype=dtype)
             ranks[known] = rank
             self._ranks[block] = (ranks, distinct, None if known.all() else known)
+        # the blocks every row knows, side by side: a node sorts them together
+        self._known_blocks = [b for b, r in self._ranks.items() if r[2] is None]
+        columns = [self._ranks[b][0] for b in self._known_blocks]
+        self._known_ranks = (
+            np.column_stack(columns) if columns else np.empty((len(self._y), 0))
+        )
 
     def _score_numeric(
         self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
@@ -495,12 +501,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         known = ~np.isnan(bounds[:, 0])
         low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
         known_weight = float(w.sum())
-        # J48's rule, including its order of the two bounds
-        min_split = 0.1 * known_weight / self._n_classes
-        if min_split <= self.min_obj:
-            min_split = self.min_obj
-        elif min_split > _MAX_SPLIT_WEIGHT:
-            min_split = _MAX_SPLIT_WEIGHT
+        min_split = self._min_split(known_weight)
         if known_weight < 2 * min_split:
             return None
         class_weights = self._onehot_y[rows[known]] * w[:, None]
@@ -553,47 +554,31 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     ) -> dict[int, _Split | None]:
         """:meth:`_score_numeric` of the ranked blocks at a node, all at once.
 
-        Each block's rows are sorted (by rank) and summed as there; what
-        follows, the same operations on the same numbers row by row (the
-        weights left of each cut, their entropies, the information), runs
-        once over the cuts of every block, then each block takes its best
-        cut. A block whose every row is known shares the node's class
-        weights, their total and its entropy.
+        Each block's rows are sorted (by rank, stably) and their class weights
+        summed in that order, as there; the blocks every row knows are sorted
+        together (one column each) and share the node's class weights, their
+        total and its entropy. What follows, the same operations on the same
+        numbers row by row (the weights left of each cut, their entropies, the
+        information), runs once over the cuts of every block; then each block
+        takes its best cut.
         """
         out: dict[int, _Split | None] = dict.fromkeys(blocks)
-        common = None
         heads = []
+        together = [b for b in self._known_blocks if b in out]
+        if together:
+            heads += self._known_heads(together, rows, weights)
         for block in blocks:
             ranks, distinct, known_column = self._ranks[block]
             if known_column is None:
-                if common is None:
-                    class_weights = self._onehot_y[rows] * weights[:, None]
-                    class_total = class_weights.sum(axis=0)
-                    common = (
-                        float(weights.sum()),
-                        class_weights,
-                        class_total,
-                        float(entropy(class_total)),
-                    )
-                known_rows = rows
-                known_weight, class_weights, class_total, base = common
-            else:
-                known = known_column[rows]
-                known_rows, w = rows[known], weights[known]
-                known_weight = float(w.sum())
-                class_weights = None
-            # J48's rule, including its order of the two bounds
-            min_split = 0.1 * known_weight / self._n_classes
-            if min_split <= self.min_obj:
-                min_split = self.min_obj
-            elif min_split > _MAX_SPLIT_WEIGHT:
-                min_split = _MAX_SPLIT_WEIGHT
+                continue
+            known = known_column[rows]
+            known_rows, w = rows[known], weights[known]
+            known_weight = float(w.sum())
+            min_split = self._min_split(known_weight)
             if known_weight < 2 * min_split:
                 continue
-            if class_weights is None:
-                class_weights = self._onehot_y[known_rows] * w[:, None]
-                class_total = class_weights.sum(axis=0)
-                base = float(entropy(class_total))
+            class_weights = self._onehot_y[known_rows] * w[:, None]
+            class_total = class_weights.sum(axis=0)
             rank = ranks[known_rows]
             order = np.argsort(rank, kind="stable")
             sorted_rank = rank[order]
@@ -611,13 +596,70 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                     known_weight,
                     min_split,
                     class_total,
-                    base,
+                    float(entropy(class_total)),
                     sorted_rank[ends],
                     left,
                 )
             )
-        if not heads:
-            return out
+        if heads:
+            out.update(self._best_cuts(heads, total))
+        return out
+
+    def _min_split(self, known_weight: float) -> float:
+        """J48's least weight on each side of a numeric split."""
+        # J48's rule, including its order of the two bounds
+        min_split = 0.1 * known_weight / self._n_classes
+        if min_split <= self.min_obj:
+            return self.min_obj
+        if min_split > _MAX_SPLIT_WEIGHT:
+            return _MAX_SPLIT_WEIGHT
+        return min_split
+
+    def _known_heads(
+        self, blocks: list[int], rows: np.ndarray, weights: np.ndarray
+    ) -> list[tuple]:
+        """The sorted class weights of blocks every row knows, sorted together:
+        a stable sort of each column of ranks is the sort of each block, and a
+        cumulative sum down each column the sum of each."""
+        known_weight = float(weights.sum())
+        min_split = self._min_split(known_weight)
+        if known_weight < 2 * min_split:
+            return []
+        class_weights = self._onehot_y[rows] * weights[:, None]
+        class_total = class_weights.sum(axis=0)
+        base = float(entropy(class_total))
+        columns = [self._known_blocks.index(b) for b in blocks]
+        ranks = self._known_ranks[rows][:, columns]
+        order = np.argsort(ranks, axis=0, kind="stable")
+        sorted_ranks = np.take_along_axis(ranks, order, axis=0)
+        change = np.empty(ranks.shape, dtype=bool)
+        np.not_equal(sorted_ranks[:-1], sorted_ranks[1:], out=change[:-1])
+        change[-1] = True
+        # (rows, blocks, classes): each block's class weights in its order
+        left = np.cumsum(class_weights[order], axis=0)
+        heads = []
+        for j, block in enumerate(blocks):
+            ends = np.flatnonzero(change[:, j])
+            if len(ends) < 2:
+                continue  # one value: no cut
+            heads.append(
+                (
+                    block,
+                    known_weight,
+                    min_split,
+                    class_total,
+                    base,
+                    sorted_ranks[ends, j],
+                    left[ends[:-1], j],
+                )
+            )
+        return heads
+
+    def _best_cuts(self, heads: list[tuple], total: float) -> dict[int, _Split | None]:
+        """Each block's best cut from its sorted class weights ``left``
+        (``(block, known weight, min split, class total, its entropy, ranks
+        of the values, left)`` a block), the cuts of all blocks in one pass."""
+        out: dict[int, _Split | None] = {}
         sizes = [len(head[6]) for head in heads]
         left = np.concatenate([head[6] for head in heads])
         known_weight = np.repeat([head[1] for head in heads], sizes)
@@ -644,6 +686,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         chosen, parts = [], []
         for j, (block, weight, _, _, base, values, _) in enumerate(heads):
             if n_cuts[j] == 0:
+                out[block] = None
                 continue
             lo = int(first[j])
             best = lo + int(np.argmin(info[lo : lo + n_cuts[j]]))  # by gain
@@ -652,8 +695,9 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 - np.log2(int(n_cuts[j])) / weight
             )
             position = int(ok[best] - starts[j])
+            distinct = self._ranks[block][1]
             threshold = self._threshold(
-                block, self._ranks[block][1][values[position : position + 2]], 0
+                block, distinct[values[position : position + 2]], 0
             )
             chosen.append((block, float(gain), threshold))
             parts.append(
