@@ -357,13 +357,18 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         scores = []
         coded = self._coded_tables(rows, weights)
         ranked = self._score_ranked(list(self._ranks), rows, weights, total)
+        nominal = [
+            block
+            for block, numeric in enumerate(self._numeric)
+            if not numeric and block not in used
+        ]
+        tables = [self._nominal_table(b, rows, weights, coded) for b in nominal]
+        ranked.update(self._nominal_splits(nominal, tables, total))
         for block, numeric in enumerate(self._numeric):
             if block in ranked:
                 score = ranked[block]
             elif numeric:
                 score = self._score_numeric(block, rows, weights, total)
-            elif block not in used:
-                score = self._score_nominal(block, rows, weights, total, coded)
             else:
                 continue
             if score is not None and score.gain > _EPS:
@@ -404,13 +409,19 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         return position, indices[at], data[at]
 
     def _score_nominal(
+        self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
+    ) -> _Split | None:
+        table = self._nominal_table(block, rows, weights, None)
+        return self._nominal_splits([block], [table], total)[block]
+
+    def _nominal_table(
         self,
         block: int,
         rows: np.ndarray,
         weights: np.ndarray,
-        total: float,
-        coded: np.ndarray | None = None,
-    ) -> _Split | None:
+        coded: np.ndarray | None,
+    ) -> np.ndarray:
+        """The (value, class) weights of the rows at a nominal block."""
         data = self._data[block]
         if block in self._coded_slices:
             if coded is None:
@@ -432,14 +443,63 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         else:
             members = data[rows] * weights[:, None]
             table = members.T @ self._onehot_y[rows]  # (values, classes)
-        sizes = table.sum(axis=1)
-        known = float(sizes.sum())
-        if np.count_nonzero(sizes >= self.min_obj - _WEKA_SMALL) < 2:
-            return None
-        info = float((sizes * entropy(table)).sum()) / known
-        gain = known / total * (float(entropy(table.sum(axis=0))) - info)
-        parts = np.append(sizes, max(total - known, 0.0))
-        return _Split(block, gain, float(entropy(parts)))
+        return table
+
+    def _nominal_splits(
+        self, blocks: list[int], tables: list[np.ndarray], total: float
+    ) -> dict[int, _Split | None]:
+        """The multiway split of each nominal block from its (value, class)
+        table, the tables of all blocks in one pass.
+
+        Per block: the known weight is the sum of the value sizes, the
+        information the size-weighted entropy of the values, the split
+        information the entropy of the sizes and the unknown weight. Every
+        row-wise figure (a value's size, its entropy) is computed on the
+        tables stacked, and every sum over a block's values on its slice:
+        the same numbers summed the same way as one block at a time (a
+        contiguous slice sums as the array it holds would).
+        """
+        out: dict[int, _Split | None] = dict.fromkeys(blocks)
+        if not blocks:
+            return out
+        widths = [len(table) for table in tables]
+        stacked = np.concatenate(tables)
+        sizes = stacked.sum(axis=1)
+        terms = sizes * entropy(stacked)
+        large = np.flatnonzero(sizes >= self.min_obj - _WEKA_SMALL)
+        segment = np.repeat(np.arange(len(blocks)), widths)
+        n_large = np.bincount(segment[large], minlength=len(blocks))
+        base = entropy(np.array([table.sum(axis=0) for table in tables]))
+        ends = np.cumsum(widths)
+        starts = ends - widths
+        scored = []
+        for j, block in enumerate(blocks):
+            if n_large[j] < 2:
+                continue
+            known = float(sizes[starts[j] : ends[j]].sum())
+            info = float(terms[starts[j] : ends[j]].sum()) / known
+            gain = known / total * (float(base[j]) - info)
+            scored.append((j, block, known, gain))
+        if not scored:
+            return out
+        # split information: the entropy of (sizes..., unknown) of each block
+        chosen = [j for j, _, _, _ in scored]
+        unknown = [max(total - known, 0.0) for _, _, known, _ in scored]
+        parts = np.concatenate(
+            [
+                np.append(sizes[starts[j] : ends[j]], rest)
+                for j, rest in zip(chosen, unknown)
+            ]
+        )
+        part_ends = np.cumsum([widths[j] + 1 for j in chosen])
+        part_starts = part_ends - [widths[j] + 1 for j in chosen]
+        part_totals = [float(parts[a:b].sum()) for a, b in zip(part_starts, part_ends)]
+        repeated = np.repeat(part_totals, [widths[j] + 1 for j in chosen])
+        p = parts / np.where(repeated > 0, repeated, 1.0)
+        plogp = p * np.log2(np.where(p > 0, p, 1.0))
+        for (_, block, _, gain), a, b in zip(scored, part_starts, part_ends):
+            out[block] = _Split(block, gain, float(-plogp[a:b].sum()))
+        return out
 
     def _present_table(
         self, members: sp.csr_matrix, rows: np.ndarray, weights: np.ndarray

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from ppdm.prepare import datasets
+from ppdm.trees.c45 import entropy
 from ppdm.utility.c45_learner import C45Learner, _Node
 from ppdm.utility.features import CellFeaturizer
 
@@ -178,6 +179,38 @@ def test_every_block_scores_and_splits_the_same_on_nodes_of_fractional_weights()
                         + [(r.tobytes(), w.tobytes()) for r, w in parts]
                     )
                 assert children[0] == children[1]
+
+
+def _one_block_split(table: np.ndarray, total: float, min_obj: float) -> tuple | None:
+    # the nominal split of one block, as the learner scored a block alone
+    sizes = table.sum(axis=1)
+    known = float(sizes.sum())
+    if np.count_nonzero(sizes >= min_obj - 1e-6) < 2:
+        return None
+    info = float((sizes * entropy(table)).sum()) / known
+    gain = known / total * (float(entropy(table.sum(axis=0))) - info)
+    parts = np.append(sizes, max(total - known, 0.0))
+    return (gain, float(entropy(parts)))
+
+
+def test_nominal_blocks_scored_together_score_as_one_block_at_a_time():
+    rng = np.random.default_rng(11)
+    learner = C45Learner(min_obj=2)
+    for _ in range(200):
+        n_classes = int(rng.integers(2, 5))
+        learner._n_classes = n_classes
+        widths = rng.integers(0, 40, int(rng.integers(1, 6)))
+        tables = [
+            rng.choice([0.0, 1.0, 2.0, 0.5, 1 / 3, 0.3711, 17.0], (w, n_classes))
+            for w in widths
+        ]
+        total = sum(float(t.sum()) for t in tables) / len(tables) + rng.random() * 5
+        blocks = list(range(len(tables)))
+        splits = learner._nominal_splits(blocks, tables, total)
+        for block, table in zip(blocks, tables):
+            split = splits[block]
+            expected = _one_block_split(table, total, 2)
+            assert (split and (split.gain, split.split_info)) == expected
 
 
 def _release_like(table: pd.DataFrame, columns: list[str], seed: int) -> pd.DataFrame:
