@@ -15,6 +15,12 @@ original training split, with the tree's view of numeric columns):
   the featurizer fitted on the original split;
 - ``fit`` and ``predict_proba`` on the test split, median of ``--repeats``.
 
+With ``--before FILE`` (an earlier version of the learner's module, e.g.
+``git show 47de709:src/ppdm/utility/c45_learner.py > /tmp/c45_before.py``)
+the two versions are timed alternately, run by run, so that a shared
+machine's load falls on both alike; CPU seconds are reported beside wall
+seconds for the same reason.
+
 Each tree's digest (every node's block, threshold, branch fractions and
 class weights, and the predicted probabilities, to the last bit) is printed
 and written, so two versions of the learner can be shown to learn the same
@@ -24,16 +30,19 @@ Run from the repository root::
 
     uv run python benchmarks/bench_c45_learner.py  # -> benchmarks/results/c45_learner.md
     uv run python benchmarks/bench_c45_learner.py --copies 1 --repeats 1 --no-write
+    uv run python benchmarks/bench_c45_learner.py --before /tmp/c45_before.py
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib.util
 import os
 import platform
 import statistics
 import subprocess
+import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -113,14 +122,33 @@ def _commit() -> str:
         return "unknown"
 
 
+def _learner_from(path: Path) -> type:
+    """``C45Learner`` of the module in ``path`` (an earlier version)."""
+    spec = importlib.util.spec_from_file_location("c45_learner_before", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module.C45Learner
+
+
+def _timed(call):
+    wall, cpu = time.perf_counter(), time.process_time()
+    value = call()
+    return value, time.perf_counter() - wall, time.process_time() - cpu
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--copies", type=int, default=4)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--ranges", choices=("midpoint", "uniform"), default="midpoint")
+    parser.add_argument("--before", type=Path, help="an earlier c45_learner.py")
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
 
+    learners = {"after": C45Learner}
+    if args.before is not None:
+        learners = {"before": _learner_from(args.before), "after": C45Learner}
     original, released, test = _tables(args.copies)
     bins, reading = feature_view("decision_tree", "weka", args.ranges)
     featurizer = CellFeaturizer(
@@ -131,32 +159,39 @@ def main() -> None:
     for side, table in (("original", original), ("released", released)):
         x = featurizer.transform(table)
         y = table[TARGET].astype(str).to_numpy()
-        fits, predicts = [], []
+        times = {name: [] for name in learners}
+        digests = {}
         for _ in range(args.repeats):
-            started = time.perf_counter()
-            learner = C45Learner(blocks=featurizer.blocks_).fit(x, y)
-            fits.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            proba = learner.predict_proba(x_test)
-            predicts.append(time.perf_counter() - started)
-        line = (
-            f"| {side} | {x.shape[0]:,} | {learner.n_leaves_} "
-            f"| {statistics.median(fits):.2f} | {statistics.median(predicts):.3f} "
-            f"| `{_digest(learner, proba)}` |"
-        )
-        print(line, flush=True)
-        lines.append(line)
+            for name, learner_class in learners.items():
+                learner = learner_class(blocks=featurizer.blocks_)
+                _, fit_wall, fit_cpu = _timed(lambda: learner.fit(x, y))
+                proba, predict_wall, _ = _timed(lambda: learner.predict_proba(x_test))
+                times[name].append((fit_wall, fit_cpu, predict_wall))
+                digests[name] = (learner.n_leaves_, _digest(learner, proba))
+        for name in learners:
+            fit_wall, fit_cpu, predict_wall = (
+                statistics.median(column) for column in zip(*times[name])
+            )
+            leaves, digest = digests[name]
+            line = (
+                f"| {side} | {name} | {x.shape[0]:,} | {leaves} | {fit_wall:.2f} "
+                f"| {fit_cpu:.2f} | {predict_wall:.3f} | `{digest}` |"
+            )
+            print(line, flush=True)
+            lines.append(line)
     if args.no_write:
         return
+    before = f" --before {args.before}" if args.before is not None else ""
     header = (
         f"\n## {datetime.now(UTC):%Y-%m-%d %H:%M} UTC, commit {_commit()}\n\n"
         f"`uv run python benchmarks/bench_c45_learner.py --copies {args.copies} "
-        f"--repeats {args.repeats} --ranges {args.ranges}`; "
+        f"--repeats {args.repeats} --ranges {args.ranges}{before}`; "
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores "
         f"(shared), Python {platform.python_version()}; medians of "
         f"{args.repeats}. Test split: {x_test.shape[0]:,} rows.\n\n"
-        "| training split | rows | leaves | fit (s) | predict_proba (s) | digest |\n"
-        "|---|---:|---:|---:|---:|---|\n"
+        "| training split | learner | rows | leaves | fit (s) | fit (CPU s) "
+        "| predict_proba (s) | digest |\n"
+        "|---|---|---:|---:|---:|---:|---:|---|\n"
     )
     if not RESULTS.exists():
         RESULTS.write_text(
