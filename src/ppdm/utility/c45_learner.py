@@ -58,6 +58,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -98,8 +99,9 @@ class _Node:
     def is_leaf(self) -> bool:
         return not self.children
 
-    @property
+    @cached_property
     def weight(self) -> float:
+        # pruning reads it at every level; a node's distribution never changes
         return float(self.distribution.sum())
 
 
@@ -626,9 +628,9 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         heads = []
         together = [b for b in self._known_blocks if b in out]
         if together:
-            heads += self._known_heads(together, rows, weights)
+            heads.append(self._known_heads(together, rows, weights))
         for block in blocks:
-            ranks, distinct, known_column = self._ranks[block]
+            ranks, _, known_column = self._ranks[block]
             if known_column is None:
                 continue
             known = known_column[rows]
@@ -650,17 +652,17 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 continue  # one value: no cut
             # the class weights at or below each value but the last
             left = np.cumsum(class_weights[order], axis=0)[ends[:-1]]
+            base = float(entropy(class_total))
             heads.append(
                 (
-                    block,
-                    known_weight,
-                    min_split,
-                    class_total,
-                    float(entropy(class_total)),
-                    sorted_rank[ends],
+                    [block],
+                    [len(left)],
                     left,
+                    sorted_rank[ends],
+                    (known_weight, min_split, class_total, base),
                 )
             )
+        heads = [head for head in heads if head[0]]
         if heads:
             out.update(self._best_cuts(heads, total))
         return out
@@ -677,96 +679,98 @@ class C45Learner(ClassifierMixin, BaseEstimator):
 
     def _known_heads(
         self, blocks: list[int], rows: np.ndarray, weights: np.ndarray
-    ) -> list[tuple]:
+    ) -> tuple:
         """The sorted class weights of blocks every row knows, sorted together:
         a stable sort of each column of ranks is the sort of each block, and a
-        cumulative sum down each column the sum of each."""
+        cumulative sum down each column the sum of each.
+
+        Returns ``(blocks, cuts per block, class weights left of each cut,
+        ranks of each block's values, (known weight, min split, class total,
+        its entropy))``, blocks of one value left out.
+        """
         known_weight = float(weights.sum())
         min_split = self._min_split(known_weight)
         if known_weight < 2 * min_split:
-            return []
+            return ([], [], None, None, None)
         class_weights = self._onehot_y[rows] * weights[:, None]
         class_total = class_weights.sum(axis=0)
         base = float(entropy(class_total))
-        columns = [self._known_blocks.index(b) for b in blocks]
-        ranks = self._known_ranks[rows][:, columns]
+        ranks = self._known_ranks[rows]
+        if len(blocks) < len(self._known_blocks):
+            ranks = ranks[:, [self._known_blocks.index(b) for b in blocks]]
         order = np.argsort(ranks, axis=0, kind="stable")
         sorted_ranks = np.take_along_axis(ranks, order, axis=0)
         change = np.empty(ranks.shape, dtype=bool)
         np.not_equal(sorted_ranks[:-1], sorted_ranks[1:], out=change[:-1])
         change[-1] = True
+        # each block's values, block by block: (block, row) of each last row
+        column, row = np.nonzero(change.T)
+        n_values = np.bincount(column, minlength=len(blocks))
+        several = n_values >= 2
+        if not several.all():  # a block of one value has no cut
+            keep = several[column]
+            column, row = column[keep], row[keep]
+        cut = row != len(rows) - 1  # every value but the last
         # (rows, blocks, classes): each block's class weights in its order
-        left = np.cumsum(class_weights[order], axis=0)
-        heads = []
-        for j, block in enumerate(blocks):
-            ends = np.flatnonzero(change[:, j])
-            if len(ends) < 2:
-                continue  # one value: no cut
-            heads.append(
-                (
-                    block,
-                    known_weight,
-                    min_split,
-                    class_total,
-                    base,
-                    sorted_ranks[ends, j],
-                    left[ends[:-1], j],
-                )
-            )
-        return heads
+        left = np.cumsum(class_weights[order], axis=0)[row[cut], column[cut]]
+        return (
+            [b for b, ok in zip(blocks, several) if ok],
+            n_values[several] - 1,
+            left,
+            sorted_ranks[row, column],
+            (known_weight, min_split, class_total, base),
+        )
 
     def _best_cuts(self, heads: list[tuple], total: float) -> dict[int, _Split | None]:
-        """Each block's best cut from its sorted class weights ``left``
-        (``(block, known weight, min split, class total, its entropy, ranks
-        of the values, left)`` a block), the cuts of all blocks in one pass."""
-        out: dict[int, _Split | None] = {}
-        sizes = [len(head[6]) for head in heads]
-        left = np.concatenate([head[6] for head in heads])
-        known_weight = np.repeat([head[1] for head in heads], sizes)
-        min_split = np.repeat([head[2] for head in heads], sizes)
-        class_total = np.repeat([head[3] for head in heads], sizes, axis=0)
+        """Each block's best cut from its sorted class weights, the cuts of
+        all blocks in one pass (``heads`` as :meth:`_known_heads` returns)."""
+        blocks = [b for head in heads for b in head[0]]
+        sizes = np.concatenate([np.asarray(head[1], dtype=np.int64) for head in heads])
+        left = np.concatenate([head[2] for head in heads])
+        values = np.concatenate([head[3] for head in heads])
+        n_blocks = [len(head[0]) for head in heads]
+        weight = np.repeat([head[4][0] for head in heads], n_blocks)
+        split = np.repeat([head[4][1] for head in heads], n_blocks)
+        class_total = np.repeat([head[4][2] for head in heads], n_blocks, axis=0)
+        base = np.repeat([head[4][3] for head in heads], n_blocks)
+        segment = np.repeat(np.arange(len(blocks)), sizes)
+        known_weight = weight[segment]
+        min_split = split[segment]
         left_weight = left.sum(axis=1)
         # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
         ok = np.flatnonzero(
             (left_weight >= min_split - _WEKA_SMALL)
             & (known_weight - left_weight >= min_split - _WEKA_SMALL)
         )
+        out: dict[int, _Split | None] = dict.fromkeys(blocks)
+        if len(ok) == 0:
+            return out
         lcounts = left[ok]
-        rcounts = class_total[ok] - lcounts
+        rcounts = class_total[segment[ok]] - lcounts
         left_weight = left_weight[ok]
         right_weight = known_weight[ok] - left_weight
         info = (
             left_weight * entropy(lcounts) + right_weight * entropy(rcounts)
         ) / known_weight[ok]
-        starts = np.cumsum(sizes) - sizes
-        n_cuts = np.bincount(
-            np.repeat(np.arange(len(heads)), sizes)[ok], minlength=len(heads)
+        # C4.5 picks the threshold by gain: each block's first least info
+        n_cuts = np.bincount(segment[ok], minlength=len(blocks))
+        chosen = np.flatnonzero(n_cuts)
+        by_info = np.lexsort((info, segment[ok]))
+        best = by_info[(np.cumsum(n_cuts) - n_cuts)[chosen]]
+        w = weight[chosen]
+        gain = w / total * (base[chosen] - info[best]) - np.log2(n_cuts[chosen]) / w
+        parts = np.column_stack(
+            [left_weight[best], right_weight[best], np.maximum(total - w, 0.0)]
         )
-        first = np.cumsum(n_cuts) - n_cuts
-        chosen, parts = [], []
-        for j, (block, weight, _, _, base, values, _) in enumerate(heads):
-            if n_cuts[j] == 0:
-                out[block] = None
-                continue
-            lo = int(first[j])
-            best = lo + int(np.argmin(info[lo : lo + n_cuts[j]]))  # by gain
-            gain = (
-                weight / total * (base - float(info[best]))
-                - np.log2(int(n_cuts[j])) / weight
-            )
-            position = int(ok[best] - starts[j])
+        split_info = entropy(parts)
+        # the cut's position among its block's values
+        value_starts = np.cumsum(sizes + 1) - (sizes + 1)
+        position = ok[best] - (np.cumsum(sizes) - sizes)[chosen]
+        at = value_starts[chosen] + position
+        for j, block in enumerate(np.asarray(blocks)[chosen].tolist()):
             distinct = self._ranks[block][1]
-            threshold = self._threshold(
-                block, distinct[values[position : position + 2]], 0
-            )
-            chosen.append((block, float(gain), threshold))
-            parts.append(
-                [left_weight[best], right_weight[best], max(total - weight, 0.0)]
-            )
-        if chosen:
-            split_info = entropy(np.array(parts))
-            for (block, gain, threshold), info_j in zip(chosen, split_info):
-                out[block] = _Split(block, gain, float(info_j), threshold)
+            threshold = self._threshold(block, distinct[values[at[j] : at[j] + 2]], 0)
+            out[block] = _Split(block, float(gain[j]), float(split_info[j]), threshold)
         return out
 
     @staticmethod
