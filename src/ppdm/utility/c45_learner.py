@@ -258,7 +258,11 @@ class C45Learner(ClassifierMixin, BaseEstimator):
           per block, the cell's offset in the concatenated tables; unknown
           rows go to a spare cell past the end);
         - any other block (value sets, fractional memberships) keeps its
-          entries (``indptr``, ``indices``, ``data``), gathered per node.
+          entries (``indptr``, ``indices``, ``data``). For the tables, the
+          entries of all such blocks are side by side (``_set_entries``: a
+          row's entries, each with its cell's offset), gathered per node
+          and counted by the same bincount as the coded blocks (a cell's
+          weights still come in row order).
         """
         n, n_classes = len(self._y), self._n_classes
         self._codes: dict[int, np.ndarray] = {}
@@ -285,6 +289,28 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 offset += width
             else:
                 self._entries[block] = (indptr, indices, data.data)
+        sets = []
+        for block in self._entries:
+            width = self._data[block].shape[1] * n_classes
+            self._coded_slices[block] = (offset, width)
+            sets.append((block, offset))
+            offset += width
+        if sets:
+            together = sp.hstack([self._data[b] for b, _ in sets], format="csr")
+            together.sort_indices()  # a row's entries block by block
+            cell = np.concatenate(
+                [
+                    start + np.arange(self._data[b].shape[1]) * n_classes
+                    for b, start in sets
+                ]
+            )
+            self._set_entries = (
+                together.indptr.astype(np.int64),
+                cell[together.indices],
+                together.data,
+            )
+        else:
+            self._set_entries = None
         self._coded_width = offset
         self._coded_keys = np.empty((n, len(columns)), dtype=np.int64)
         for j, (block, start) in enumerate(columns):
@@ -342,6 +368,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self.n_leaves_ = self._count_leaves(self.tree_)
         del self._data, self._y, self._onehot_y, self._sorted_values
         del self._codes, self._entries, self._known_rows, self._coded_keys
+        del self._set_entries
         del self._ranks, self._known_ranks
         return self
 
@@ -383,14 +410,33 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         return max(eligible, key=lambda s: s.gain_ratio)
 
     def _coded_tables(self, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """The (value, class) weights of every coded block, concatenated."""
+        """The (value, class) weights of every indexed nominal block,
+        concatenated (see :meth:`_index_nominal_blocks`)."""
         if not self._coded_slices:
             return np.empty(0)
-        keys = self._coded_keys[rows] + self._y[rows][:, None]
+        classes = self._y[rows]
+        keys = (self._coded_keys[rows] + classes[:, None]).ravel()
+        shares = np.repeat(weights, self._coded_keys.shape[1])
+        if self._set_entries is not None:
+            position, at = self._gather(self._set_entries[0], rows)
+            keys = np.concatenate([keys, self._set_entries[1][at] + classes[position]])
+            shares = np.concatenate(
+                [shares, self._set_entries[2][at] * weights[position]]
+            )
         return np.bincount(
-            keys.ravel(),
-            weights=np.repeat(weights, keys.shape[1]),
-            minlength=self._coded_width + self._n_classes,
+            keys, weights=shares, minlength=self._coded_width + self._n_classes
+        )
+
+    @staticmethod
+    def _gather(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The stored entries of ``rows`` in row order: each one's position
+        in ``rows`` and its index in the stored arrays."""
+        starts = indptr[rows]
+        counts = indptr[rows + 1] - starts
+        position = np.repeat(np.arange(len(rows)), counts)
+        first = np.cumsum(counts) - counts
+        return position, np.arange(int(counts.sum())) + np.repeat(
+            starts - first, counts
         )
 
     def _node_entries(
@@ -403,11 +449,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             position = np.flatnonzero(code >= 0)
             return position, code[position], None
         indptr, indices, data = self._entries[block]
-        starts = indptr[rows]
-        counts = indptr[rows + 1] - starts
-        position = np.repeat(np.arange(len(rows)), counts)
-        first = np.cumsum(counts) - counts
-        at = np.arange(int(counts.sum())) + np.repeat(starts - first, counts)
+        position, at = self._gather(indptr, rows)
         return position, indices[at], data[at]
 
     def _score_nominal(
@@ -430,13 +472,6 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 coded = self._coded_tables(rows, weights)
             start, width = self._coded_slices[block]
             table = coded[start : start + width].reshape(-1, self._n_classes)
-        elif block in self._entries:
-            position, value, share = self._node_entries(block, rows)
-            table = np.bincount(
-                value * self._n_classes + self._y[rows][position],
-                weights=share * weights[position],
-                minlength=data.shape[1] * self._n_classes,
-            ).reshape(-1, self._n_classes)
         elif sp.issparse(data) and data.shape[1] > _WIDE:
             table = self._present_table(data[rows], rows, weights)
         elif sp.issparse(data):
