@@ -44,6 +44,13 @@ separate class because kACTUS needs every instance on exactly one path
 on purpose. Both share :func:`ppdm.trees.c45.entropy` and
 :func:`ppdm.trees.c45.added_errors`.
 
+Fitting reads indexes built once: a block of plain categories as one integer
+a row, value sets through their stored entries, numbers through their ranks;
+a node's tables are one :func:`numpy.bincount` and all its blocks are scored
+in one pass. Every sum is the general path's (a CSR slice and product, a
+float sort, one block at a time; kept for wide blocks, dense input and
+ranges), term by term in the same order: the same trees to the last bit.
+
 No library fits: scikit-learn's trees are binary, have no nominal splits,
 and send every missing value to one learned side; Weka is Java.
 
@@ -159,11 +166,9 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     ['b', 'a']
     """
 
-    #: Whether fit reads nominal blocks through their codes or stored entries
-    #: and numeric ones through their ranks (:meth:`_index_nominal_blocks`,
-    #: :meth:`_index_numeric_blocks`). False keeps the general paths (a CSR
-    #: row slice and product, a float sort): the same trees, slower; the
-    #: tests compare the two.
+    #: Whether fit reads its indexes (:meth:`_index_nominal_blocks`,
+    #: :meth:`_index_numeric_blocks`); False keeps the general paths, which
+    #: learn the same trees more slowly (the tests compare the two).
     _indexed = True
 
     def __init__(
@@ -245,24 +250,15 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     def _index_nominal_blocks(self) -> None:
         """Plain arrays for the CSR membership blocks of at most ``_WIDE`` values.
 
-        A node's (value, class) table was the sparse product ``members.T @
-        (onehot(y) * w)`` of the node's rows: scipy adds ``a * w`` of each
-        stored entry to its (value, class) cell in row order, and
-        :func:`numpy.bincount` adds the same products in the same order, so
-        the tables are the same to the last bit without a sparse row slice
-        (which cost more than the arithmetic on the many small nodes).
-
-        - a block whose rows each hold one value with membership 1, or none
-          (unknown), is a "coded" block: one integer a row. All coded blocks
-          of a node are counted by one bincount (``_coded_keys``: a column
-          per block, the cell's offset in the concatenated tables; unknown
-          rows go to a spare cell past the end);
-        - any other block (value sets, fractional memberships) keeps its
-          entries (``indptr``, ``indices``, ``data``). For the tables, the
-          entries of all such blocks are side by side (``_set_entries``: a
-          row's entries, each with its cell's offset), gathered per node
-          and counted by the same bincount as the coded blocks (a cell's
-          weights still come in row order).
+        The sparse product ``members.T @ (onehot(y) * w)`` adds ``a * w`` of
+        each stored entry to its (value, class) cell in row order;
+        :func:`numpy.bincount` adds the same products in the same order. A
+        block whose rows hold one value of membership 1 or none (unknown) is
+        "coded": one integer a row, a column of ``_coded_keys`` (the cell's
+        offset in the concatenated tables; unknown rows go past the end).
+        Other blocks (value sets) keep their entries (``_entries``) and, side
+        by side, ``_set_entries`` (each with its cell's offset): one bincount
+        a node counts every table.
         """
         n, n_classes = len(self._y), self._n_classes
         self._codes: dict[int, np.ndarray] = {}
@@ -271,9 +267,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self._coded_slices: dict[int, tuple[int, int]] = {}
         columns, offset = [], 0
         for block, data in enumerate(self._data):
-            if not self._indexed or self._numeric[block] or not sp.issparse(data):
-                continue
-            if data.shape[1] > _WIDE:
+            indexed = self._indexed and not self._numeric[block]
+            if not (indexed and sp.issparse(data) and data.shape[1] <= _WIDE):
                 continue
             indptr = data.indptr.astype(np.int64)
             indices = data.indices.astype(np.int64)
@@ -368,8 +363,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self.n_leaves_ = self._count_leaves(self.tree_)
         del self._data, self._y, self._onehot_y, self._sorted_values
         del self._codes, self._entries, self._known_rows, self._coded_keys
-        del self._set_entries
-        del self._ranks, self._known_ranks
+        del self._set_entries, self._ranks, self._known_ranks
         return self
 
     def _distribution_node(self, rows: np.ndarray, weights: np.ndarray) -> _Node:
@@ -486,15 +480,9 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self, blocks: list[int], tables: list[np.ndarray], total: float
     ) -> dict[int, _Split | None]:
         """The multiway split of each nominal block from its (value, class)
-        table, the tables of all blocks in one pass.
-
-        Per block: the known weight is the sum of the value sizes, the
-        information the size-weighted entropy of the values, the split
-        information the entropy of the sizes and the unknown weight. Every
-        row-wise figure (a value's size, its entropy) is computed on the
-        tables stacked, and every sum over a block's values on its slice:
-        the same numbers summed the same way as one block at a time (a
-        contiguous slice sums as the array it holds would).
+        table: row-wise figures (a value's size, its entropy) on the tables
+        stacked, each sum over a block's values on its slice (a contiguous
+        slice sums as the array it holds would), as one block at a time.
         """
         out: dict[int, _Split | None] = dict.fromkeys(blocks)
         if not blocks:
@@ -649,54 +637,28 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     def _score_ranked(
         self, blocks: list[int], rows: np.ndarray, weights: np.ndarray, total: float
     ) -> dict[int, _Split | None]:
-        """:meth:`_score_numeric` of the ranked blocks at a node, all at once.
-
-        Each block's rows are sorted (by rank, stably) and their class weights
-        summed in that order, as there; the blocks every row knows are sorted
-        together (one column each) and share the node's class weights, their
-        total and its entropy. What follows, the same operations on the same
-        numbers row by row (the weights left of each cut, their entropies, the
-        information), runs once over the cuts of every block; then each block
-        takes its best cut.
-        """
+        """:meth:`_score_numeric` of the ranked blocks at a node, all at once:
+        the blocks every row knows sorted together (:meth:`_sorted_heads`),
+        each other block on its known rows, then every block's cuts in one
+        pass (:meth:`_best_cuts`)."""
         out: dict[int, _Split | None] = dict.fromkeys(blocks)
         heads = []
         together = [b for b in self._known_blocks if b in out]
         if together:
-            heads.append(self._known_heads(together, rows, weights))
+            ranks = self._known_ranks[rows]
+            if len(together) < len(self._known_blocks):
+                ranks = ranks[:, [self._known_blocks.index(b) for b in together]]
+            heads.append(self._sorted_heads(together, ranks, rows, weights))
         for block in blocks:
             ranks, _, known_column = self._ranks[block]
-            if known_column is None:
-                continue
-            known = known_column[rows]
-            known_rows, w = rows[known], weights[known]
-            known_weight = float(w.sum())
-            min_split = self._min_split(known_weight)
-            if known_weight < 2 * min_split:
-                continue
-            class_weights = self._onehot_y[known_rows] * w[:, None]
-            class_total = class_weights.sum(axis=0)
-            rank = ranks[known_rows]
-            order = np.argsort(rank, kind="stable")
-            sorted_rank = rank[order]
-            change = np.empty(len(order), dtype=bool)
-            np.not_equal(sorted_rank[:-1], sorted_rank[1:], out=change[:-1])
-            change[-1] = True
-            ends = np.flatnonzero(change)
-            if len(ends) < 2:
-                continue  # one value: no cut
-            # the class weights at or below each value but the last
-            left = np.cumsum(class_weights[order], axis=0)[ends[:-1]]
-            base = float(entropy(class_total))
-            heads.append(
-                (
-                    [block],
-                    [len(left)],
-                    left,
-                    sorted_rank[ends],
-                    (known_weight, min_split, class_total, base),
+            if known_column is not None:
+                known = known_column[rows]
+                known_rows = rows[known]
+                heads.append(
+                    self._sorted_heads(
+                        [block], ranks[known_rows][:, None], known_rows, weights[known]
+                    )
                 )
-            )
         heads = [head for head in heads if head[0]]
         if heads:
             out.update(self._best_cuts(heads, total))
@@ -712,12 +674,16 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             return _MAX_SPLIT_WEIGHT
         return min_split
 
-    def _known_heads(
-        self, blocks: list[int], rows: np.ndarray, weights: np.ndarray
+    def _sorted_heads(
+        self,
+        blocks: list[int],
+        ranks: np.ndarray,
+        rows: np.ndarray,
+        weights: np.ndarray,
     ) -> tuple:
-        """The sorted class weights of blocks every row knows, sorted together:
-        a stable sort of each column of ranks is the sort of each block, and a
-        cumulative sum down each column the sum of each.
+        """The class weights left of every cut of ``blocks``, whose ranks at
+        ``rows`` (all known) are the columns of ``ranks``: a stable sort of a
+        column is the sort of its block, a cumulative sum down it the sum.
 
         Returns ``(blocks, cuts per block, class weights left of each cut,
         ranks of each block's values, (known weight, min split, class total,
@@ -730,9 +696,6 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         class_weights = self._onehot_y[rows] * weights[:, None]
         class_total = class_weights.sum(axis=0)
         base = float(entropy(class_total))
-        ranks = self._known_ranks[rows]
-        if len(blocks) < len(self._known_blocks):
-            ranks = ranks[:, [self._known_blocks.index(b) for b in blocks]]
         order = np.argsort(ranks, axis=0, kind="stable")
         sorted_ranks = np.take_along_axis(ranks, order, axis=0)
         change = np.empty(ranks.shape, dtype=bool)
