@@ -309,8 +309,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self._coded_width = offset
         self._coded_keys = np.empty((n, len(columns)), dtype=np.int64)
         for j, (block, start) in enumerate(columns):
-            code = self._codes[block]
-            # the class is added per node; unknown rows land past every table
+            code = self._codes[block]  # unknown rows land past every table
             self._coded_keys[:, j] = np.where(
                 code >= 0, start + code * n_classes, offset
             )
@@ -412,7 +411,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         keys = (self._coded_keys[rows] + classes[:, None]).ravel()
         shares = np.repeat(weights, self._coded_keys.shape[1])
         if self._set_entries is not None:
-            position, at = self._gather(self._set_entries[0], rows)
+            position, at = self._stored_entries(self._set_entries[0], rows)
             keys = np.concatenate([keys, self._set_entries[1][at] + classes[position]])
             shares = np.concatenate(
                 [shares, self._set_entries[2][at] * weights[position]]
@@ -422,16 +421,18 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         )
 
     @staticmethod
-    def _gather(indptr: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _stored_entries(
+        indptr: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The stored entries of ``rows`` in row order: each one's position
         in ``rows`` and its index in the stored arrays."""
         starts = indptr[rows]
         counts = indptr[rows + 1] - starts
         position = np.repeat(np.arange(len(rows)), counts)
-        first = np.cumsum(counts) - counts
-        return position, np.arange(int(counts.sum())) + np.repeat(
-            starts - first, counts
+        at = np.arange(int(counts.sum())) + np.repeat(
+            starts - np.cumsum(counts) + counts, counts
         )
+        return position, at
 
     def _node_entries(
         self, block: int, rows: np.ndarray
@@ -443,7 +444,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             position = np.flatnonzero(code >= 0)
             return position, code[position], None
         indptr, indices, data = self._entries[block]
-        position, at = self._gather(indptr, rows)
+        position, at = self._stored_entries(indptr, rows)
         return position, indices[at], data[at]
 
     def _score_nominal(
