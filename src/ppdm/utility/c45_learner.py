@@ -44,6 +44,13 @@ separate class because kACTUS needs every instance on exactly one path
 on purpose. Both share :func:`ppdm.trees.c45.entropy` and
 :func:`ppdm.trees.c45.added_errors`.
 
+Fitting reads indexes built once: a block of plain categories as one integer
+a row, value sets through their stored entries, numbers through their ranks;
+a node's tables are one :func:`numpy.bincount` and all its blocks are scored
+in one pass. Every sum is the general path's (a CSR slice and product, a
+float sort, one block at a time; kept for wide blocks, dense input and
+ranges), term by term in the same order: the same trees to the last bit.
+
 No library fits: scikit-learn's trees are binary, have no nominal splits,
 and send every missing value to one learned side; Weka is Java.
 
@@ -58,6 +65,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -98,8 +106,9 @@ class _Node:
     def is_leaf(self) -> bool:
         return not self.children
 
-    @property
+    @cached_property
     def weight(self) -> float:
+        # pruning reads it at every level; a node's distribution never changes
         return float(self.distribution.sum())
 
 
@@ -157,6 +166,11 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     >>> learner.predict(np.array([[0.0, 1.0], [0.0, 0.0]])).tolist()
     ['b', 'a']
     """
+
+    #: Whether fit reads its indexes (:meth:`_index_nominal_blocks`,
+    #: :meth:`_index_numeric_blocks`); False keeps the general paths, which
+    #: learn the same trees more slowly (the tests compare the two).
+    _indexed = True
 
     blocks: Sequence[tuple] = ()
     min_obj: float = 2
@@ -223,6 +237,75 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self._n_classes = len(self.classes_)
         self._y = codes.astype(np.int64)
         self._onehot_y = np.eye(self._n_classes)[self._y]
+        self._index_nominal_blocks()
+        self._index_numeric_blocks()
+
+    def _index_nominal_blocks(self) -> None:
+        """Plain arrays for the CSR membership blocks of at most ``_WIDE`` values.
+
+        The sparse product ``members.T @ (onehot(y) * w)`` adds ``a * w`` of
+        each stored entry to its (value, class) cell in row order;
+        :func:`numpy.bincount` adds the same products in the same order. A
+        block whose rows hold one value of membership 1 or none (unknown) is
+        "coded": one integer a row, a column of ``_coded_keys`` (the cell's
+        offset in the concatenated tables; unknown rows go past the end).
+        Other blocks (value sets) keep their entries (``_entries``) and, side
+        by side, ``_set_entries`` (each with its cell's offset): one bincount
+        a node counts every table.
+        """
+        n, n_classes = len(self._y), self._n_classes
+        self._codes: dict[int, np.ndarray] = {}
+        self._entries: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._known_rows: dict[int, np.ndarray] = {}
+        self._coded_slices: dict[int, tuple[int, int]] = {}
+        columns, offset = [], 0
+        for block, data in enumerate(self._data):
+            indexed = self._indexed and not self._numeric[block]
+            if not (indexed and sp.issparse(data) and data.shape[1] <= _WIDE):
+                continue
+            indptr = data.indptr.astype(np.int64)
+            indices = data.indices.astype(np.int64)
+            counts = np.diff(indptr)
+            self._known_rows[block] = row_sums(data) > 0
+            if counts.max(initial=0) <= 1 and np.all(data.data == 1.0):
+                code = np.full(n, -1, dtype=np.int64)
+                code[counts == 1] = indices
+                self._codes[block] = code
+                width = data.shape[1] * n_classes
+                self._coded_slices[block] = (offset, width)
+                columns.append((block, offset))
+                offset += width
+            else:
+                self._entries[block] = (indptr, indices, data.data)
+        sets = []
+        for block in self._entries:
+            width = self._data[block].shape[1] * n_classes
+            self._coded_slices[block] = (offset, width)
+            sets.append((block, offset))
+            offset += width
+        if sets:
+            together = sp.hstack([self._data[b] for b, _ in sets], format="csr")
+            together.sort_indices()  # a row's entries block by block
+            cell = np.concatenate(
+                [
+                    start + np.arange(self._data[b].shape[1]) * n_classes
+                    for b, start in sets
+                ]
+            )
+            self._set_entries = (
+                together.indptr.astype(np.int64),
+                cell[together.indices],
+                together.data,
+            )
+        else:
+            self._set_entries = None
+        self._coded_width = offset
+        self._coded_keys = np.empty((n, len(columns)), dtype=np.int64)
+        for j, (block, start) in enumerate(columns):
+            code = self._codes[block]  # unknown rows land past every table
+            self._coded_keys[:, j] = np.where(
+                code >= 0, start + code * n_classes, offset
+            )
 
     def split_scores(
         self, x: np.ndarray, y: np.ndarray
@@ -271,6 +354,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self._prune(self.tree_)
         self.n_leaves_ = self._count_leaves(self.tree_)
         del self._data, self._y, self._onehot_y, self._sorted_values
+        del self._codes, self._entries, self._known_rows, self._coded_keys
+        del self._set_entries, self._ranks, self._known_ranks
         return self
 
     def _distribution_node(self, rows: np.ndarray, weights: np.ndarray) -> _Node:
@@ -285,11 +370,20 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         if total < 2 * self.min_obj or node.distribution.max() >= total - _EPS:
             return None
         scores = []
+        coded = self._coded_tables(rows, weights)
+        ranked = self._score_ranked(list(self._ranks), rows, weights, total)
+        nominal = [
+            block
+            for block, numeric in enumerate(self._numeric)
+            if not numeric and block not in used
+        ]
+        tables = [self._nominal_table(b, rows, weights, coded) for b in nominal]
+        ranked.update(self._nominal_splits(nominal, tables, total))
         for block, numeric in enumerate(self._numeric):
-            if numeric:
+            if block in ranked:
+                score = ranked[block]
+            elif numeric:
                 score = self._score_numeric(block, rows, weights, total)
-            elif block not in used:
-                score = self._score_nominal(block, rows, weights, total)
             else:
                 continue
             if score is not None and score.gain > _EPS:
@@ -301,11 +395,72 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         # max() keeps the first of equal ratios: ties go to the column order
         return max(eligible, key=lambda s: s.gain_ratio)
 
+    def _coded_tables(self, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
+        """The (value, class) weights of every indexed nominal block,
+        concatenated (see :meth:`_index_nominal_blocks`)."""
+        if not self._coded_slices:
+            return np.empty(0)
+        classes = self._y[rows]
+        keys = (self._coded_keys[rows] + classes[:, None]).ravel()
+        shares = np.repeat(weights, self._coded_keys.shape[1])
+        if self._set_entries is not None:
+            position, at = self._stored_entries(self._set_entries[0], rows)
+            keys = np.concatenate([keys, self._set_entries[1][at] + classes[position]])
+            shares = np.concatenate(
+                [shares, self._set_entries[2][at] * weights[position]]
+            )
+        return np.bincount(
+            keys, weights=shares, minlength=self._coded_width + self._n_classes
+        )
+
+    @staticmethod
+    def _stored_entries(
+        indptr: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The stored entries of ``rows`` in row order: each one's position
+        in ``rows`` and its index in the stored arrays."""
+        starts = indptr[rows]
+        counts = indptr[rows + 1] - starts
+        position = np.repeat(np.arange(len(rows)), counts)
+        at = np.arange(int(counts.sum())) + np.repeat(
+            starts - np.cumsum(counts) + counts, counts
+        )
+        return position, at
+
+    def _node_entries(
+        self, block: int, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The stored memberships of the rows, in row order: (position in
+        ``rows``, value, membership; None when every membership is 1)."""
+        if block in self._codes:
+            code = self._codes[block][rows]
+            position = np.flatnonzero(code >= 0)
+            return position, code[position], None
+        indptr, indices, data = self._entries[block]
+        position, at = self._stored_entries(indptr, rows)
+        return position, indices[at], data[at]
+
     def _score_nominal(
         self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
     ) -> _Split | None:
+        table = self._nominal_table(block, rows, weights, None)
+        return self._nominal_splits([block], [table], total)[block]
+
+    def _nominal_table(
+        self,
+        block: int,
+        rows: np.ndarray,
+        weights: np.ndarray,
+        coded: np.ndarray | None,
+    ) -> np.ndarray:
+        """The (value, class) weights of the rows at a nominal block."""
         data = self._data[block]
-        if sp.issparse(data) and data.shape[1] > _WIDE:
+        if block in self._coded_slices:
+            if coded is None:
+                coded = self._coded_tables(rows, weights)
+            start, width = self._coded_slices[block]
+            table = coded[start : start + width].reshape(-1, self._n_classes)
+        elif sp.issparse(data) and data.shape[1] > _WIDE:
             table = self._present_table(data[rows], rows, weights)
         elif sp.issparse(data):
             # (values, classes) without densifying the rows' memberships
@@ -313,14 +468,57 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         else:
             members = data[rows] * weights[:, None]
             table = members.T @ self._onehot_y[rows]  # (values, classes)
-        sizes = table.sum(axis=1)
-        known = float(sizes.sum())
-        if np.count_nonzero(sizes >= self.min_obj - _WEKA_SMALL) < 2:
-            return None
-        info = float((sizes * entropy(table)).sum()) / known
-        gain = known / total * (float(entropy(table.sum(axis=0))) - info)
-        parts = np.append(sizes, max(total - known, 0.0))
-        return _Split(block, gain, float(entropy(parts)))
+        return table
+
+    def _nominal_splits(
+        self, blocks: list[int], tables: list[np.ndarray], total: float
+    ) -> dict[int, _Split | None]:
+        """The multiway split of each nominal block from its (value, class)
+        table: row-wise figures (a value's size, its entropy) on the tables
+        stacked, each sum over a block's values on its slice (a contiguous
+        slice sums as the array it holds would), as one block at a time.
+        """
+        out: dict[int, _Split | None] = dict.fromkeys(blocks)
+        if not blocks:
+            return out
+        widths = [len(table) for table in tables]
+        stacked = np.concatenate(tables)
+        sizes = stacked.sum(axis=1)
+        terms = sizes * entropy(stacked)
+        large = np.flatnonzero(sizes >= self.min_obj - _WEKA_SMALL)
+        segment = np.repeat(np.arange(len(blocks)), widths)
+        n_large = np.bincount(segment[large], minlength=len(blocks))
+        base = entropy(np.array([table.sum(axis=0) for table in tables]))
+        ends = np.cumsum(widths)
+        starts = ends - widths
+        scored = []
+        for j, block in enumerate(blocks):
+            if n_large[j] < 2:
+                continue
+            known = float(sizes[starts[j] : ends[j]].sum())
+            info = float(terms[starts[j] : ends[j]].sum()) / known
+            gain = known / total * (float(base[j]) - info)
+            scored.append((j, block, known, gain))
+        if not scored:
+            return out
+        # split information: the entropy of (sizes..., unknown) of each block
+        chosen = [j for j, _, _, _ in scored]
+        unknown = [max(total - known, 0.0) for _, _, known, _ in scored]
+        parts = np.concatenate(
+            [
+                np.append(sizes[starts[j] : ends[j]], rest)
+                for j, rest in zip(chosen, unknown)
+            ]
+        )
+        part_ends = np.cumsum([widths[j] + 1 for j in chosen])
+        part_starts = part_ends - [widths[j] + 1 for j in chosen]
+        part_totals = [float(parts[a:b].sum()) for a, b in zip(part_starts, part_ends)]
+        repeated = np.repeat(part_totals, [widths[j] + 1 for j in chosen])
+        p = parts / np.where(repeated > 0, repeated, 1.0)
+        plogp = p * np.log2(np.where(p > 0, p, 1.0))
+        for (_, block, _, gain), a, b in zip(scored, part_starts, part_ends):
+            out[block] = _Split(block, gain, float(-plogp[a:b].sum()))
+        return out
 
     def _present_table(
         self, members: sp.csr_matrix, rows: np.ndarray, weights: np.ndarray
@@ -344,19 +542,45 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             )
         return table
 
+    def _index_numeric_blocks(self) -> None:
+        """Integer ranks of the numeric blocks no row reads as a range.
+
+        A node sorts its rows by value (stably) at every numeric block; sorting
+        the ranks of the values instead gives the same order (the same keys in
+        the same order, ties kept in row order) and numpy sorts 16-bit integers
+        by radix, in linear time. A block with a released range keeps the
+        float path (:meth:`_range_left_weights`).
+        """
+        self._ranks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
+        for block, numeric in enumerate(self._numeric):
+            if not numeric or not self._indexed:
+                continue
+            low, high = self._data[block][:, 0], self._data[block][:, 1]
+            if np.any(high > low):
+                continue
+            known = ~np.isnan(low)
+            distinct, rank = np.unique(low[known], return_inverse=True)
+            dtype = np.uint16 if len(distinct) <= 2**16 else np.int64
+            ranks = np.zeros(len(low), dtype=dtype)
+            ranks[known] = rank
+            self._ranks[block] = (ranks, distinct, None if known.all() else known)
+        # the blocks every row knows, side by side: a node sorts them together
+        self._known_blocks = [b for b, r in self._ranks.items() if r[2] is None]
+        columns = [self._ranks[b][0] for b in self._known_blocks]
+        self._known_ranks = (
+            np.column_stack(columns) if columns else np.empty((len(self._y), 0))
+        )
+
     def _score_numeric(
         self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
     ) -> _Split | None:
+        if block in self._ranks:
+            return self._score_ranked([block], rows, weights, total)[block]
         bounds = self._data[block][rows]
         known = ~np.isnan(bounds[:, 0])
         low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
         known_weight = float(w.sum())
-        # J48's rule, including its order of the two bounds
-        min_split = 0.1 * known_weight / self._n_classes
-        if min_split <= self.min_obj:
-            min_split = self.min_obj
-        elif min_split > _MAX_SPLIT_WEIGHT:
-            min_split = _MAX_SPLIT_WEIGHT
+        min_split = self._min_split(known_weight)
         if known_weight < 2 * min_split:
             return None
         class_weights = self._onehot_y[rows[known]] * w[:, None]
@@ -403,6 +627,143 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             else self._threshold(block, candidates, cut[best])
         )
         return _Split(block, float(gain), float(entropy(parts)), threshold)
+
+    def _score_ranked(
+        self, blocks: list[int], rows: np.ndarray, weights: np.ndarray, total: float
+    ) -> dict[int, _Split | None]:
+        """:meth:`_score_numeric` of the ranked blocks at a node, all at once:
+        the blocks every row knows sorted together (:meth:`_sorted_heads`),
+        each other block on its known rows, then every block's cuts in one
+        pass (:meth:`_best_cuts`)."""
+        out: dict[int, _Split | None] = dict.fromkeys(blocks)
+        heads = []
+        together = [b for b in self._known_blocks if b in out]
+        if together:
+            ranks = self._known_ranks[rows]
+            if len(together) < len(self._known_blocks):
+                ranks = ranks[:, [self._known_blocks.index(b) for b in together]]
+            heads.append(self._sorted_heads(together, ranks, rows, weights))
+        for block in blocks:
+            ranks, _, known_column = self._ranks[block]
+            if known_column is not None:
+                known = known_column[rows]
+                known_rows = rows[known]
+                heads.append(
+                    self._sorted_heads(
+                        [block], ranks[known_rows][:, None], known_rows, weights[known]
+                    )
+                )
+        heads = [head for head in heads if head[0]]
+        if heads:
+            out.update(self._best_cuts(heads, total))
+        return out
+
+    def _min_split(self, known_weight: float) -> float:
+        """J48's least weight on each side of a numeric split."""
+        # J48's rule, including its order of the two bounds
+        min_split = 0.1 * known_weight / self._n_classes
+        if min_split <= self.min_obj:
+            return self.min_obj
+        if min_split > _MAX_SPLIT_WEIGHT:
+            return _MAX_SPLIT_WEIGHT
+        return min_split
+
+    def _sorted_heads(
+        self,
+        blocks: list[int],
+        ranks: np.ndarray,
+        rows: np.ndarray,
+        weights: np.ndarray,
+    ) -> tuple:
+        """The class weights left of every cut of ``blocks``, whose ranks at
+        ``rows`` (all known) are the columns of ``ranks``: a stable sort of a
+        column is the sort of its block, a cumulative sum down it the sum.
+
+        Returns ``(blocks, cuts per block, class weights left of each cut,
+        ranks of each block's values, (known weight, min split, class total,
+        its entropy))``, blocks of one value left out.
+        """
+        known_weight = float(weights.sum())
+        min_split = self._min_split(known_weight)
+        if known_weight < 2 * min_split:
+            return ([], [], None, None, None)
+        class_weights = self._onehot_y[rows] * weights[:, None]
+        class_total = class_weights.sum(axis=0)
+        base = float(entropy(class_total))
+        order = np.argsort(ranks, axis=0, kind="stable")
+        sorted_ranks = np.take_along_axis(ranks, order, axis=0)
+        change = np.empty(ranks.shape, dtype=bool)
+        np.not_equal(sorted_ranks[:-1], sorted_ranks[1:], out=change[:-1])
+        change[-1] = True
+        # each block's values, block by block: (block, row) of each last row
+        column, row = np.nonzero(change.T)
+        n_values = np.bincount(column, minlength=len(blocks))
+        several = n_values >= 2
+        if not several.all():  # a block of one value has no cut
+            keep = several[column]
+            column, row = column[keep], row[keep]
+        cut = row != len(rows) - 1  # every value but the last
+        # (rows, blocks, classes): each block's class weights in its order
+        left = np.cumsum(class_weights[order], axis=0)[row[cut], column[cut]]
+        return (
+            [b for b, ok in zip(blocks, several) if ok],
+            n_values[several] - 1,
+            left,
+            sorted_ranks[row, column],
+            (known_weight, min_split, class_total, base),
+        )
+
+    def _best_cuts(self, heads: list[tuple], total: float) -> dict[int, _Split | None]:
+        """Each block's best cut from its sorted class weights, the cuts of
+        all blocks in one pass (``heads`` as :meth:`_sorted_heads` returns)."""
+        blocks = [b for head in heads for b in head[0]]
+        sizes = np.concatenate([np.asarray(head[1], dtype=np.int64) for head in heads])
+        left = np.concatenate([head[2] for head in heads])
+        values = np.concatenate([head[3] for head in heads])
+        n_blocks = [len(head[0]) for head in heads]
+        weight = np.repeat([head[4][0] for head in heads], n_blocks)
+        split = np.repeat([head[4][1] for head in heads], n_blocks)
+        class_total = np.repeat([head[4][2] for head in heads], n_blocks, axis=0)
+        base = np.repeat([head[4][3] for head in heads], n_blocks)
+        segment = np.repeat(np.arange(len(blocks)), sizes)
+        known_weight = weight[segment]
+        min_split = split[segment]
+        left_weight = left.sum(axis=1)
+        # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
+        ok = np.flatnonzero(
+            (left_weight >= min_split - _WEKA_SMALL)
+            & (known_weight - left_weight >= min_split - _WEKA_SMALL)
+        )
+        out: dict[int, _Split | None] = dict.fromkeys(blocks)
+        if len(ok) == 0:
+            return out
+        lcounts = left[ok]
+        rcounts = class_total[segment[ok]] - lcounts
+        left_weight = left_weight[ok]
+        right_weight = known_weight[ok] - left_weight
+        # both sides' entropies in one call (an entropy is a row's own)
+        sides = np.split(entropy(np.concatenate([lcounts, rcounts])), [len(ok)])
+        info = (left_weight * sides[0] + right_weight * sides[1]) / known_weight[ok]
+        # C4.5 picks the threshold by gain: each block's first least info
+        n_cuts = np.bincount(segment[ok], minlength=len(blocks))
+        chosen = np.flatnonzero(n_cuts)
+        by_info = np.lexsort((info, segment[ok]))
+        best = by_info[(np.cumsum(n_cuts) - n_cuts)[chosen]]
+        w = weight[chosen]
+        gain = w / total * (base[chosen] - info[best]) - np.log2(n_cuts[chosen]) / w
+        parts = np.column_stack(
+            [left_weight[best], right_weight[best], np.maximum(total - w, 0.0)]
+        )
+        split_info = entropy(parts)
+        # the cut's position among its block's values
+        value_starts = np.cumsum(sizes + 1) - (sizes + 1)
+        position = ok[best] - (np.cumsum(sizes) - sizes)[chosen]
+        at = value_starts[chosen] + position
+        for j, block in enumerate(np.asarray(blocks)[chosen].tolist()):
+            distinct = self._ranks[block][1]
+            threshold = self._threshold(block, distinct[values[at[j] : at[j] + 2]], 0)
+            out[block] = _Split(block, float(gain[j]), float(split_info[j]), threshold)
+        return out
 
     @staticmethod
     def _range_left_weights(
@@ -458,6 +819,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self, node: _Node, rows: np.ndarray, weights: np.ndarray
     ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Rows and weights of each child; records the branch fractions."""
+        if node.block in self._known_rows:
+            return self._partition_entries(node, rows, weights)
         members = self._memberships(node, self._data[node.block][rows])
         known = row_sums(members) > 0
         if sp.issparse(members):
@@ -466,6 +829,35 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             branch_weight = (members * weights[:, None]).sum(axis=0)
         node.fractions = branch_weight / max(float(branch_weight.sum()), _EPS)
         return self._route(members, known, node.fractions, rows, weights)
+
+    def _partition_entries(
+        self, node: _Node, rows: np.ndarray, weights: np.ndarray
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
+        """:meth:`_partition` of an indexed nominal block, without a sparse
+        row slice: the same sums in the same order (``members.T @ weights``
+        adds each entry's ``a * w`` in row order, as bincount does) and the
+        same children (a branch's rows in row order, then the unknown ones)."""
+        block = node.block
+        width = self._data[block].shape[1]
+        position, value, share = self._node_entries(block, rows)
+        weight = weights[position] if share is None else share * weights[position]
+        branch_weight = np.bincount(value, weights=weight, minlength=width)
+        node.fractions = branch_weight / max(float(branch_weight.sum()), _EPS)
+        unknown = np.flatnonzero(~self._known_rows[block][rows])
+        if share is not None:
+            keep = share > 0
+            position, value, weight = position[keep], value[keep], weight[keep]
+        order = np.argsort(value, kind="stable")
+        ends = np.cumsum(np.bincount(value, minlength=width))
+        by_value = np.split(order, ends[:-1])
+        unknown_rows, unknown_weights = rows[unknown], weights[unknown]
+        return [
+            (
+                np.concatenate([rows[position[hit]], unknown_rows]),
+                np.concatenate([weight[hit], unknown_weights * node.fractions[branch]]),
+            )
+            for branch, hit in enumerate(by_value)
+        ]
 
     @staticmethod
     def _route(
@@ -519,11 +911,6 @@ class C45Learner(ClassifierMixin, BaseEstimator):
     def _leaf_errors(node: _Node) -> float:
         return node.weight - float(node.distribution.max()) if node.weight else 0.0
 
-    def _training_errors(self, node: _Node) -> float:
-        if node.is_leaf:
-            return self._leaf_errors(node)
-        return sum(self._training_errors(child) for child in node.children)
-
     def _estimated_errors(self, node: _Node) -> float:
         errors = self._leaf_errors(node)
         if self.confidence is None:
@@ -538,9 +925,14 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             order.append(node)
             stack.extend(node.children)
         estimate: dict[int, float] = {}
+        # each subtree's training errors (the sum of its leaves' errors) as it
+        # stands once its children are done, kept rather than summed again
+        # from the leaves at every ancestor
+        training: dict[int, float] = {}
         for node in reversed(order):
             if node.children:
-                collapse = self._training_errors(node) >= self._leaf_errors(node) - 1e-3
+                as_subtree = sum(training[id(child)] for child in node.children)
+                collapse = as_subtree >= self._leaf_errors(node) - 1e-3
                 as_tree = sum(estimate[id(child)] for child in node.children)
                 as_leaf = self._estimated_errors(node)
                 if collapse or (
@@ -550,8 +942,10 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                     node.block = -1
                 else:
                     estimate[id(node)] = as_tree
+                    training[id(node)] = as_subtree
                     continue
             estimate[id(node)] = self._estimated_errors(node)
+            training[id(node)] = self._leaf_errors(node)
 
     def _count_leaves(self, node: _Node) -> int:
         if node.is_leaf:
