@@ -283,3 +283,15 @@ def test_a_bad_delimiter_is_refused(tmp_path):
     path.write_text("a,b\n1,2\n")
     with pytest.raises(InvalidParameterError, match="delimiter must be one of"):
         ingest.load_source("csv", path, delimiter=":")
+
+
+def test_bounds_of_a_csv_file_are_read_only_when_it_is_small(tmp_path, monkeypatch):
+    """Rows and distinct values are counted in a small file; a census-sized one
+    (above the cheap size) gets no bound rather than a read of all its bytes."""
+    from ppdm.prepare.ingest import readers, source_bounds
+
+    path = tmp_path / "t.csv"
+    path.write_text("a,b\n1,x\n2,y\n3,x\n")
+    assert source_bounds("csv", path, distinct_of="b") == (3, 2)
+    monkeypatch.setattr(readers, "_CHEAP_BYTES", path.stat().st_size - 1)
+    assert source_bounds("csv", path, distinct_of="b") == (None, None)

@@ -282,9 +282,9 @@ def source_name(
     return f"{name} (query: {_shorten(query or '')})"
 
 
-#: Files above this size get no distinct-value bound (reading a column of a
-#: census-sized file is not a cheap check; validation and anonymization
-#: report an infeasible l anyway).
+#: Files above this size get no bounds (reading a column of a census-sized file,
+#: or counting its lines, is not a cheap check; validation and anonymization
+#: report an infeasible k or l anyway, publication checks a privacy budget).
 _CHEAP_BYTES = 256 * 2**20
 
 
@@ -315,6 +315,10 @@ def _bounds(
             column = pd.read_parquet(path, columns=[distinct_of])[distinct_of]
             distinct = int(column.nunique())
         return rows, distinct
+    if path.stat().st_size > _CHEAP_BYTES:
+        # Counting a census-sized file's line breaks reads all of it (seconds
+        # from memory, a minute or more from disk) for a bound no k comes near.
+        return None, None
     # Lines are line breaks, plus one if the last line has none; one line
     # is the header. Quoted line breaks only raise the bound.
     breaks, last = 0, b"\n"
@@ -323,8 +327,8 @@ def _bounds(
             breaks, last = breaks + chunk.count(b"\n"), chunk[-1:]
     rows = breaks + (last != b"\n") - 1
     distinct = None
-    if distinct_of is not None and path.stat().st_size <= _CHEAP_BYTES:
-        # In blocks: a census-sized file's column would not fit in memory.
+    if distinct_of is not None:
+        # In blocks of a million rows, as a column of up to _CHEAP_BYTES.
         seen: set[str] = set()
         for block in pd.read_csv(
             path,
