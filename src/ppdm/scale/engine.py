@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from contextvars import ContextVar
@@ -41,7 +40,6 @@ __all__ = [
     "cluster",
     "current_client",
     "fold_parts",
-    "import_on_workers",
     "local_cluster",
     "map_large",
     "map_parts",
@@ -253,33 +251,6 @@ def current_client() -> Any:
         return mapper.client
     running = _run.get()
     return None if running is None else running.client()
-
-
-def import_on_workers(modules: Sequence[str]) -> None:
-    """Have each worker of the run's cluster import ``modules``; do not wait.
-
-    For a step whose workers sit idle while the driver works (the ingest's
-    parse) to load what the next steps need (Great Expectations alone takes
-    about 5 s), rather than at the first partition each worker gets. Nothing
-    happens outside a cluster.
-    """
-    client = current_client()
-    if client is None:
-        return
-    from distributed import fire_and_forget
-
-    # run to the end, then dropped: nothing waits for them or keeps a result
-    fire_and_forget(
-        [
-            client.submit(_import_modules, list(modules), pure=False, workers=[w])
-            for w in client.scheduler_info()["workers"]
-        ]
-    )
-
-
-def _import_modules(names: Sequence[str]) -> None:
-    for name in names:
-        importlib.import_module(name)
 
 
 #: The cluster of the run under way (see :func:`run_cluster`).

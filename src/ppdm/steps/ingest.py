@@ -44,23 +44,12 @@ def ingest_step(settings: IngestSettings, store: ArtifactStore) -> Ingested:
     )
 
 
-#: What the out-of-core steps after ingest import on the workers.
-_LATER_STEPS_MODULES = (
-    "great_expectations",
-    "ppdm.scale.validate_parts",
-    "ppdm.utility.scoring",
-)
-
-
 def _ingest_parts(settings: IngestSettings, store: ArtifactStore) -> Ingested:
     """Ingest out of core: the source streamed into Parquet parts."""
-    from ppdm.scale.engine import import_on_workers, map_parts
+    from ppdm.scale.engine import map_parts
     from ppdm.scale.ingest_parts import ingest_partitions
     from ppdm.scale.steps import put_parts
 
-    # The workers wait while this process parses the source: they load the
-    # validation's and the models' libraries meanwhile.
-    import_on_workers(_LATER_STEPS_MODULES)
     source = settings.source
     staging = store.staging()
     table = ingest_partitions(

@@ -159,26 +159,3 @@ def test_a_local_cluster_prints_nothing_below_a_warning(caplog):
         if r.name.startswith("distributed") and r.levelno < logging.WARNING
     ]
     assert chatter == []
-
-
-def test_workers_import_modules_without_the_caller_waiting():
-    """import_on_workers returns at once; every worker then holds the module."""
-    import sys
-
-    from ppdm.scale.engine import import_on_workers, run_cluster
-
-    import_on_workers(["json"])  # outside a cluster: nothing to do
-    with run_cluster(ClusterSettings(workers=2, memory_limit="1GB")) as running:
-        client = running.client()
-        assert not any(client.run(lambda: "ppdm.release.audit" in sys.modules).values())
-        started = time.monotonic()
-        import_on_workers(["ppdm.release.audit"])
-        assert time.monotonic() - started < 5
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            loaded = client.run(lambda: "ppdm.release.audit" in sys.modules)
-            if len(loaded) == 2 and all(loaded.values()):
-                break
-            time.sleep(0.2)
-        assert len(loaded) == 2 and all(loaded.values())
-        assert _held(client) == 0  # nothing of the imports is kept
