@@ -29,8 +29,6 @@ __all__ = [
     "ParquetReader",
     "Reader",
     "SqlReader",
-    "first_row",
-    "read_rows",
 ]
 
 # Rows a reader asks for at a time: the partition's rows, within these bounds
@@ -38,7 +36,7 @@ __all__ = [
 _READ_ROWS = (1 << 16, 1 << 20)
 
 
-def read_rows(partition_rows: int) -> int:
+def _read_rows(partition_rows: int) -> int:
     """Rows a reader asks for at a time, for partitions of ``partition_rows``."""
     return min(max(partition_rows, _READ_ROWS[0]), _READ_ROWS[1])
 
@@ -63,17 +61,6 @@ class _parser_warnings:  # noqa: N801 - used as a context manager, like warnings
 
     def __exit__(self, *exc: object) -> None:
         self._context.__exit__(*exc)
-
-
-def first_row(raw: pd.DataFrame) -> pd.DataFrame:
-    """A chunk's type witness: its first row in its dtypes."""
-    # rebuilt from Python values: a slice would keep the chunk's buffers
-    return pd.DataFrame(
-        {
-            position: pd.Series(raw.iloc[:1, position].tolist(), dtype=dtype)
-            for position, dtype in enumerate(raw.dtypes)
-        }
-    )
 
 
 class Reader:
@@ -113,7 +100,13 @@ class FrameReader(Reader):
     """Chunks that are frames already: settle by concatenating one-row witnesses."""
 
     def witness(self, raw: pd.DataFrame) -> pd.DataFrame:
-        return first_row(raw)
+        # rebuilt from Python values: a slice would keep the chunk's buffers
+        return pd.DataFrame(
+            {
+                position: pd.Series(raw.iloc[:1, position].tolist(), dtype=dtype)
+                for position, dtype in enumerate(raw.dtypes)
+            }
+        )
 
     def settle(self, witnesses: list) -> None:
         self.dtypes = {}
@@ -165,7 +158,7 @@ class CsvReader(FrameReader):
 
     def _chunk_rows(self) -> int:
         block = _low_memory_rows(len(self.columns))
-        return block * math.ceil(read_rows(self.partition_rows) / block)
+        return block * math.ceil(_read_rows(self.partition_rows) / block)
 
     def chunks(self) -> Iterator[pd.DataFrame]:
         options = files._csv_options(self.delimiter)
@@ -242,7 +235,7 @@ class CsvReader(FrameReader):
 class ParquetReader(FrameReader):
     def __init__(self, path: Path, partition_rows: int) -> None:
         self.path, self.name = path, str(path)
-        self.batch_rows = read_rows(partition_rows)
+        self.batch_rows = _read_rows(partition_rows)
         self.columns = []
         files._check_file(path)
 
@@ -282,7 +275,7 @@ class SqlReader(Reader):
         self, url: str, query: str, partition_rows: int, password: str | None = None
     ) -> None:
         self.url, self.query, self.password = url, query, password
-        self.fetch_rows = read_rows(partition_rows)
+        self.fetch_rows = _read_rows(partition_rows)
         self.columns = []
         self.kinds: list[str | None] = []
         self.name = url
