@@ -68,6 +68,7 @@ Examples
 from __future__ import annotations
 
 import contextvars
+import copy
 import hashlib
 import io
 import json
@@ -76,7 +77,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -333,20 +334,36 @@ def _two_passes(
     map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
     | None = None,
 ) -> tuple[list[str], list[int], list[str], str | None]:
-    n_rows, witnesses = _first_pass(reader, spool)
-    reader.finish(n_rows)  # the in-memory reader's checks, in its order
-    reader.settle(witnesses)
-    if reader.read_again():
-        spool.clear()
-        n_rows, witnesses = _first_pass(reader, spool)
-        reader.settle(witnesses)
-    reader.scan = None  # answered; the reader travels to the workers without it
-    text, one_by_one = _text_plan(reader, spool)
-    if map_parts is not None and not hash_cells and isinstance(reader, FrameReader):
-        paths, rows = _write_in_parallel(
-            reader, spool, out, partition_rows, (text, one_by_one), map_parts
+    in_parallel = (
+        map_parts is not None and not hash_cells and isinstance(reader, FrameReader)
+    )
+    ahead = _WritingAhead(reader, spool, out, partition_rows, map_parts)
+    with ahead:
+        n_rows, witnesses = _first_pass(
+            reader, spool, ahead.after_chunk if in_parallel else None
         )
-        return paths, rows, [str(c) for c in reader.columns], None
+        reader.finish(n_rows)  # the in-memory reader's checks, in its order
+        reader.settle(witnesses)
+        if reader.read_again():
+            ahead.abandon()  # its partitions have the first read's types
+            spool.clear()
+            n_rows, witnesses = _first_pass(reader, spool)
+            reader.settle(witnesses)
+        reader.scan = None  # answered; the reader travels to the workers without it
+        text, one_by_one = _text_plan(reader, spool)
+        if in_parallel:
+            assert map_parts is not None and isinstance(reader, FrameReader)
+            written = ahead.finished(reader.dtypes, (text, one_by_one))
+            paths, rows = _write_in_parallel(
+                reader, spool, out, partition_rows, (text, one_by_one), map_parts,
+                first=len(written),
+            )  # fmt: skip
+            return (
+                [job_path for job_path, _ in written] + paths,
+                [job_rows for _, job_rows in written] + rows,
+                [str(c) for c in reader.columns],
+                None,
+            )
     writer = _PartWriter(out, partition_rows, spool.directory if hash_cells else None)
     for raw in spool:
         frame = reader.frame(raw)
@@ -355,8 +372,15 @@ def _two_passes(
     return paths, rows, [str(c) for c in reader.columns], writer.fingerprint()
 
 
-def _first_pass(reader: Reader, spool: _Spool) -> tuple[int, list]:
-    """Read every chunk into the spool; the rows and each chunk's type witness."""
+def _first_pass(
+    reader: Reader,
+    spool: _Spool,
+    after_chunk: Callable[[Any], None] | None = None,
+) -> tuple[int, list]:
+    """Read every chunk into the spool; the rows and each chunk's type witness.
+
+    ``after_chunk(raw)`` is called once each chunk is kept.
+    """
     witnesses = []
     n_rows = 0
     for raw in reader.chunks():
@@ -366,33 +390,35 @@ def _first_pass(reader: Reader, spool: _Spool) -> tuple[int, list]:
         n_rows += rows
         spool.put(raw, rows)
         witnesses.append(reader.witness(raw))
+        if after_chunk is not None:
+            after_chunk(raw)
     return n_rows, witnesses
 
 
-def _write_in_parallel(
+def _partition_jobs(
     reader: FrameReader,
+    chunk_rows: Sequence[int],
     spool: _Spool,
     out: Path,
     partition_rows: int,
     text_plan: tuple[list, bool],
-    map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]],
-) -> tuple[list[str], list[int]]:
-    """The second pass, one partition per item of ``map_parts``.
+    partitions: range,
+) -> list[dict[str, Any]]:
+    """The jobs of :func:`_write_partition` for ``partitions`` (their numbers).
 
-    Each partition's rows are sliced from the kept chunks they fall in and
-    converted there; the conversions (a dtype cast, text) go value by value,
-    so converting a slice gives the rows :class:`_PartWriter` cuts from the
-    converted chunk.
+    Each partition's rows are sliced from the kept chunks they fall in
+    (``chunk_rows``: the rows of each kept chunk, in order).
     """
-    starts = np.concatenate([[0], np.cumsum(spool.rows)]).astype(np.int64)
+    starts = np.concatenate([[0], np.cumsum(chunk_rows)]).astype(np.int64)
     total = int(starts[-1])
     jobs = []
-    for index, first in enumerate(range(0, total, partition_rows)):
+    for index in partitions:
+        first = index * partition_rows
         last = min(first + partition_rows, total)
         pieces = [
             (str(spool.path(c)), max(first, int(starts[c])) - int(starts[c]),
              min(last, int(starts[c + 1])) - int(starts[c]))
-            for c in range(spool.count)
+            for c in range(len(chunk_rows))
             if starts[c] < last and starts[c + 1] > first
         ]  # fmt: skip
         jobs.append(
@@ -403,8 +429,154 @@ def _write_in_parallel(
                 "path": str(out / PART_NAME.format(index)),
             }
         )
+    return jobs
+
+
+def _write_in_parallel(
+    reader: FrameReader,
+    spool: _Spool,
+    out: Path,
+    partition_rows: int,
+    text_plan: tuple[list, bool],
+    map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]],
+    *,
+    first: int = 0,
+) -> tuple[list[str], list[int]]:
+    """The second pass from partition ``first`` on, one partition per item of ``map_parts``.
+
+    Each partition's rows are sliced from the kept chunks they fall in and
+    converted there; the conversions (a dtype cast, text) go value by value,
+    so converting a slice gives the rows :class:`_PartWriter` cuts from the
+    converted chunk.
+    """
+    total = int(sum(spool.rows))
+    jobs = _partition_jobs(
+        reader, spool.rows, spool, out, partition_rows, text_plan,
+        range(first, -(-total // partition_rows)),
+    )  # fmt: skip
     rows = [int(n) for n in map_parts(_write_partition, jobs)]
     return [job["path"] for job in jobs], rows
+
+
+class _WritingAhead:
+    """Partitions written on the workers while the first pass still reads.
+
+    The second pass converts the kept chunks to the settled types, which are
+    known only once every chunk is read. But on most tables every chunk
+    reads with the same types as the first one, and those are then the
+    settled types: each partition whose rows are kept is sent to the workers
+    right away, converted to the types seen so far, so the writes overlap
+    the parse (which runs in this process) instead of following it. A chunk
+    with other types (a text cell in a column of numbers, a column of
+    Python objects) stops it. At the end, the partitions written ahead are
+    kept only if the settled types and text columns are those they were
+    written with (the same job of :func:`_write_partition` on the same
+    chunks: the same bytes); otherwise the second pass writes them again.
+    """
+
+    def __init__(
+        self,
+        reader: Reader,
+        spool: _Spool,
+        out: Path,
+        partition_rows: int,
+        map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]]
+        | None,
+    ) -> None:
+        self.reader, self.spool, self.out = reader, spool, out
+        self.partition_rows, self.map_parts = partition_rows, map_parts
+        self.dtypes: dict | None = None  # the types of every chunk so far
+        self.plan: tuple[list, bool] | None = None
+        self.sent = 0  # partitions sent
+        self.on = True
+        self.batches: list[tuple[list[dict[str, Any]], Future]] = []
+        # Each batch waits for its results in a thread: a Dask map blocks.
+        # Two at a time: the workers are busy anyway; the rest wait here.
+        self.pool = ThreadPoolExecutor(2)
+
+    def __enter__(self) -> _WritingAhead:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        # No write may still read the spool when it is removed.
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+    def after_chunk(self, raw: pd.DataFrame) -> None:
+        """Send the partitions the kept chunks now hold, if the types still agree."""
+        if not self.on:
+            return
+        dtypes = dict(zip(self.reader.columns, raw.dtypes, strict=True))
+        if self.dtypes is None:
+            candidates = [c for c, d in dtypes.items() if canonical._may_be_text(d)]
+            if any(pd.api.types.is_object_dtype(dtypes[c]) for c in candidates):
+                # Python objects: which become text is decided on the whole column
+                self.on = False
+                return
+            self.dtypes = dtypes
+            self.plan = (candidates, False)  # as _text_plan decides without objects
+        elif list(dtypes.values()) != list(self.dtypes.values()):
+            self.on = False
+            return
+        ready = int(sum(self.spool.rows)) // self.partition_rows
+        if ready <= self.sent:
+            return
+        writer = copy.copy(self.reader)
+        writer.scan, writer.dtypes = None, dict(self.dtypes)
+        assert self.plan is not None
+        jobs = _partition_jobs(
+            writer, list(self.spool.rows), self.spool, self.out,
+            self.partition_rows, self.plan, range(self.sent, ready),
+        )  # fmt: skip
+        self.sent = ready
+        assert self.map_parts is not None
+        self.batches.append(
+            (
+                jobs,
+                self.pool.submit(
+                    contextvars.copy_context().run,
+                    _mapped_list,
+                    self.map_parts,
+                    jobs,
+                ),
+            )
+        )
+
+    def abandon(self) -> None:
+        """Stop; wait for the partitions sent (the spool is about to change)."""
+        self.on = False
+        for _, batch in self.batches:
+            batch.exception()  # waited for; a failed write is written again
+        self.batches = []
+        self.sent = 0
+
+    def finished(self, dtypes: dict, plan: tuple[list, bool]) -> list[tuple[str, int]]:
+        """``(path, rows)`` of the partitions written ahead with these types and plan.
+
+        Empty when they were written with others (the second pass writes
+        every partition). A failed write raises its error, as in the second pass.
+        """
+        if (
+            not self.batches
+            or self.dtypes is None
+            or list(dtypes.items()) != list(self.dtypes.items())
+            or plan != self.plan
+        ):
+            self.abandon()
+            return []
+        written = []
+        for jobs, batch in self.batches:
+            rows = batch.result()
+            written.extend(
+                (job["path"], int(n)) for job, n in zip(jobs, rows, strict=True)
+            )
+        return written
+
+
+def _mapped_list(
+    map_parts: Callable[[Callable[[Any], Any], Sequence[Any]], Iterable[Any]],
+    jobs: list[dict[str, Any]],
+) -> list:
+    return list(map_parts(_write_partition, jobs))
 
 
 def _write_partition(job: dict[str, Any]) -> int:
@@ -413,10 +585,7 @@ def _write_partition(job: dict[str, Any]) -> int:
     text, one_by_one = job["text_plan"]
     frames = []
     for path, first, last in job["pieces"]:
-        # our own spool file, written by this ingest: not untrusted input
-        with open(path, "rb") as handle:
-            raw = pickle.load(handle)  # noqa: S301
-        piece = reader.frame(raw.iloc[first:last])
+        piece = reader.frame(_read_kept(Path(path), first, last))
         frames.append(canonical._as_string(piece, text, one_by_one=one_by_one))
     frame = (
         frames[0].reset_index(drop=True)
@@ -429,16 +598,28 @@ def _write_partition(job: dict[str, Any]) -> int:
 
 # -- the spool of raw chunks ------------------------------------------------------
 class _Spool:
-    """Raw chunks kept on disk between the two passes (pickled: lossless)."""
+    """Raw chunks kept on disk between the two passes, losslessly.
+
+    A frame whose columns Arrow holds as pandas does (numbers, booleans,
+    text the parser gave as Arrow strings) is kept as an Arrow IPC file: it
+    is written without a copy of its text, and a partition's slice of it is
+    read through a memory map, touching only the slice's pages (a pickle is
+    read whole, twice for a partition that spans two chunks). Anything else
+    (Python objects, categories, a database's rows) is pickled.
+    """
 
     def __init__(self, out: Path) -> None:
         self.out = out
-        self.count = 0
+        self.paths: list[Path] = []
         self.rows: list[int] = []
         self.directory = Path()
 
+    @property
+    def count(self) -> int:
+        return len(self.paths)
+
     def path(self, index: int) -> Path:
-        return self.directory / f"chunk-{index:06d}.pkl"
+        return self.paths[index]
 
     def __enter__(self) -> _Spool:
         self.directory = Path(
@@ -450,21 +631,61 @@ class _Spool:
         shutil.rmtree(self.directory, ignore_errors=True)
 
     def clear(self) -> None:
-        for index in range(self.count):
-            self.path(index).unlink(missing_ok=True)
-        self.count, self.rows = 0, []
+        for path in self.paths:
+            path.unlink(missing_ok=True)
+        self.paths, self.rows = [], []
 
     def put(self, raw: Any, rows: int) -> None:
-        with open(self.path(self.count), "wb") as handle:
-            pickle.dump(raw, handle, protocol=pickle.HIGHEST_PROTOCOL)
-        self.count += 1
+        name = self.directory / f"chunk-{self.count:06d}"
+        if _arrow_keeps(raw):
+            import pyarrow as pa
+
+            path = name.with_suffix(".arrow")
+            table = pa.Table.from_pandas(raw, preserve_index=False)
+            with pa.OSFile(str(path), "wb") as sink:
+                with pa.ipc.new_file(sink, table.schema) as writer:
+                    writer.write_table(table)
+        else:
+            path = name.with_suffix(".pkl")
+            with open(path, "wb") as handle:
+                pickle.dump(raw, handle, protocol=pickle.HIGHEST_PROTOCOL)
+        self.paths.append(path)
         self.rows.append(rows)
 
     def __iter__(self) -> Iterator[Any]:
-        for i in range(self.count):
-            # our own file, written above in this call: not untrusted input
-            with open(self.path(i), "rb") as handle:
-                yield pickle.load(handle)  # noqa: S301
+        for path in self.paths:
+            yield _read_kept(path)
+
+
+def _arrow_keeps(raw: Any) -> bool:
+    """Whether an Arrow IPC file gives ``raw`` back as it is (index aside)."""
+    if not isinstance(raw, pd.DataFrame) or not raw.columns.is_unique:
+        return False
+    if not all(isinstance(c, str) for c in raw.columns):
+        return False
+    return all(
+        (isinstance(d, np.dtype) and d.kind in "iufb")
+        or (isinstance(d, pd.StringDtype) and d.storage == "pyarrow")
+        for d in raw.dtypes
+    )
+
+
+def _read_kept(path: Path, first: int = 0, last: int | None = None) -> Any:
+    """Rows ``first:last`` of a kept chunk (all of it by default).
+
+    A frame's index is not kept: the second pass renumbers the rows.
+    """
+    if path.suffix == ".arrow":
+        import pyarrow as pa
+
+        with pa.memory_map(str(path)) as source:
+            table = pa.ipc.open_file(source).read_all()
+            stop = table.num_rows if last is None else last
+            return table.slice(first, stop - first).to_pandas()
+    # our own spool file, written by this ingest: not untrusted input
+    with open(path, "rb") as handle:
+        raw = pickle.load(handle)  # noqa: S301
+    return raw if first == 0 and last is None else raw.iloc[first:last]
 
 
 # -- the writer of partitions -------------------------------------------------------
