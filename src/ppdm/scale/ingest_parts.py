@@ -196,9 +196,21 @@ def _frame_columns(schema: Any) -> list[str]:
 
 
 def write_part(frame: pd.DataFrame, path: str | Path) -> None:
-    """Write one partition as Parquet (zstd, no index) to a temporary name, then rename."""
+    """Write one partition as Parquet (zstd, no index) to a temporary name, then rename.
+
+    Without column statistics: a partition is read whole by the next step,
+    never filtered by them, and the minimum and maximum of every column were
+    about a third of a partition's write (0.068 -> 0.047 s for 250,000 Adult
+    rows). The released parts keep theirs (``ppdm.release.data_files``).
+    """
     buffer = io.BytesIO()
-    frame.to_parquet(buffer, index=False, engine="pyarrow", compression="zstd")
+    frame.to_parquet(
+        buffer,
+        index=False,
+        engine="pyarrow",
+        compression="zstd",
+        write_statistics=False,
+    )
     write_atomic(path, buffer.getvalue())
 
 
