@@ -133,7 +133,7 @@ def _dask_runner_address() -> Callable[[], str] | None:
 
 def _runs_on_dask(config: ReleaseConfig) -> bool:
     """Whether the release or its verification is set to run out of core."""
-    from ppdm.steps.plan import resolve_engine
+    from ppdm.compute_config import resolve_engine
 
     return resolve_engine(config) == "dask" or config.compute.verify_engine == "dask"
 

@@ -12,11 +12,20 @@ per old section, which keys replace it.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["LEGACY_SECTIONS", "ComputeConfig", "fold_legacy_sections"]
+if TYPE_CHECKING:
+    from ppdm.config import ReleaseConfig
+
+__all__ = [
+    "LEGACY_SECTIONS",
+    "ComputeConfig",
+    "fold_legacy_sections",
+    "resolve_engine",
+]
 
 #: ``address``: a Dask scheduler's URL.
 _ADDRESS = r"^(tcp|tls|inproc|ucx)://\S+$"
@@ -240,3 +249,31 @@ def fold_legacy_sections(
         )
     data["compute"] = compute
     return data, notes, came_from
+
+
+def resolve_engine(config: ReleaseConfig) -> Literal["pandas", "dask"]:
+    """The engine a release runs on: the configured one, or for ``auto`` by size.
+
+    ``auto`` runs out of core when the source file (or the Parquet
+    directory's files) is above ``compute.size_threshold_mb`` and the
+    algorithm runs on the frequency table; a database source is read in
+    memory unless ``compute: {engine: dask}`` says otherwise.
+    """
+    if config.compute.engine != "auto":
+        return config.compute.engine
+    from ppdm.algorithm_registry import registered
+
+    if (
+        not registered()[config.algorithm].frequency_table
+        or config.republication.policy == "consistent"
+        or config.republication.record_key is not None
+        or config.source.kind not in ("csv", "parquet")
+    ):
+        return "pandas"
+    path = Path(config.source.path)
+    if path.is_dir():
+        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+    else:
+        size = path.stat().st_size if path.is_file() else 0
+    threshold = config.compute.size_threshold_mb * 2**20
+    return "dask" if size > threshold else "pandas"

@@ -136,7 +136,36 @@ def _check(config: ReleaseConfig) -> None:
     # A writer refuses a missing or different key once the log is keyed:
     # better now than after the anonymization.
     audit.check_key(config.output_dir, config.audit_key)
+    _check_series_engine(config)
     _check_budget(config, rows)
+
+
+def _check_series_engine(config: ReleaseConfig) -> None:
+    """Refuse a Dask release into an output directory holding releases of its dataset.
+
+    The plan refuses it too; here it is said before the flow starts.
+    """
+    from ppdm.compute_config import resolve_engine
+    from ppdm.release.audit_log import release_entries
+
+    if resolve_engine(config) == "dask" and any(
+        release_entries(Path(config.output_dir).resolve(), config.dataset)
+    ):
+        raise out_of_core_series_error(config.dataset)
+
+
+def out_of_core_series_error(dataset: str) -> ConfigError:
+    """The refusal of a Dask release into an output directory holding releases of ``dataset``.
+
+    Said by the pre-flight, and by :func:`ppdm.steps.plan.plan_release` for a
+    run without one.
+    """
+    return ConfigError(
+        f"the output directory already holds releases of {dataset!r}; checking "
+        "a new release against them (republication) runs in memory, which "
+        "the Dask engine does not do yet: use compute: {engine: pandas}, or another "
+        "output_dir"
+    )
 
 
 def _check_budget(config: ReleaseConfig, rows: int | None) -> None:

@@ -378,3 +378,25 @@ def test_run_says_did_you_mean(owner, configured):
         "quasi_identifiers names 'agee', not a column of the source; did you " in line
     )
     assert "mean 'age'?" in line
+
+
+def test_run_refuses_a_dask_release_into_a_series_before_any_step(owner, configured):
+    """Next month's release of a table out of core, into the output directory that
+    holds this month's: checking it against the earlier release runs in memory,
+    which the Dask engine does not do; the refusal comes before any flow starts."""
+    _table(5_000, seed=4).to_csv(owner / "month.csv", index=False)
+    first = _config_for(configured, owner / "month.csv", "month")
+    done, _, _ = _ppdm("run", "--config", str(first), "--out", "series", cwd=owner)
+    assert done.returncode == 0, done.stderr
+    second = _config_for(
+        configured, owner / "month.csv", "month_dask", compute={"engine": "dask"}
+    )
+    done, _, cpu = _ppdm("run", "--config", str(second), "--out", "series", cwd=owner)
+    line = _refused(done, RUN_USAGE, "run")
+    assert line == (
+        "ppdm run: the output directory already holds releases of 'clinic'; checking "
+        "a new release against them (republication) runs in memory, which the Dask "
+        "engine does not do yet: use compute: {engine: pandas}, or another output_dir"
+    )
+    assert "Flow run" not in done.stdout + done.stderr
+    assert cpu < BUDGET

@@ -105,6 +105,33 @@ def read_entries(log_path: Path | str) -> list[dict[str, Any]]:
     return _parse_lines(complete, log_path)
 
 
+def release_entries(
+    out_dir: Path | str, dataset: str
+) -> Iterator[tuple[str, dict[str, Any], list[dict[str, Any]]]]:
+    """The releases of ``dataset`` the log of ``out_dir`` records, oldest first.
+
+    Each as ``(release_dir, entry, released)``: the first entry naming the
+    directory ``<dataset>/<id>``, and its records of released files (under
+    the release's ``data/``); a release without any is left out.
+    """
+    seen = set()
+    for entry in read_entries(Path(out_dir) / AUDIT_LOG_NAME):
+        where = entry.get("release_dir")
+        if entry.get("event") not in RELEASE_EVENTS or not isinstance(where, str):
+            continue
+        parts = Path(where).parts
+        if len(parts) != 2 or parts[0] != dataset or where in seen:
+            continue
+        released = [
+            r
+            for r in entry.get("files", [])
+            if isinstance(r, dict) and Path(r.get("path", "")).parts[2:3] == ("data",)
+        ]
+        if released:
+            seen.add(where)
+            yield where, entry, released
+
+
 def read_head(out_dir: Path | str) -> dict[str, Any] | None:
     """The head of ``<out_dir>/audit.jsonl`` (None when there is none).
 

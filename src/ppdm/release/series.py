@@ -34,7 +34,7 @@ from ppdm.exceptions import ArtifactIntegrityError, VerificationError
 from ppdm.privacy import Requirement
 from ppdm.privacy.measures import ClassPartition
 from ppdm.release.artifacts import recorded_file_problem
-from ppdm.release.audit import AUDIT_LOG_NAME, RELEASE_EVENTS, read_entries
+from ppdm.release.audit_log import release_entries
 from ppdm.release.data_files import read_released_table, released_tables
 from ppdm.verify.composition import PersonValues, composition_exposed, person_values
 from ppdm.verify.differencing import (
@@ -116,22 +116,8 @@ def earlier_releases(
 ) -> list[EarlierRelease]:
     """The releases of ``dataset`` the audit log of ``out_dir`` records, oldest first."""
     out_dir = Path(out_dir)
-    log = out_dir / AUDIT_LOG_NAME
-    if not log.is_file():
-        return []
     seen: dict[str, EarlierRelease] = {}
-    for entry in read_entries(log):
-        where = entry.get("release_dir")
-        if entry.get("event") not in RELEASE_EVENTS or not isinstance(where, str):
-            continue
-        parts = Path(where).parts
-        if len(parts) != 2 or parts[0] != dataset or where in seen:
-            continue
-        released = [
-            r
-            for r in entry.get("files", [])
-            if isinstance(r, dict) and Path(r.get("path", "")).parts[2:3] == ("data",)
-        ]
+    for where, entry, released in release_entries(out_dir, dataset):
         files = {
             Path(r["path"]).stem: (str(out_dir / r["path"]), r["sha256"])
             for r in released
@@ -143,11 +129,13 @@ def earlier_releases(
             for r in released
             if Path(r["path"]).parent.name != "data"
         )
-        if files or pieces:
-            source = entry.get("source_sha256")
-            seen[where] = EarlierRelease(
-                parts[1], files, source if isinstance(source, str) else None, pieces
-            )
+        source = entry.get("source_sha256")
+        seen[where] = EarlierRelease(
+            Path(where).parts[1],
+            files,
+            source if isinstance(source, str) else None,
+            pieces,
+        )
     series = list(seen.values())
     return series[-1:] if against == "last" else series
 

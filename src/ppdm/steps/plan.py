@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from ppdm.algorithms import ALGORITHMS
-from ppdm.config import ConfigError, ReleaseConfig
+from ppdm.compute_config import resolve_engine
+from ppdm.config import ReleaseConfig
+from ppdm.preflight import out_of_core_series_error
 from ppdm.recipe import binning_for
 from ppdm.release import audit
 from ppdm.release.artifacts import (
@@ -46,32 +48,6 @@ class ReleasePlan:
     #: The run's Dask cluster (:class:`ppdm.scale.engine.ClusterSettings`),
     #: started when a step first needs it.
     cluster: Any = None
-
-
-def resolve_engine(config: ReleaseConfig) -> Literal["pandas", "dask"]:
-    """The engine a release runs on: the configured one, or for ``auto`` by size.
-
-    ``auto`` runs out of core when the source file (or the Parquet
-    directory's files) is above ``compute.size_threshold_mb`` and the
-    algorithm runs on the frequency table; a database source is read in
-    memory unless ``compute: {engine: dask}`` says otherwise.
-    """
-    if config.compute.engine != "auto":
-        return config.compute.engine
-    if (
-        not ALGORITHMS[config.algorithm].frequency_table
-        or config.republication.policy == "consistent"
-        or config.republication.record_key is not None
-        or config.source.kind not in ("csv", "parquet")
-    ):
-        return "pandas"
-    path = Path(config.source.path)
-    if path.is_dir():
-        size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
-    else:
-        size = path.stat().st_size if path.is_file() else 0
-    threshold = config.compute.size_threshold_mb * 2**20
-    return "dask" if size > threshold else "pandas"
 
 
 def store_for(config: ReleaseConfig) -> ArtifactStore:
@@ -175,12 +151,7 @@ def plan_release(config: ReleaseConfig) -> ReleasePlan:
         anonymize=anonymize if config.republication.policy == "consistent" else None,
     )
     if partitions is not None and republication.series:
-        raise ConfigError(
-            f"the output directory already holds releases of {dataset!r}; checking "
-            "a new release against them (republication) runs in memory, which "
-            "the Dask engine does not do yet: use compute: {engine: pandas}, or another "
-            "output_dir"
-        )
+        raise out_of_core_series_error(dataset)
     return ReleasePlan(
         store=store_for(config),
         ingest=IngestSettings(
