@@ -83,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     from messy_hospital import messy_hospital
 
     from ppdm.config import load_config
-    from ppdm.prepare.init_folder import init_dataset
+    from ppdm.prepare.init_folder import OwnerRoles, init_dataset
 
     load = " ".join(f"{x:.2f}" for x in os.getloadavg())
     rows = []
@@ -92,7 +92,10 @@ def main(argv: list[str] | None = None) -> int:
         source = work / "hospital.csv"
         messy_hospital(args.rows, seed=7).to_csv(source, index=False)
         path = init_dataset(
-            source, dataset="hospital", directory=work, target="readmitted"
+            source,
+            dataset="hospital",
+            directory=work,
+            roles=OwnerRoles(target="readmitted"),
         )
         config = load_config(path)
         for algorithm in args.algorithm or ALGORITHMS:

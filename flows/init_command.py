@@ -135,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
     ppdm.exceptions.SourceError
         The source cannot be read (``ppdm`` reports it with exit code 1).
     """
-    from ppdm.prepare.init_folder import plan_dataset, write_dataset
+    from ppdm.prepare.init_folder import OwnerRoles, plan_dataset, write_dataset
 
     password = getattr(args, "password", None)
     if password and password.startswith("prefect-secret:"):
@@ -145,9 +145,11 @@ def run(args: argparse.Namespace) -> int:
             args.source,
             dataset=args.dataset,
             directory=args.directory,
-            target=args.target,
-            sensitive=_names(args.sensitive),
-            quasi_identifiers=_names(args.quasi_identifiers),
+            roles=OwnerRoles(
+                target=args.target,
+                sensitive=_names(args.sensitive),
+                quasi_identifiers=_names(args.quasi_identifiers),
+            ),
             query=args.query,
             password=password,
         )

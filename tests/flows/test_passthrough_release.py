@@ -45,12 +45,14 @@ def survey(tmp_path_factory):
 def _dataset_folder(folder, table):
     """The survey's CSV source, schema and suite in ``folder``, as init writes them."""
     from ppdm.prepare.contract import build_schema, build_suite
+    from ppdm.prepare.profile import profile_table
 
     source = folder / "survey.csv"
     table.to_csv(source, index=False)
-    schema = build_schema(table, dataset="survey")
+    schema = build_schema(table, profile_table(table, dataset="survey"))
     (folder / "schema.yaml").write_text(schema.to_yaml(), encoding="utf-8")
-    suite = build_suite(table, dataset="survey", target="outcome")
+    profile = profile_table(table, dataset="survey", target="outcome")
+    suite = build_suite(table, profile)
     (folder / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
     return folder, source
 

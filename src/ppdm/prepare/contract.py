@@ -9,13 +9,12 @@ table as observed and its profile (:mod:`ppdm.prepare.profile`).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ppdm.exceptions import InvalidParameterError
 from ppdm.generalization.ordered_text import date_pattern
 from ppdm.prepare.column_types import type_column
 from ppdm.prepare.hierarchy_proposal import _MAX_LEVEL_LEAVES
@@ -24,7 +23,6 @@ from ppdm.prepare.profile import (
     _TARGET_MAX_CLASSES,
     ColumnProfile,
     TableProfile,
-    profile_table,
 )
 
 _MAX_DOMAIN = 100  # schema `isin` for text columns with at most this many values
@@ -88,31 +86,7 @@ def _range_of(profile: ColumnProfile) -> tuple[int | float, int | float]:
     return profile.minimum, profile.maximum  # type: ignore[return-value]
 
 
-def _profile_of(
-    frame: pd.DataFrame, profile: TableProfile | None, roles: dict[str, Any]
-) -> TableProfile:
-    """``profile``, or the table profiled with the given ``dataset`` and roles."""
-    if profile is not None:
-        given = sorted(key for key, value in roles.items() if value is not None)
-        if given:
-            raise InvalidParameterError(
-                f"give either a profile or {', '.join(given)}, not both"
-            )
-        return profile
-    if roles.get("dataset") is None:
-        raise InvalidParameterError("give a profile, or dataset=<name> to profile")
-    return profile_table(frame, **roles)
-
-
-def build_schema(
-    frame: pd.DataFrame,
-    profile: TableProfile | None = None,
-    *,
-    dataset: str | None = None,
-    target: str | None = None,
-    sensitive: str | Sequence[str] | None = None,
-    quasi_identifiers: Sequence[str] | None = None,
-) -> Any:
+def build_schema(frame: pd.DataFrame, profile: TableProfile) -> Any:
     """The pandera schema of a valid row, as the table was observed.
 
     One column per column of the table: its dtype (``int64``, ``Int64`` when
@@ -127,11 +101,9 @@ def build_schema(
     ----------
     frame : pandas.DataFrame
         The table.
-    profile : TableProfile, optional
-        Its profile (:func:`profile_table`); without one, the table is
-        profiled here with ``dataset`` and the given roles.
-    dataset, target, sensitive, quasi_identifiers : optional
-        As for :func:`profile_table`; only without ``profile``.
+    profile : TableProfile
+        Its profile (:func:`~ppdm.prepare.profile.profile_table`), with the
+        owner's roles.
 
     Returns
     -------
@@ -140,11 +112,6 @@ def build_schema(
         it back equal.
     """
     import pandera.pandas as pa
-
-    profile = _profile_of(frame, profile, {
-        "dataset": dataset, "target": target, "sensitive": sensitive,
-        "quasi_identifiers": quasi_identifiers,
-    })  # fmt: skip
 
     frame = typed_frame(frame, profile)
     columns = {}
@@ -194,15 +161,7 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def build_suite(
-    frame: pd.DataFrame,
-    profile: TableProfile | None = None,
-    *,
-    dataset: str | None = None,
-    target: str | None = None,
-    sensitive: str | Sequence[str] | None = None,
-    quasi_identifiers: Sequence[str] | None = None,
-) -> dict[str, Any]:
+def build_suite(frame: pd.DataFrame, profile: TableProfile) -> dict[str, Any]:
     """The Great Expectations suite of a valid table, in the project's simple form.
 
     ``{"name": dataset, "meta": {"notes": ...}, "expectations": [...]}`` with
@@ -222,11 +181,8 @@ def build_suite(
     ----------
     frame : pandas.DataFrame
         The table.
-    profile : TableProfile, optional
-        Its profile; without one, the table is profiled here with ``dataset``
-        and the given roles (as :func:`build_schema`).
-    dataset, target, sensitive, quasi_identifiers : optional
-        As for :func:`profile_table`; only without ``profile``.
+    profile : TableProfile
+        Its profile, as for :func:`build_schema`.
 
     Returns
     -------
@@ -234,10 +190,6 @@ def build_suite(
         Ready for :func:`ppdm.prepare.validation.validate_table` and for
         ``json.dump``.
     """
-    profile = _profile_of(frame, profile, {
-        "dataset": dataset, "target": target, "sensitive": sensitive,
-        "quasi_identifiers": quasi_identifiers,
-    })  # fmt: skip
     frame = typed_frame(frame, profile)
     rows = profile.rows
     expectations: list[dict[str, Any]] = [

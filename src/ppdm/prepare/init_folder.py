@@ -36,6 +36,7 @@ import json
 import os
 import re
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -61,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFIG_DEFAULTS",
     "DatasetPlan",
+    "OwnerRoles",
     "config_text",
     "init_dataset",
     "plan_dataset",
@@ -86,6 +88,28 @@ _PLAIN = re.compile(r"^[A-Za-z_][A-Za-z0-9_.-]*$")
 _YAML_WORDS = frozenset(
     "y yes n no true false on off null ~".split()
 )  # read as booleans or null by some YAML parsers
+
+
+@dataclass(frozen=True)
+class OwnerRoles:
+    """The roles the data owner names, overriding the guesses of ``ppdm init``.
+
+    Attributes
+    ----------
+    target : str, optional
+        The column an analyst predicts (``--target``).
+    sensitive : str or sequence of str, optional
+        The sensitive columns (``--sensitive``).
+    quasi_identifiers : sequence of str, optional
+        The quasi-identifiers (``--quasi-identifiers``); when given, no other
+        column is guessed one.
+
+    A role left ``None`` is guessed (:func:`ppdm.prepare.profile.profile_table`).
+    """
+
+    target: str | None = None
+    sensitive: str | Sequence[str] | None = None
+    quasi_identifiers: Sequence[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -130,11 +154,9 @@ def init_dataset(
     *,
     dataset: str,
     directory: str | Path = ".",
-    target: str | None = None,
-    sensitive: str | list[str] | None = None,
-    quasi_identifiers: list[str] | None = None,
-    query: str | None = None,
     force: bool = False,
+    roles: OwnerRoles = OwnerRoles(),
+    query: str | None = None,
     password: str | None = None,
 ) -> Path:
     """Profile a table and write its dataset folder ``directory/dataset/``.
@@ -148,13 +170,12 @@ def init_dataset(
         The dataset's name: letters, digits, ``_``, ``.``, ``-``.
     directory : str or pathlib.Path, default="."
         Where the folder ``dataset/`` is created.
-    target, sensitive, quasi_identifiers : optional
-        The owner's own roles; they override the guesses (see
-        :func:`ppdm.prepare.profile.profile_table`).
-    query : str, optional
-        The SQL query returning the table (database sources only).
     force : bool, default=False
         Overwrite files that differ from what would be written now.
+    roles : OwnerRoles, default=OwnerRoles()
+        The owner's own roles; they override the guesses (none by default).
+    query : str, optional
+        The SQL query returning the table (database sources only).
     password : str, optional
         Where the database password is, for a URL without one: a key spec,
         ``"env:NAME"`` or ``"prefect-secret:<block>"``. The configuration
@@ -178,9 +199,7 @@ def init_dataset(
         source,
         dataset=dataset,
         directory=directory,
-        target=target,
-        sensitive=sensitive,
-        quasi_identifiers=quasi_identifiers,
+        roles=roles,
         query=query,
         password=password,
     )
@@ -192,9 +211,7 @@ def plan_dataset(
     *,
     dataset: str,
     directory: str | Path = ".",
-    target: str | None = None,
-    sensitive: str | list[str] | None = None,
-    quasi_identifiers: list[str] | None = None,
+    roles: OwnerRoles = OwnerRoles(),
     query: str | None = None,
     password: str | None = None,
 ) -> DatasetPlan:
@@ -226,7 +243,7 @@ def plan_dataset(
     )
     described = source_name(entry["kind"], location, entry.get("query"), None)
     _refuse_too_few_rows(frame, described)
-    _refuse_unknown_names(frame, target, sensitive, quasi_identifiers)
+    _refuse_unknown_names(frame, roles)
 
     analysis = columns_analysis(frame)
 
@@ -234,9 +251,9 @@ def plan_dataset(
         return profile_table(
             frame,
             dataset=dataset,
-            target=target,
-            sensitive=sensitive,
-            quasi_identifiers=quasi_identifiers,
+            target=roles.target,
+            sensitive=roles.sensitive,
+            quasi_identifiers=roles.quasi_identifiers,
             overrides=overrides,
             analysis=analysis,
         )
@@ -265,7 +282,7 @@ def plan_dataset(
         l=_DEFAULT_L,
         algorithm=CONFIG_DEFAULTS["algorithm"],
         seed=CONFIG_DEFAULTS["seed"],
-        owner_named_quasi_identifiers=quasi_identifiers is not None,
+        owner_named_quasi_identifiers=roles.quasi_identifiers is not None,
     )
     profile = profile_of(trial.roles)
     folder = Path(directory).expanduser().resolve() / dataset
@@ -305,19 +322,15 @@ def _refuse_too_few_rows(frame: pd.DataFrame, source: str) -> None:
         )
 
 
-def _refuse_unknown_names(
-    frame: pd.DataFrame,
-    target: str | None,
-    sensitive: str | list[str] | None,
-    quasi_identifiers: list[str] | None,
-) -> None:
+def _refuse_unknown_names(frame: pd.DataFrame, roles: OwnerRoles) -> None:
     """Refuse a column the owner named that the table lacks, with the closest name."""
-    named = [("--target", target)] if target is not None else []
+    sensitive = roles.sensitive
+    named = [("--target", roles.target)] if roles.target is not None else []
     named += [
         ("--sensitive", n)
         for n in ([sensitive] if isinstance(sensitive, str) else sensitive or [])
     ]
-    named += [("--quasi-identifiers", n) for n in quasi_identifiers or []]
+    named += [("--quasi-identifiers", n) for n in roles.quasi_identifiers or []]
     columns = [str(c) for c in frame.columns]
     for option, name in named:
         if name not in columns:

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from ppdm.privacy.base import PrivacyCheck
 from ppdm.privacy.requirement import Requirement
@@ -38,7 +38,16 @@ if TYPE_CHECKING:
     from ppdm.verify.regions import Covers
     from ppdm.verify.same_rows import SameRowsCheck
 
-__all__ = ["Composition", "Differencing", "SameRows", "SeriesModel"]
+__all__ = [
+    "Composition",
+    "Differencing",
+    "PairingSeriesModel",
+    "SameRows",
+    "SeriesModel",
+]
+
+#: The result type of one pairing check, per table.
+_Result = TypeVar("_Result")
 
 
 class SeriesModel(PrivacyCheck):
@@ -56,19 +65,30 @@ class SeriesModel(PrivacyCheck):
     kind: ClassVar[str] = "series"
     requirement: Requirement
     accepted: bool
-    #: Hierarchy labels -> raw values, for the checks that pair classes.
+
+
+class PairingSeriesModel(SeriesModel, Generic[_Result]):
+    """A series model that pairs each released table with its counterpart in
+    an earlier release, class by class.
+
+    Attributes
+    ----------
+    covers : mapping, optional
+        Hierarchy labels -> raw values, so classes of releases generalized
+        differently can be paired.
+    """
+
     covers: Covers | None = None
 
-    def _per_table(
+    def check(
         self,
-        compare: Callable[..., Iterable[Any]],
         tables: Mapping[str, pd.DataFrame],
         earlier: Mapping[str, pd.DataFrame],
-        *owner: Any,
+        *,
         against: str,
-    ) -> tuple[Any, ...]:
-        """The results of ``compare``, a check that pairs each table with its
-        counterpart in ``earlier`` (after the ``owner``'s data it reads)."""
+    ) -> tuple[_Result, ...]:
+        """One result per table that has a counterpart in ``earlier``."""
+        compare, owner = self._comparison()
         return tuple(
             compare(
                 tables,
@@ -81,9 +101,14 @@ class SeriesModel(PrivacyCheck):
             )
         )
 
+    def _comparison(self) -> tuple[Callable[..., Iterable[_Result]], tuple[Any, ...]]:
+        """The measure that pairs the tables, and the owner's data it reads
+        after them (imported when a check runs: the registry needs no pandas)."""
+        raise NotImplementedError
+
 
 @dataclass(frozen=True)
-class Differencing(SeriesModel):
+class Differencing(PairingSeriesModel["SeriesCheck"]):
     """Classes of both releases gain and lose only groups the requirement accepts.
 
     :func:`ppdm.verify.differencing.check_against`: per table, the rows only
@@ -96,22 +121,15 @@ class Differencing(SeriesModel):
     accepted: bool = False
     covers: Covers | None = None
 
-    def check(
-        self,
-        tables: Mapping[str, pd.DataFrame],
-        earlier: Mapping[str, pd.DataFrame],
-        *,
-        against: str,
-    ) -> tuple[SeriesCheck, ...]:
-        """One result per table that has a counterpart in ``earlier``."""
+    def _comparison(self) -> tuple[Callable[..., Iterable[SeriesCheck]], tuple[()]]:
         from ppdm.verify.differencing import check_against
 
-        return self._per_table(check_against, tables, earlier, against=against)
+        return check_against, ()
 
 
 # eq=False: the owner's table is no value to compare or hash.
 @dataclass(frozen=True, eq=False)
-class SameRows(SeriesModel):
+class SameRows(PairingSeriesModel["SameRowsCheck"]):
     """Two releases of the same source rows, read together, still meet the requirement.
 
     :func:`ppdm.verify.same_rows.check_same_rows`: the persons of the owner's
@@ -124,19 +142,12 @@ class SameRows(SeriesModel):
     accepted: bool = False
     covers: Covers | None = None
 
-    def check(
+    def _comparison(
         self,
-        tables: Mapping[str, pd.DataFrame],
-        earlier: Mapping[str, pd.DataFrame],
-        *,
-        against: str,
-    ) -> tuple[SameRowsCheck, ...]:
-        """One result per table that has a counterpart in ``earlier``."""
+    ) -> tuple[Callable[..., Iterable[SameRowsCheck]], tuple[pd.DataFrame]]:
         from ppdm.verify.same_rows import check_same_rows
 
-        return self._per_table(
-            check_same_rows, tables, earlier, self.people, against=against
-        )
+        return check_same_rows, (self.people,)
 
 
 @dataclass(frozen=True)

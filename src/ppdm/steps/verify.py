@@ -28,7 +28,7 @@ from ppdm.steps.base import (
 )
 from ppdm.steps.republication import RepublicationSettings
 from ppdm.utility.loss import covers_from_hierarchies
-from ppdm.verify import verify_files
+from ppdm.verify import VerifyOptions, verify_files
 from ppdm.verify.differential import check_released_files
 from ppdm.verify.passthrough import PassthroughPolicy
 
@@ -74,12 +74,13 @@ def verify_step(
     if any(ref.partitioned for ref in candidate.values()):
         certificate = _verify_parts(settings, candidate, source_sha256, hierarchies)
         return _verified(settings, store, certificate)
-    common = {
-        "original": store.read_table(original),
-        "input_sha256": source_sha256,
-        "covers": covers_from_hierarchies(hierarchies) if hierarchies else None,
-        "passthrough": PassthroughPolicy.from_dict(settings.passthrough),
-    }
+    population = store.read_table(original)
+    options = VerifyOptions(
+        original=population,
+        input_sha256=source_sha256,
+        covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
+        passthrough=PassthroughPolicy.from_dict(settings.passthrough),
+    )
     if _out_of_core(settings, files, settings.requirement):
         from ppdm.scale.engine import current_client
         from ppdm.verify.out_of_core import verify_tables_out_of_core
@@ -87,12 +88,12 @@ def verify_step(
         certificate = verify_tables_out_of_core(
             files,
             settings.requirement,
+            options,
             memory_limit=settings.memory_limit,
             client=current_client(),  # the run's cluster, if a run is under way
-            **common,
         )
     else:
-        certificate = verify_files(files, settings.requirement, **common)
+        certificate = verify_files(files, settings.requirement, options)
     if settings.republication is not None:
         certificate = checked_against_series(
             certificate, settings.republication, files, store, original, source_sha256
@@ -103,7 +104,7 @@ def verify_step(
             settings.algorithm,
             settings.algorithm_params,
             declared_columns=settings.released_columns,
-            n_rows=len(common["original"]),
+            n_rows=len(population),
         )
     )
     return _verified(settings, store, certificate)
@@ -134,13 +135,15 @@ def _verify_parts(
     certificate = verify_parquet(
         ref.path,
         settings.requirement,
+        VerifyOptions(
+            input_sha256=source_sha256,
+            covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
+            passthrough=PassthroughPolicy.from_dict(settings.passthrough),
+        ),
         engine="dask",
         memory_limit=settings.memory_limit,
-        input_sha256=source_sha256,
         name=name,
         client=current_client(),
-        covers=covers_from_hierarchies(hierarchies) if hierarchies else None,
-        passthrough=PassthroughPolicy.from_dict(settings.passthrough),
     )
     from dataclasses import replace
 

@@ -55,6 +55,7 @@ Covers = Mapping[str, Mapping[str, Sequence[str]]]
 __all__ = [
     "TableVerification",
     "Certificate",
+    "VerifyOptions",
     "read_released_table",
     "verify_tables",
     "verify_files",
@@ -71,6 +72,35 @@ VERIFIER_NAME = "ppdm.verify"
 #: Default c of the recursive (c, l) measure reported when the requirement
 #: asks for another l variant (the certificate always lists the three).
 DEFAULT_C = 2.0
+
+
+# eq=False: the original is a DataFrame, whose ``==`` is elementwise.
+@dataclass(frozen=True, eq=False)
+class VerifyOptions:
+    """What a verification reads besides the released tables and the requirement.
+
+    Attributes
+    ----------
+    original : pandas.DataFrame, optional
+        The original table, the population of the journalist and marketer
+        risks and of the proxy part of the pass-through check.
+    input_sha256 : str, optional
+        Hash of the pipeline's input, recorded in the certificate.
+    covers : mapping, optional
+        Hierarchy labels -> raw values, per attribute, so the population risk
+        can read hierarchy-generalized cells (see
+        :func:`ppdm.privacy.risk.reidentification_risk`).
+    passthrough : PassthroughPolicy, optional
+        Columns released as is and the limits they must keep
+        (:mod:`ppdm.verify.passthrough`); a column above a limit fails the
+        certificate unless the policy accepts it by name. Without
+        ``original`` only the below-k part is measured. None: not checked.
+    """
+
+    original: pd.DataFrame | None = None
+    input_sha256: str | None = None
+    covers: Covers | None = None
+    passthrough: PassthroughPolicy | None = None
 
 
 @dataclass(frozen=True)
@@ -468,9 +498,8 @@ def _verify_table(
     name: str,
     table: pd.DataFrame,
     requirement: Requirement,
-    original: pd.DataFrame | None,
+    options: VerifyOptions,
     sha256: str | None,
-    covers: Covers | None = None,
     others: Sequence[Sequence[str]] = (),
 ) -> TableVerification:
     """One table; ``others``: the columns of every other released table."""
@@ -485,9 +514,8 @@ def _verify_table(
         partition,
         table.columns,
         requirement,
-        original=original,
+        options,
         sha256=sha256,
-        covers=covers,
         sensitive_partition=sensitive,
     )
 
@@ -522,10 +550,9 @@ def verify_partition(
     partition: ClassPartition,
     columns: Sequence[str],
     requirement: Requirement,
+    options: VerifyOptions = VerifyOptions(),
     *,
-    original: pd.DataFrame | None = None,
     sha256: str | None = None,
-    covers: Covers | None = None,
     sensitive_partition: ClassPartition | None = None,
 ) -> TableVerification:
     """Verify one table given its equivalence classes.
@@ -536,7 +563,8 @@ def verify_partition(
     quasi-identifiers that are among them. ``sensitive_partition``, when
     given, is over those plus the columns the table shares with other
     released tables (:func:`join_columns`): the sensitive-attribute models
-    and measures are checked on it.
+    and measures are checked on it. Of ``options`` the original (the risk's
+    population) and the covers are read here; ``sha256`` is the table's own.
     """
     qis = partition.quasi_identifiers
     features = [q for q in qis if q not in requirement.quasi_identifiers]
@@ -579,9 +607,9 @@ def verify_partition(
     risk = reidentification_risk(
         partition,
         qis,
-        population=original,
+        population=options.original,
         suppression_marker=requirement.suppression_marker,
-        covers=covers,
+        covers=options.covers,
     )
     return TableVerification(
         name=name,
@@ -698,11 +726,7 @@ def check_release_models(
 def verify_tables(
     tables: Mapping[str, pd.DataFrame],
     requirement: Requirement,
-    *,
-    original: pd.DataFrame | None = None,
-    input_sha256: str | None = None,
-    covers: Covers | None = None,
-    passthrough: PassthroughPolicy | None = None,
+    options: VerifyOptions = VerifyOptions(),
 ) -> Certificate:
     """Verify in-memory released tables (cells as released: text).
 
@@ -711,19 +735,11 @@ def verify_tables(
     tables : mapping of str to pandas.DataFrame
         Table name -> released table.
     requirement : Requirement
-    original : pandas.DataFrame, optional
-        The original table, used as the population for journalist and
-        marketer risk.
-    input_sha256 : str, optional
-        Recorded in the certificate.
-    covers : mapping, optional
-        Hierarchy labels -> raw values, per attribute, so the population risk
-        can read hierarchy-generalized cells (see
-        :func:`ppdm.privacy.risk.reidentification_risk`).
-    passthrough : PassthroughPolicy, optional
-        Columns released as is, checked by
-        :func:`ppdm.verify.passthrough.check_passthrough` in every table
-        that carries them (proxy part against ``original``).
+    options : VerifyOptions, optional
+        The original table, the input's hash, the hierarchy covers and the
+        pass-through policy (columns released as is, checked by
+        :func:`ppdm.verify.passthrough.check_passthrough` in every table that
+        carries them); none by default.
 
     Returns
     -------
@@ -733,10 +749,7 @@ def verify_tables(
         ((name, table, None) for name, table in tables.items()),
         {name: [str(c) for c in table.columns] for name, table in tables.items()},
         requirement,
-        original=original,
-        input_sha256=input_sha256,
-        covers=covers,
-        passthrough=passthrough,
+        options,
     )
 
 
@@ -744,11 +757,7 @@ def _verify_each(
     read: Iterable[tuple[str, pd.DataFrame, str | None]],
     headers: Mapping[str, Sequence[str]],
     requirement: Requirement,
-    *,
-    original: pd.DataFrame | None,
-    input_sha256: str | None,
-    covers: Covers | None,
-    passthrough: PassthroughPolicy | None,
+    options: VerifyOptions,
 ) -> Certificate:
     """The certificate of tables given one at a time, ``(name, table, sha256
     of its file)``; ``headers`` are every table's columns (by name).
@@ -757,25 +766,29 @@ def _verify_each(
     models, which read every table at once.
     """
     checked = []
+    passthrough = options.passthrough
     columns: list[PassthroughResult] | None = None if passthrough is None else []
     kept: dict[str, pd.DataFrame] = {}
     for name, table, sha256 in read:
         if requirement.release_models:
             kept[name] = table
         others = [h for n, h in headers.items() if n != name]
-        checked.append(
-            _verify_table(name, table, requirement, original, sha256, covers, others)
-        )
+        checked.append(_verify_table(name, table, requirement, options, sha256, others))
         if passthrough is not None and columns is not None:
             columns.extend(
                 check_passthrough(
-                    table, requirement, passthrough, original, covers, table=name
+                    table,
+                    requirement,
+                    passthrough,
+                    options.original,
+                    options.covers,
+                    table=name,
                 )
             )
     return certificate_of(
         checked,
         requirement,
-        input_sha256,
+        options.input_sha256,
         columns,
         check_release_models(kept, requirement),
     )
@@ -784,11 +797,7 @@ def _verify_each(
 def verify_files(
     files: Mapping[str, ReleasedFiles],
     requirement: Requirement,
-    *,
-    original: pd.DataFrame | None = None,
-    input_sha256: str | None = None,
-    covers: Covers | None = None,
-    passthrough: PassthroughPolicy | None = None,
+    options: VerifyOptions = VerifyOptions(),
 ) -> Certificate:
     """Verify released CSV files as they will be published.
 
@@ -803,17 +812,9 @@ def verify_files(
         Table name -> released CSV file, or the Parquet parts of the table
         (anything :func:`ppdm.release.data_files.read_released_table` reads).
     requirement : Requirement
-    original : pandas.DataFrame, optional
-        The original table (population for journalist / marketer risk).
-    input_sha256 : str, optional
-        Hash of the pipeline's input, recorded in the certificate.
-    covers : mapping, optional
-        Hierarchy labels -> raw values, as for :func:`verify_tables`.
-    passthrough : PassthroughPolicy, optional
-        Columns released as is and the limits they must keep (see
-        :mod:`ppdm.verify.passthrough`); a column above a limit fails the
-        certificate unless the policy accepts it by name. Without
-        ``original`` only the below-k part is measured.
+    options : VerifyOptions, optional
+        The original table, the input's hash, the hierarchy covers and the
+        pass-through policy (:class:`VerifyOptions`); none by default.
 
     Returns
     -------
@@ -835,8 +836,5 @@ def verify_files(
         ),
         {name: released_header(path) for name, path in files.items()},
         requirement,
-        original=original,
-        input_sha256=input_sha256,
-        covers=covers,
-        passthrough=passthrough,
+        options,
     )

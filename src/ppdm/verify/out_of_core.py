@@ -52,6 +52,7 @@ from ppdm.release.data_files import (
 from ppdm.verify.certificate import (
     Certificate,
     Covers,
+    VerifyOptions,
     certificate_of,
     verify_partition,
 )
@@ -90,17 +91,14 @@ def _existing_files(files: ReleasedFiles) -> list[Path]:
 def verify_parquet(
     path: str | Path | Sequence[str | Path],
     requirement: Requirement,
+    options: VerifyOptions = VerifyOptions(),
     *,
     engine: str = "auto",
     memory_limit: str = "2GB",
-    original: pd.DataFrame | None = None,
-    input_sha256: str | None = None,
     name: str | None = None,
     n_workers: int = 1,
     threads_per_worker: int = 2,
     client: Any = None,
-    covers: Covers | None = None,
-    passthrough: PassthroughPolicy | None = None,
 ) -> Certificate:
     """Verify one released table: a Parquet file, a directory of parts, or a CSV.
 
@@ -110,15 +108,17 @@ def verify_parquet(
         A ``.parquet`` file, a directory of ``*.parquet`` parts, the parts
         themselves, or a released CSV (one table).
     requirement : Requirement
+    options : VerifyOptions, optional
+        The original table (population for journalist / marketer risk), the
+        input's hash, the hierarchy covers and the pass-through policy, as for
+        :func:`ppdm.verify.verify_files` (with Dask the pass-through columns
+        are checked from group-by counts, out of core).
     engine : {"auto", "pandas", "dask"}, default="auto"
         "pandas" reads the table into memory; "dask" aggregates it out of core
         on a local ``distributed`` cluster; "auto" picks Dask when the files
         exceed :data:`DASK_THRESHOLD_BYTES`.
     memory_limit : str, default="2GB"
         Memory limit of each Dask worker.
-    original : pandas.DataFrame, optional
-        Population for journalist / marketer risk.
-    input_sha256 : str, optional
     name : str, optional
         Table name in the certificate (default: the file or directory name).
     n_workers, threads_per_worker : int
@@ -126,11 +126,6 @@ def verify_parquet(
     client : distributed.Client, optional
         Run on this existing cluster instead of starting a local one (then
         ``memory_limit`` and the sizes above are the cluster's business).
-    covers : mapping, optional
-        Hierarchy labels -> raw values, as for :func:`ppdm.verify.verify_files`.
-    passthrough : PassthroughPolicy, optional
-        Columns released as is, checked as :func:`ppdm.verify.verify_files`
-        checks them (with Dask: from group-by counts, out of core).
 
     Returns
     -------
@@ -152,26 +147,28 @@ def verify_parquet(
     results: list[PassthroughResult] | None = None
     if engine == "dask":
         with _dask_session(memory_limit, n_workers, threads_per_worker, client):
-            checked, results = _verify_lazily(
-                table_name, path, requirement, original, covers, passthrough
-            )
-        return certificate_of([checked], requirement, input_sha256, results)
+            checked, results = _verify_lazily(table_name, path, requirement, options)
+        return certificate_of([checked], requirement, options.input_sha256, results)
     table = read_released_table(files)
     qis = quasi_identifier_columns(table.columns, requirement.quasi_identifiers)
-    if passthrough is not None:
+    if options.passthrough is not None:
         results = check_passthrough(
-            table, requirement, passthrough, original, covers, table=table_name
+            table,
+            requirement,
+            options.passthrough,
+            options.original,
+            options.covers,
+            table=table_name,
         )
     checked = verify_partition(
         table_name,
         ClassPartition.of(table, qis),
         list(table.columns),
         requirement,
-        original=original,
+        options,
         sha256=released_sha256(path),
-        covers=covers,
     )
-    return certificate_of([checked], requirement, input_sha256, results)
+    return certificate_of([checked], requirement, options.input_sha256, results)
 
 
 def _refuse_release_models(requirement: Requirement) -> None:
@@ -188,14 +185,11 @@ def _refuse_release_models(requirement: Requirement) -> None:
 def verify_tables_out_of_core(
     files: Mapping[str, ReleasedFiles],
     requirement: Requirement,
+    options: VerifyOptions = VerifyOptions(),
     *,
     memory_limit: str = "2GB",
-    original: pd.DataFrame | None = None,
-    input_sha256: str | None = None,
-    covers: Covers | None = None,
     n_workers: int = 1,
     threads_per_worker: int = 2,
-    passthrough: PassthroughPolicy | None = None,
     client: Any = None,
 ) -> Certificate:
     """Out-of-core :func:`ppdm.verify.verify_files`: released tables read by Dask.
@@ -208,36 +202,35 @@ def verify_tables_out_of_core(
     (class, sensitive value) counts come into memory, so a release larger than
     memory is checked with the same code and gives the same certificate.
 
-    With ``passthrough``, every column released as is is checked as
+    With ``options.passthrough``, every column released as is is checked as
     :func:`ppdm.verify.verify_files` checks it: the below-k figures are
     reduced by Dask (the class sizes never come into memory), and the proxy
     part brings in only the counts of rows whose column value pins a
-    quasi-identifier in ``original`` (at most one group per k original rows).
+    quasi-identifier in ``options.original`` (at most one group per k original
+    rows).
     ``client`` runs on an existing cluster instead of a local one.
     """
     _refuse_release_models(requirement)
     for path in files.values():  # before a cluster starts
         _existing_files(path)
     checked = []
-    results: list[PassthroughResult] | None = None if passthrough is None else []
+    results: list[PassthroughResult] | None = (
+        None if options.passthrough is None else []
+    )
     with _dask_session(memory_limit, n_workers, threads_per_worker, client):
         for table_name, path in files.items():
-            table, found = _verify_lazily(
-                table_name, path, requirement, original, covers, passthrough
-            )
+            table, found = _verify_lazily(table_name, path, requirement, options)
             checked.append(table)
             if results is not None and found is not None:
                 results.extend(found)
-    return certificate_of(checked, requirement, input_sha256, results)
+    return certificate_of(checked, requirement, options.input_sha256, results)
 
 
 def _verify_lazily(
     table_name: str,
     given: ReleasedFiles,
     requirement: Requirement,
-    original: pd.DataFrame | None,
-    covers: Covers | None,
-    passthrough: PassthroughPolicy | None,
+    options: VerifyOptions,
 ) -> tuple[Any, list[PassthroughResult] | None]:
     """One table's check and its pass-through results, from Dask aggregates.
 
@@ -251,25 +244,24 @@ def _verify_lazily(
 
     partition = _dask_partition(read, columns, requirement)
     results = None
-    if passthrough is not None:
+    if options.passthrough is not None:
         results = _dask_passthrough(
             read,
             table_name,
             partition.n_rows,
             columns,
             requirement,
-            passthrough,
-            original,
-            covers,
+            options.passthrough,
+            options.original,
+            options.covers,
         )
     checked = verify_partition(
         table_name,
         partition,
         columns,
         requirement,
-        original=original,
+        options,
         sha256=released_sha256(given),
-        covers=covers,
     )
     return checked, results
 

@@ -31,7 +31,7 @@ from ppdm.release.data_files import (
     released_tables,
 )
 from ppdm.release.seal import SealCheck, check_seal
-from ppdm.verify import verify_files
+from ppdm.verify import VerifyOptions, verify_files
 from ppdm.verify.differential import DifferentialPrivacyCheck, check_released_files
 from ppdm.verify.figures import check_figures, figures_of
 from ppdm.verify.out_of_core import DASK_THRESHOLD_BYTES, verify_tables_out_of_core
@@ -128,10 +128,11 @@ def check_release(
     size = sum(path.stat().st_size for path in _paths(data))
     # Larger than memory comfortably holds; release models read every table
     # at once, so such a release is checked in memory.
+    options = VerifyOptions(passthrough=policy)
     if size > DASK_THRESHOLD_BYTES and not requirement.release_models:
-        certificate = verify_tables_out_of_core(data, requirement, passthrough=policy)
+        certificate = verify_tables_out_of_core(data, requirement, options)
     else:
-        certificate = verify_files(data, requirement, passthrough=policy)
+        certificate = verify_files(data, requirement, options)
     lines.append(
         f"release {manifest['release_id']} ({manifest['dataset']}, "
         f"{manifest['algorithm']}): required {requirement}"

@@ -21,6 +21,7 @@ from ppdm.generalization.hierarchies import load_hierarchies
 from ppdm.prepare.dataset_folder import load_contract
 from ppdm.prepare.ingest import load_source, write_sqlite
 from ppdm.prepare.init_folder import (
+    OwnerRoles,
     config_text,
     init_dataset,
     plan_dataset,
@@ -186,9 +187,9 @@ def test_the_owners_roles_reach_the_config(tmp_path, clinic_csv):
         clinic_csv,
         dataset="visits",
         directory=tmp_path,
-        target="outcome",
-        sensitive=["diagnosis"],
-        quasi_identifiers=["age", "zip"],
+        roles=OwnerRoles(
+            target="outcome", sensitive=["diagnosis"], quasi_identifiers=["age", "zip"]
+        ),
     )
     config = yaml.safe_load(path.read_text())
     assert config["columns"]["sex"] == "drop"  # looks like a QI, not named
@@ -240,7 +241,10 @@ def test_column_names_that_need_quoting_read_back_exactly(tmp_path):
     frame.to_csv(source, index=False)
     # No name is demographic: the owner names the quasi-identifiers.
     written = init_dataset(
-        source, dataset="odd", directory=tmp_path, quasi_identifiers=names[:2]
+        source,
+        dataset="odd",
+        directory=tmp_path,
+        roles=OwnerRoles(quasi_identifiers=names[:2]),
     )
     config = yaml.safe_load(written.read_text())
     assert list(config["columns"]) == [*names, "outcome"]

@@ -254,20 +254,6 @@ def test_schema_round_trips_through_yaml(table, profile):
     assert bounds.statistics["max_value"] >= high + (high - low) / 2
 
 
-def test_schema_and_suite_profile_the_table_themselves_when_given_no_profile(table):
-    profile = profile_table(table, dataset="clinic", target="visits")
-    assert build_schema(table, dataset="clinic", target="visits") == build_schema(
-        table, profile
-    )
-    assert build_suite(table, dataset="clinic", target="visits") == build_suite(
-        table, profile
-    )
-    with pytest.raises(InvalidParameterError, match="not both"):
-        build_schema(table, profile, target="visits")
-    with pytest.raises(InvalidParameterError, match="dataset=<name>"):
-        build_suite(table)
-
-
 def test_the_profiled_table_passes_its_own_schema_and_suite(table, profile):
     schema = build_schema(table, profile)
     suite = build_suite(table, profile)

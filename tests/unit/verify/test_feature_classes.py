@@ -24,7 +24,7 @@ from ppdm.privacy import KAnonymity, KAnonymityByContainment, Requirement
 from ppdm.release.artifacts import table_to_csv_bytes
 from ppdm.selection import binary_encode, containment_brute_force
 from ppdm.utility.report import build_utility
-from ppdm.verify import verify_tables
+from ppdm.verify import VerifyOptions, verify_tables
 
 QIS = ("age", "job", "city")
 
@@ -89,7 +89,9 @@ def test_exact_class_figures_equal_a_brute_force_count(seed):
     below = [v for v, s in size.items() if s < k]
     for model in (KAnonymity(k), KAnonymityByContainment(k)):
         requirement = Requirement(QIS, (model,))
-        certificate = verify_tables({"release": released}, requirement, original=table)
+        certificate = verify_tables(
+            {"release": released}, requirement, VerifyOptions(original=table)
+        )
         (checked,) = certificate.tables
         figures = checked.feature_classes
         assert checked.quasi_identifiers == tuple(names)

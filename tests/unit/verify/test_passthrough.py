@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.privacy import Requirement
-from ppdm.verify import verify_files, verify_tables
+from ppdm.verify import VerifyOptions, verify_files, verify_tables
 from ppdm.verify.out_of_core import verify_parquet, verify_tables_out_of_core
 from ppdm.verify.passthrough import (
     FIX,
@@ -87,7 +87,9 @@ def test_a_one_to_one_code_of_a_qi_fails_naming_the_column():
     released = shuffled(release_of(original, np.zeros(len(original), bool)), 3)
     policy = PassthroughPolicy(columns=("education-num",))
     cert = verify_tables(
-        {"release.csv": released}, REQ, original=original, passthrough=policy
+        {"release.csv": released},
+        REQ,
+        VerifyOptions(original=original, passthrough=policy),
     )
     [result] = cert.passthrough
     assert result.proxy_shares["education"] == 1.0  # every row's education leaks
@@ -119,7 +121,9 @@ def test_a_near_unique_column_fails_on_below_k():
     original = adult_like(rng)
     released = shuffled(release_of(original, np.ones(len(original), bool)), 6)
     policy = PassthroughPolicy(columns=("weight",))
-    cert = verify_tables({"t": released}, REQ, original=original, passthrough=policy)
+    cert = verify_tables(
+        {"t": released}, REQ, VerifyOptions(original=original, passthrough=policy)
+    )
     [result] = cert.passthrough
     assert result.unique_share == 1.0 and result.below_k_share == 1.0
     assert result.classes_below_k == result.classes == len(original)
@@ -147,7 +151,9 @@ def test_harmless_columns_pass():
     requirement = Requirement.of(("zip", "sex"), k=10)
     policy = PassthroughPolicy(columns=("constant", "smoker"))
     cert = verify_tables(
-        {"t": released}, requirement, original=original, passthrough=policy
+        {"t": released},
+        requirement,
+        VerifyOptions(original=original, passthrough=policy),
     )
     assert cert.passed
     for result in cert.passthrough:
@@ -166,7 +172,9 @@ def test_accepted_columns_pass_flagged():
         accepted=("weight", "flag"),
         acknowledged=("weight",),
     )
-    cert = verify_tables({"t": released}, REQ, original=original, passthrough=policy)
+    cert = verify_tables(
+        {"t": released}, REQ, VerifyOptions(original=original, passthrough=policy)
+    )
     results = by_column(cert.passthrough)
     assert results["weight"].accepted and results["weight"].flagged
     assert results["weight"].passed
@@ -177,7 +185,9 @@ def test_accepted_columns_pass_flagged():
         columns=("weight",), accepted=("weight",), acknowledged=("weight",)
     )
     cert = verify_tables(
-        {"t": released}, REQ, original=original, passthrough=only_accepted
+        {"t": released},
+        REQ,
+        VerifyOptions(original=original, passthrough=only_accepted),
     )
     assert cert.passed
     assert "weight in t (acknowledged by the data owner" in cert.summary()
@@ -204,7 +214,7 @@ def test_accepting_a_column_that_looks_like_an_identifier_is_refused():
     ):
         policy = PassthroughPolicy(columns=(column,), accepted=(column,))
         cert = verify_tables(
-            {"t": released}, REQ, original=original, passthrough=policy
+            {"t": released}, REQ, VerifyOptions(original=original, passthrough=policy)
         )
         [result] = cert.passthrough
         assert result.accepted and not result.passed and not cert.passed
@@ -217,12 +227,16 @@ def test_accepting_a_column_that_looks_like_an_identifier_is_refused():
             columns=(column,), accepted=(column,), acknowledged=(column,)
         )
         cert = verify_tables(
-            {"t": released}, REQ, original=original, passthrough=acknowledged
+            {"t": released},
+            REQ,
+            VerifyOptions(original=original, passthrough=acknowledged),
         )
         assert cert.passed and cert.passthrough[0].acknowledged
     # a name within the limits is no better than one above them
     policy = PassthroughPolicy(columns=("patient",))
-    cert = verify_tables({"t": released}, REQ, original=original, passthrough=policy)
+    cert = verify_tables(
+        {"t": released}, REQ, VerifyOptions(original=original, passthrough=policy)
+    )
     assert not cert.passed and cert.passthrough[0].refused
 
 
@@ -290,7 +304,9 @@ def test_numbers_meet_across_writers(tmp_path):
     released.to_csv(path, index=False)
     assert "1.0" in path.read_text()
     policy = PassthroughPolicy(columns=("education-num",))
-    cert = verify_files({"release": path}, REQ, original=original, passthrough=policy)
+    cert = verify_files(
+        {"release": path}, REQ, VerifyOptions(original=original, passthrough=policy)
+    )
     assert cert.passthrough[0].proxy_shares["education"] == 1.0
     document = json.loads(cert.to_json())
     assert document["passthrough"][0]["column"] == "education-num"
@@ -354,7 +370,9 @@ def test_policy_round_trip_and_errors():
     assert PassthroughPolicy.from_dict({"columns": ["a"]}).max_proxy_share == 0.01
     assert PassthroughPolicy.from_dict({}) == PassthroughPolicy()  # nothing as is
     released = release_of(adult_like(np.random.default_rng(18)), np.ones(600, bool))
-    cert = verify_tables({"t": released}, REQ, passthrough=PassthroughPolicy())
+    cert = verify_tables(
+        {"t": released}, REQ, VerifyOptions(passthrough=PassthroughPolicy())
+    )
     assert cert.passed and cert.to_dict()["passthrough"] == []  # checked, none
     with pytest.raises(InvalidParameterError, match="max_proxy_share.*got 1.5"):
         PassthroughPolicy(columns=("a",), max_proxy_share=1.5)
@@ -575,26 +593,23 @@ def test_dask_paths_give_the_in_memory_figures(tmp_path, dask_client):
     policy = PassthroughPolicy(
         columns=("education-num", "weight", "flag", "constant"), accepted=("flag",)
     )
-    in_memory = verify_files(
-        {"release": csv}, REQ, original=original, passthrough=policy
-    )
+    options = VerifyOptions(original=original, passthrough=policy)
+    in_memory = verify_files({"release": csv}, REQ, options)
     out_of_core = verify_tables_out_of_core(
-        {"release": csv}, REQ, original=original, passthrough=policy, client=dask_client
+        {"release": csv}, REQ, options, client=dask_client
     )
     assert out_of_core.to_json() == in_memory.to_json()
     from_parquet = verify_parquet(
         parquet,
         REQ,
+        options,
         engine="dask",
-        original=original,
-        passthrough=policy,
         name="release",
         client=dask_client,
     )
     pandas_parquet = verify_parquet(
-        parquet, REQ, engine="pandas", original=original, passthrough=policy,
-        name="release",
-    )  # fmt: skip
+        parquet, REQ, options, engine="pandas", name="release"
+    )
     assert from_parquet.to_json() == pandas_parquet.to_json()
     assert from_parquet.to_dict()["passthrough"] == in_memory.to_dict()["passthrough"]
     results = by_column(in_memory.passthrough)
@@ -602,7 +617,7 @@ def test_dask_paths_give_the_in_memory_figures(tmp_path, dask_client):
     assert results["weight"].unique_share == 1.0
     # without the original, Dask measures below k only
     bare = verify_tables_out_of_core(
-        {"release": csv}, REQ, passthrough=policy, client=dask_client
+        {"release": csv}, REQ, VerifyOptions(passthrough=policy), client=dask_client
     )
     assert all(not r.proxy_measured for r in bare.passthrough)
     assert [r.below_k_share for r in bare.passthrough] == [

@@ -21,6 +21,7 @@ from ppdm.privacy import (
 from ppdm.privacy.measures import distinct_l_diversity, k_anonymity
 from ppdm.verify import (
     PassthroughPolicy,
+    VerifyOptions,
     read_released_table,
     verify_files,
     verify_tables,
@@ -102,7 +103,9 @@ def test_failing_file_names_the_violating_classes(tmp_path):
 def test_passing_release_certificate(tmp_path):
     path = write(tmp_path / "release.csv", GOOD)
     requirement = Requirement.of(QI, "income", k=2, l=2, t=0.5)
-    cert = verify_files({"release.csv": path}, requirement, input_sha256="ab" * 32)
+    cert = verify_files(
+        {"release.csv": path}, requirement, VerifyOptions(input_sha256="ab" * 32)
+    )
     assert cert.passed, cert.summary()
     assert cert.summary().startswith("PASSED: release.csv (8 rows): 2-anonymity (k=2)")
     d = cert.to_dict()
@@ -143,15 +146,19 @@ def test_certificates_are_deterministic(tmp_path):
     a = write(tmp_path / "a.csv", GOOD)
     b = write(tmp_path / "b.csv", BAD)
     req = Requirement.of(QI, "income", k=2, l=2, t=0.2)
-    first = verify_files({"a.csv": a, "b.csv": b}, req, original=GOOD)
-    second = verify_files({"b.csv": b, "a.csv": a}, req, original=GOOD)
+    first = verify_files({"a.csv": a, "b.csv": b}, req, VerifyOptions(original=GOOD))
+    second = verify_files({"b.csv": b, "a.csv": a}, req, VerifyOptions(original=GOOD))
     assert first.to_json() == second.to_json()
     assert list(first.to_dict()["tables"]) == ["a.csv", "b.csv"]
     # the pass-through results follow the table names too
     policy = PassthroughPolicy(columns=("income",))
     req_k = Requirement.of(QI, k=2)
-    first = verify_files({"b.csv": b, "a.csv": a}, req_k, passthrough=policy)
-    second = verify_files({"a.csv": a, "b.csv": b}, req_k, passthrough=policy)
+    first = verify_files(
+        {"b.csv": b, "a.csv": a}, req_k, VerifyOptions(passthrough=policy)
+    )
+    second = verify_files(
+        {"a.csv": a, "b.csv": b}, req_k, VerifyOptions(passthrough=policy)
+    )
     assert first.to_json() == second.to_json()
     assert [r["table"] for r in first.to_dict()["passthrough"]] == ["a.csv", "b.csv"]
 
@@ -176,7 +183,9 @@ def test_verify_tables_with_original_population():
         {"age": [18, 20, 24, 30, 33, 39, 50, 60], "sex": ["Male"] * 3 + ["Female"] * 5}
     )
     requirement = Requirement.of(QI, "income", k=2)
-    cert = verify_tables({"release": GOOD}, requirement, original=original)
+    cert = verify_tables(
+        {"release": GOOD}, requirement, VerifyOptions(original=original)
+    )
     risk = cert.tables[0].risk
     # [17,25]/Male covers 3 people, [26,40]/Female 3, */* all 8
     assert risk.journalist_max == pytest.approx(1 / 3)

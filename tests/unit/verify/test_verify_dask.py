@@ -10,7 +10,7 @@ from ppdm.exceptions import InvalidParameterError, SourceError
 from ppdm.privacy import Requirement
 from ppdm.privacy.measures import ClassPartition
 from ppdm.release.data_files import released_text
-from ppdm.verify import read_released_table, verify_tables
+from ppdm.verify import VerifyOptions, read_released_table, verify_tables
 from ppdm.verify.out_of_core import _partition_from_counts, verify_parquet
 
 QI = ("age", "zip", "sex")
@@ -68,8 +68,8 @@ def dask_certificates(release):
             verify_parquet(
                 parts,
                 REQUIREMENTS[0],
+                VerifyOptions(original=population),
                 engine="dask",
-                original=population,
                 client=client,
             ),
             verify_parquet(parts, REQUIREMENTS[1], engine="dask", client=client),
@@ -81,11 +81,12 @@ def test_dask_path_equals_in_memory_paths(release, dask_certificates):
     table, parts, csv = release
     certs, population = dask_certificates
     for req, cert in zip(REQUIREMENTS, certs):
-        originals = {"original": population} if req is REQUIREMENTS[0] else {}
-        in_memory = verify_parquet(parts, req, engine="pandas", **originals)
+        population_of = population if req is REQUIREMENTS[0] else None
+        options = VerifyOptions(original=population_of)
+        in_memory = verify_parquet(parts, req, options, engine="pandas")
         assert cert.to_json() == in_memory.to_json()
         csv_table = read_released_table(csv)
-        from_csv = verify_tables({"release": csv_table}, req, **originals)
+        from_csv = verify_tables({"release": csv_table}, req, options)
         dask_dict = cert.tables[0].to_dict()
         csv_dict = from_csv.tables[0].to_dict()
         dask_dict.pop("sha256"), csv_dict.pop("sha256")
