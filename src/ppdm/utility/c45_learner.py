@@ -112,6 +112,19 @@ class _Node:
         return float(self.distribution.sum())
 
 
+def _copy_into(copy: _Node, node: _Node) -> None:
+    """Make ``copy`` a copy of the subtree of ``node`` (new nodes; the
+    distribution and fraction arrays, never written after a node is made,
+    shared)."""
+    stack = [(copy, node)]
+    while stack:
+        target, source = stack.pop()
+        target.block, target.threshold = source.block, source.threshold
+        target.fractions = source.fractions
+        target.children = [_Node(child.distribution) for child in source.children]
+        stack.extend(zip(target.children, source.children))
+
+
 @dataclass(frozen=True)
 class _Split:
     block: int
@@ -260,6 +273,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         n, n_classes = len(self._y), self._n_classes
         self._codes: dict[int, np.ndarray] = {}
         self._entries: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._aliases: dict[int, np.ndarray] = {}
         self._known_rows: dict[int, np.ndarray] = {}
         self._coded_slices: dict[int, tuple[int, int]] = {}
         columns, offset = [], 0
@@ -280,7 +294,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 columns.append((block, offset))
                 offset += width
             else:
-                self._entries[block] = (indptr, indices, data.data)
+                self._entries[block] = self._first_columns(block, data)
         sets = []
         for block in self._entries:
             width = self._data[block].shape[1] * n_classes
@@ -313,6 +327,42 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             block for block, known in self._known_rows.items() if not known.any()
         )
 
+    def _first_columns(
+        self, block: int, data: sp.csr_matrix
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stored entries of a block of value sets, those of the first of
+        each run of equal columns only.
+
+        Two values whose columns are equal (the same rows, with the same
+        memberships) have the same (value, class) weights at every node, sum
+        for sum, and the same branch below a split (the same rows with the
+        same weights). A release generalized over a hierarchy has many: each
+        released set holds values no other cell holds, so the 17 countries of
+        one set have one column, read once (``_aliases``: each value's first
+        equal value) rather than 17 times.
+        """
+        columns = data.tocsc()
+        columns.sort_indices()
+        first: dict[tuple[bytes, bytes], int] = {}
+        alias = np.empty(data.shape[1], dtype=np.int64)
+        for value in range(data.shape[1]):
+            lo, hi = columns.indptr[value], columns.indptr[value + 1]
+            key = (columns.indices[lo:hi].tobytes(), columns.data[lo:hi].tobytes())
+            alias[value] = first.setdefault(key, value)
+        indptr = data.indptr.astype(np.int64)
+        indices = data.indices.astype(np.int64)
+        if np.array_equal(alias, np.arange(len(alias))):
+            return indptr, indices, data.data
+        self._aliases[block] = alias
+        keep = alias[indices] == indices
+        row = np.repeat(np.arange(data.shape[0]), np.diff(indptr))
+        kept = np.bincount(row[keep], minlength=data.shape[0])
+        return (
+            np.concatenate([[0], np.cumsum(kept)]).astype(np.int64),
+            indices[keep],
+            data.data[keep],
+        )
+
     def split_scores(
         self, x: np.ndarray, y: np.ndarray
     ) -> dict[int, tuple[float, float]]:
@@ -343,6 +393,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         weights = np.ones(x.shape[0])
         self.tree_ = self._distribution_node(rows, weights)
         stack = [(self.tree_, rows, weights, self._never_split)]
+        twins: list[tuple[_Node, _Node]] = []
         while stack:
             node, rows, weights, used = stack.pop()
             split = self._best_split(node, rows, weights, used)
@@ -350,18 +401,33 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 continue
             node.block, node.threshold = split.block, split.threshold
             child_used = used if self._numeric[split.block] else used | {split.block}
-            for child_rows, child_weights in self._partition(node, rows, weights):
+            grown: dict[int, _Node] = {}
+            for part in self._partition(node, rows, weights):
+                if id(part) in grown:
+                    # a branch given as the same rows and weights as an
+                    # earlier one (equal values of a value set): the same
+                    # subtree, grown once and copied below
+                    twin = grown[id(part)]
+                    node.children.append(_Node(twin.distribution))
+                    twins.append((node.children[-1], twin))
+                    continue
+                child_rows, child_weights = part
                 keep = child_weights >= _MIN_WEIGHT
                 child_rows, child_weights = child_rows[keep], child_weights[keep]
                 child = self._distribution_node(child_rows, child_weights)
                 node.children.append(child)
+                grown[id(part)] = child
                 if child.weight > 0:
                     stack.append((child, child_rows, child_weights, child_used))
+        # a copy recorded later lies deeper (its parent was split later): the
+        # copies inside a subtree are made before the subtree is copied
+        for copy, twin in reversed(twins):
+            _copy_into(copy, twin)
         self._prune(self.tree_)
         self.n_leaves_ = self._count_leaves(self.tree_)
         del self._data, self._y, self._onehot_y, self._sorted_values
         del self._codes, self._entries, self._known_rows, self._coded_keys
-        del self._set_entries, self._ranks, self._never_split
+        del self._set_entries, self._ranks, self._never_split, self._aliases
         return self
 
     def _distribution_node(self, rows: np.ndarray, weights: np.ndarray) -> _Node:
@@ -479,6 +545,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 coded = self._coded_tables(rows, weights)
             start, width = self._coded_slices[block]
             table = coded[start : start + width].reshape(-1, self._n_classes)
+            if block in self._aliases:
+                table = np.take(table, self._aliases[block], axis=0)
         elif sp.issparse(data) and data.shape[1] > _WIDE:
             table = self._present_table(data[rows], rows, weights)
         elif sp.issparse(data):
@@ -851,6 +919,9 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         position, value, share = self._node_entries(block, rows)
         weight = weights[position] if share is None else share * weights[position]
         branch_weight = np.bincount(value, weights=weight, minlength=width)
+        alias = self._aliases.get(block)
+        if alias is not None:
+            branch_weight = branch_weight[alias]
         node.fractions = branch_weight / max(float(branch_weight.sum()), _EPS)
         unknown = np.flatnonzero(~self._known_rows[block][rows])
         if share is not None:
@@ -860,13 +931,22 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         ends = np.cumsum(np.bincount(value, minlength=width))
         by_value = np.split(order, ends[:-1])
         unknown_rows, unknown_weights = rows[unknown], weights[unknown]
-        return [
-            (
-                np.concatenate([rows[position[hit]], unknown_rows]),
-                np.concatenate([weight[hit], unknown_weights * node.fractions[branch]]),
+        out = []
+        for branch, hit in enumerate(by_value):
+            if alias is not None and alias[branch] != branch:
+                # the branch of an equal value: the same object (fit grows
+                # it once)
+                out.append(out[alias[branch]])
+                continue
+            out.append(
+                (
+                    np.concatenate([rows[position[hit]], unknown_rows]),
+                    np.concatenate(
+                        [weight[hit], unknown_weights * node.fractions[branch]]
+                    ),
+                )
             )
-            for branch, hit in enumerate(by_value)
-        ]
+        return out
 
     @staticmethod
     def _route(
