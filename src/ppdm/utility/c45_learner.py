@@ -46,10 +46,15 @@ on purpose. Both share :func:`ppdm.trees.c45.entropy` and
 
 Fitting reads indexes built once: a block of plain categories as one integer
 a row, value sets through their stored entries, numbers through their ranks;
-a node's tables are one :func:`numpy.bincount` and all its blocks are scored
-in one pass. Every sum is the general path's (a CSR slice and product, a
-float sort, one block at a time; kept for wide blocks, dense input and
-ranges), term by term in the same order: the same trees to the last bit.
+a node's tables are one :func:`numpy.bincount` over the blocks it may still
+split on, and all its blocks are scored in one pass
+(:mod:`ppdm.utility._c45_splits`). Values whose columns are equal (the
+members of a released set no other cell holds, as in a release generalized
+over a hierarchy) are counted once, and their branches, the same rows with
+the same weights, grown once and copied. Every sum is the general path's (a
+CSR slice and product, a float sort, one block at a time, every branch grown;
+kept for wide blocks, dense input and ranges), term by term in the same
+order: the same trees to the last bit.
 
 No library fits: scikit-learn's trees are binary, have no nominal splits,
 and send every missing value to one learned side; Weka is Java.
@@ -73,6 +78,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.trees.c45 import added_errors, entropy
+from ppdm.utility._c45_splits import (
+    WEKA_SMALL,
+    best_cuts,
+    min_split,
+    nominal_scores,
+    range_left_weights,
+    ranked_cuts,
+)
 from ppdm.utility._sparse import Matrix, as_matrix, row_sums, split_blocks
 
 __all__ = ["C45Learner"]
@@ -82,10 +95,6 @@ _EPS = 1e-12
 #: cannot change a split or a leaf's majority; without a floor an instance with
 #: many unknown values fans out over every branch below it).
 _MIN_WEIGHT = 1e-6
-#: Weka's tolerance when it compares weights (``Utils.SMALL``).
-_WEKA_SMALL = 1e-6
-#: J48's cap on the minimum weight of each side of a numeric split.
-_MAX_SPLIT_WEIGHT = 25.0
 #: Membership blocks wider than this are scored on the values a node's rows
 #: hold (:meth:`C45Learner._present_table`); narrower ones on the whole domain,
 #: as they always were (the same figures to the last digit).
@@ -561,51 +570,12 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self, blocks: list[int], tables: list[np.ndarray], total: float
     ) -> dict[int, _Split | None]:
         """The multiway split of each nominal block from its (value, class)
-        table: row-wise figures (a value's size, its entropy) on the tables
-        stacked, each sum over a block's values on its slice (a contiguous
-        slice sums as the array it holds would), as one block at a time.
-        """
-        out: dict[int, _Split | None] = dict.fromkeys(blocks)
-        if not blocks:
-            return out
-        widths = [len(table) for table in tables]
-        stacked = np.concatenate(tables)
-        sizes = stacked.sum(axis=1)
-        terms = sizes * entropy(stacked)
-        large = np.flatnonzero(sizes >= self.min_obj - _WEKA_SMALL)
-        segment = np.repeat(np.arange(len(blocks)), widths)
-        n_large = np.bincount(segment[large], minlength=len(blocks))
-        base = entropy(np.array([table.sum(axis=0) for table in tables]))
-        ends = np.cumsum(widths)
-        starts = ends - widths
-        scored = []
-        for j, block in enumerate(blocks):
-            if n_large[j] < 2:
-                continue
-            known = float(sizes[starts[j] : ends[j]].sum())
-            info = float(terms[starts[j] : ends[j]].sum()) / known
-            gain = known / total * (float(base[j]) - info)
-            scored.append((j, block, known, gain))
-        if not scored:
-            return out
-        # split information: the entropy of (sizes..., unknown) of each block
-        chosen = [j for j, _, _, _ in scored]
-        unknown = [max(total - known, 0.0) for _, _, known, _ in scored]
-        parts = np.concatenate(
-            [
-                np.append(sizes[starts[j] : ends[j]], rest)
-                for j, rest in zip(chosen, unknown)
-            ]
-        )
-        part_ends = np.cumsum([widths[j] + 1 for j in chosen])
-        part_starts = part_ends - [widths[j] + 1 for j in chosen]
-        part_totals = [float(parts[a:b].sum()) for a, b in zip(part_starts, part_ends)]
-        repeated = np.repeat(part_totals, [widths[j] + 1 for j in chosen])
-        p = parts / np.where(repeated > 0, repeated, 1.0)
-        plogp = p * np.log2(np.where(p > 0, p, 1.0))
-        for (_, block, _, gain), a, b in zip(scored, part_starts, part_ends):
-            out[block] = _Split(block, gain, float(-plogp[a:b].sum()))
-        return out
+        table (:func:`ppdm.utility._c45_splits.nominal_scores`)."""
+        scores = nominal_scores(tables, total, self.min_obj)
+        return {
+            block: None if score is None else _Split(block, *score)
+            for block, score in zip(blocks, scores)
+        }
 
     def _present_table(
         self, members: sp.csr_matrix, rows: np.ndarray, weights: np.ndarray
@@ -636,7 +606,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         the ranks of the values instead gives the same order (the same keys in
         the same order, ties kept in row order) and numpy sorts 16-bit integers
         by radix, in linear time. A block with a released range keeps the
-        float path (:meth:`_range_left_weights`).
+        float path (:func:`ppdm.utility._c45_splits.range_left_weights`).
         """
         self._ranks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
         for block, numeric in enumerate(self._numeric):
@@ -661,13 +631,13 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         known = ~np.isnan(bounds[:, 0])
         low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
         known_weight = float(w.sum())
-        min_split = self._min_split(known_weight)
-        if known_weight < 2 * min_split:
+        least = min_split(known_weight, self._n_classes, self.min_obj)
+        if known_weight < 2 * least:
             return None
         class_weights = self._onehot_y[rows[known]] * w[:, None]
         spans = high > low
         if spans.any():
-            candidates, left = self._range_left_weights(low, high, spans, class_weights)
+            candidates, left = range_left_weights(low, high, spans, class_weights)
         else:
             order = np.argsort(low, kind="stable")
             sorted_values = low[order]
@@ -681,8 +651,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         class_total = class_weights.sum(axis=0)
         left_weight = left[cut].sum(axis=1)
         # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
-        ok = (left_weight >= min_split - _WEKA_SMALL) & (
-            known_weight - left_weight >= min_split - _WEKA_SMALL
+        ok = (left_weight >= least - WEKA_SMALL) & (
+            known_weight - left_weight >= least - WEKA_SMALL
         )
         cut, left_weight = cut[ok], left_weight[ok]
         if len(cut) == 0:
@@ -713,16 +683,16 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self, blocks: list[int], rows: np.ndarray, weights: np.ndarray, total: float
     ) -> dict[int, _Split | None]:
         """:meth:`_score_numeric` of the ranked blocks at a node, all at once:
-        each block's class weights left of its cuts (:meth:`_ranked_head`), on
-        the rows that know it, then every block's cuts in one pass
-        (:meth:`_best_cuts`)."""
+        each block's class weights left of its cuts, on the rows that know it
+        (:func:`ppdm.utility._c45_splits.ranked_cuts`), then every block's
+        cuts in one pass (:func:`ppdm.utility._c45_splits.best_cuts`)."""
         out: dict[int, _Split | None] = dict.fromkeys(blocks)
         # a row gather of a 2-D array by take, not by [rows] (several times
         # faster in numpy; the same values)
         class_weights = np.take(self._onehot_y, rows, axis=0)
         class_weights *= weights[:, None]
         every_row = None  # the figures of the blocks every row knows, once
-        heads = []
+        heads, scored = [], []
         for block in blocks:
             ranks, _, known_column = self._ranks[block]
             if known_column is None:
@@ -739,11 +709,18 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 totals = self._known_totals(weights[known], block_weights)
                 block_ranks = ranks[rows[known]]
             if totals is not None:
-                head = self._ranked_head(block, block_ranks, block_weights, totals)
-                if head is not None:
-                    heads.append(head)
-        if heads:
-            out.update(self._best_cuts(heads, total))
+                cuts = ranked_cuts(block_ranks, block_weights)
+                if cuts is not None:
+                    heads.append((*cuts, totals))
+                    scored.append(block)
+        if not heads:
+            return out
+        for block, cut in zip(scored, best_cuts(heads, total)):
+            if cut is not None:
+                gain, split_info, pair = cut
+                values = self._ranks[block][1][pair]
+                threshold = self._threshold(block, values, 0)
+                out[block] = _Split(block, gain, split_info, threshold)
         return out
 
     def _known_totals(
@@ -752,138 +729,11 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         """``(known weight, min split, class total, its entropy)`` of the rows
         that know a numeric block; None when they weigh too little to split."""
         known_weight = float(weights.sum())
-        min_split = self._min_split(known_weight)
-        if known_weight < 2 * min_split:
+        least = min_split(known_weight, self._n_classes, self.min_obj)
+        if known_weight < 2 * least:
             return None
         class_total = class_weights.sum(axis=0)
-        return (known_weight, min_split, class_total, float(entropy(class_total)))
-
-    def _min_split(self, known_weight: float) -> float:
-        """J48's least weight on each side of a numeric split."""
-        # J48's rule, including its order of the two bounds
-        min_split = 0.1 * known_weight / self._n_classes
-        if min_split <= self.min_obj:
-            return self.min_obj
-        if min_split > _MAX_SPLIT_WEIGHT:
-            return _MAX_SPLIT_WEIGHT
-        return min_split
-
-    @staticmethod
-    def _ranked_head(
-        block: int, ranks: np.ndarray, class_weights: np.ndarray, totals: tuple
-    ) -> tuple | None:
-        """The class weights left of every cut of ``block``, whose ranks at the
-        rows (all known) are ``ranks``: a stable sort of the ranks is the sort
-        of the block's values (ties in row order), a cumulative sum down it
-        the sum. None for a block of one value (no cut).
-
-        Returns ``([block], [cuts], class weights left of each cut, ranks of
-        the block's values, totals)``.
-        """
-        order = np.argsort(ranks, kind="stable")
-        sorted_ranks = ranks[order]
-        # the last row of each value but the last
-        cuts = np.flatnonzero(sorted_ranks[1:] != sorted_ranks[:-1])
-        if len(cuts) == 0:
-            return None
-        left = np.cumsum(np.take(class_weights, order, axis=0), axis=0)[cuts]
-        values = np.append(sorted_ranks[cuts], sorted_ranks[-1])
-        return ([block], [len(cuts)], left, values, totals)
-
-    def _best_cuts(self, heads: list[tuple], total: float) -> dict[int, _Split | None]:
-        """Each block's best cut from its sorted class weights, the cuts of
-        all blocks in one pass (``heads`` as :meth:`_ranked_head` returns)."""
-        blocks = [b for head in heads for b in head[0]]
-        sizes = np.concatenate([np.asarray(head[1], dtype=np.int64) for head in heads])
-        left = np.concatenate([head[2] for head in heads])
-        values = np.concatenate([head[3] for head in heads])
-        n_blocks = [len(head[0]) for head in heads]
-        weight = np.repeat([head[4][0] for head in heads], n_blocks)
-        split = np.repeat([head[4][1] for head in heads], n_blocks)
-        class_total = np.repeat([head[4][2] for head in heads], n_blocks, axis=0)
-        base = np.repeat([head[4][3] for head in heads], n_blocks)
-        segment = np.repeat(np.arange(len(blocks)), sizes)
-        known_weight = weight[segment]
-        min_split = split[segment]
-        left_weight = left.sum(axis=1)
-        # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
-        ok = np.flatnonzero(
-            (left_weight >= min_split - _WEKA_SMALL)
-            & (known_weight - left_weight >= min_split - _WEKA_SMALL)
-        )
-        out: dict[int, _Split | None] = dict.fromkeys(blocks)
-        if len(ok) == 0:
-            return out
-        lcounts = left[ok]
-        rcounts = class_total[segment[ok]] - lcounts
-        left_weight = left_weight[ok]
-        right_weight = known_weight[ok] - left_weight
-        # both sides' entropies in one call (an entropy is a row's own)
-        sides = np.split(entropy(np.concatenate([lcounts, rcounts])), [len(ok)])
-        info = (left_weight * sides[0] + right_weight * sides[1]) / known_weight[ok]
-        # C4.5 picks the threshold by gain: each block's first least info
-        n_cuts = np.bincount(segment[ok], minlength=len(blocks))
-        chosen = np.flatnonzero(n_cuts)
-        by_info = np.lexsort((info, segment[ok]))
-        best = by_info[(np.cumsum(n_cuts) - n_cuts)[chosen]]
-        w = weight[chosen]
-        gain = w / total * (base[chosen] - info[best]) - np.log2(n_cuts[chosen]) / w
-        parts = np.column_stack(
-            [left_weight[best], right_weight[best], np.maximum(total - w, 0.0)]
-        )
-        split_info = entropy(parts)
-        # the cut's position among its block's values
-        value_starts = np.cumsum(sizes + 1) - (sizes + 1)
-        position = ok[best] - (np.cumsum(sizes) - sizes)[chosen]
-        at = value_starts[chosen] + position
-        for j, block in enumerate(np.asarray(blocks)[chosen].tolist()):
-            distinct = self._ranks[block][1]
-            threshold = self._threshold(block, distinct[values[at[j] : at[j] + 2]], 0)
-            out[block] = _Split(block, float(gain[j]), float(split_info[j]), threshold)
-        return out
-
-    @staticmethod
-    def _range_left_weights(
-        low: np.ndarray, high: np.ndarray, spans: np.ndarray, class_weights: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Candidate thresholds and the class weights at or below each.
-
-        A point counts wholly on its side. A released range ``[a, b]`` is read
-        as a value spread uniformly over it (as naive Bayes spreads it over its
-        bins), so at threshold ``t`` the fraction ``clip((t - a) / (b - a), 0,
-        1)`` of its weight is on the left. Summed over ranges this is
-        ``t * A1(t) - A2(t) - (t * B1(t) - B2(t))`` with ``A1`` / ``A2`` the sums
-        of ``w / (b - a)`` and ``w a / (b - a)`` over the ranges with ``a < t``
-        (``B`` the same over ``b < t``): cumulative sums over the sorted ends,
-        no loop over rows.
-        """
-        candidates = np.unique(np.concatenate([low[~spans], low[spans], high[spans]]))
-        points = ~spans
-        left = np.zeros((len(candidates), class_weights.shape[1]))
-        if points.any():
-            order = np.argsort(low[points], kind="stable")
-            values = low[points][order]
-            cumulative = np.vstack(
-                [
-                    np.zeros(class_weights.shape[1]),
-                    np.cumsum(class_weights[points][order], axis=0),
-                ]
-            )
-            left += cumulative[np.searchsorted(values, candidates, side="right")]
-        a, b, cw = low[spans], high[spans], class_weights[spans]
-        density = cw / (b - a)[:, None]
-        for ends, sign in ((a, 1.0), (b, -1.0)):
-            order = np.argsort(ends, kind="stable")
-            e = ends[order]
-            slope = np.vstack(
-                [np.zeros(cw.shape[1]), np.cumsum(density[order], axis=0)]
-            )
-            offset = np.vstack(
-                [np.zeros(cw.shape[1]), np.cumsum(density[order] * e[:, None], axis=0)]
-            )
-            below = np.searchsorted(e, candidates, side="left")
-            left += sign * (candidates[:, None] * slope[below] - offset[below])
-        return candidates, left
+        return (known_weight, least, class_total, float(entropy(class_total)))
 
     def _threshold(self, block: int, v: np.ndarray, position: int) -> float:
         """J48's split point: the largest training value (of the whole column)
