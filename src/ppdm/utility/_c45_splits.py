@@ -96,24 +96,25 @@ def nominal_scores(
 
 def ranked_cuts(
     ranks: np.ndarray, class_weights: np.ndarray
-) -> tuple[np.ndarray, np.ndarray] | None:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The class weights left of every cut of a numeric block whose ranks at
     the rows (all known) are ``ranks``: a stable sort of the ranks is the
     sort of the block's values (ties in row order), a cumulative sum down it
     the sum. None for a block of one value (no cut).
 
-    Returns ``(class weights left of each cut, ranks of the block's values)``.
+    Returns ``(class weights left of each cut, the sorted ranks, the last
+    row of each value but the last)``: the cut after row ``i`` separates
+    the ranks ``sorted[i]`` and ``sorted[i + 1]``.
     """
     order = np.argsort(ranks, kind="stable")
     sorted_ranks = ranks[order]
-    # the last row of each value but the last
     cuts = np.flatnonzero(sorted_ranks[1:] != sorted_ranks[:-1])
     if len(cuts) == 0:
         return None
     # a row gather of a 2-D array by take, not by [order] (several times
     # faster in numpy; the same values)
     left = np.cumsum(np.take(class_weights, order, axis=0), axis=0)[cuts]
-    return left, np.append(sorted_ranks[cuts], sorted_ranks[-1])
+    return left, sorted_ranks, cuts
 
 
 def best_cuts(
@@ -121,19 +122,17 @@ def best_cuts(
 ) -> list[tuple[float, float, np.ndarray] | None]:
     """Each numeric block's best cut, the cuts of all blocks in one pass.
 
-    ``heads`` holds, a block each, ``(class weights left of each cut, ranks
-    of its values, (known weight, min split, class total, its entropy))``
-    (the first two as :func:`ranked_cuts` returns). Returns a block each
-    ``(gain, split information, the ranks of the two values the cut
+    ``heads`` holds, a block each, :func:`ranked_cuts`'s three arrays and
+    ``(known weight, min split, class total, its entropy)``. Returns a block
+    each ``(gain, split information, the ranks of the two values the cut
     separates)``, or None when no cut leaves ``min split`` on both sides.
     """
     sizes = np.array([len(head[0]) for head in heads], dtype=np.int64)
     left = np.concatenate([head[0] for head in heads])
-    values = np.concatenate([head[1] for head in heads])
-    weight = np.array([head[2][0] for head in heads])
-    split = np.array([head[2][1] for head in heads])
-    class_total = np.array([head[2][2] for head in heads])
-    base = np.array([head[2][3] for head in heads])
+    weight = np.array([head[3][0] for head in heads])
+    split = np.array([head[3][1] for head in heads])
+    class_total = np.array([head[3][2] for head in heads])
+    base = np.array([head[3][3] for head in heads])
     segment = np.repeat(np.arange(len(heads)), sizes)
     known_weight = weight[segment]
     least = split[segment]
@@ -164,12 +163,12 @@ def best_cuts(
         [left_weight[best], right_weight[best], np.maximum(total - w, 0.0)]
     )
     split_info = entropy(parts)
-    # the cut's position among its block's values
-    value_starts = np.cumsum(sizes + 1) - (sizes + 1)
+    # the cut's position among its block's cuts
     position = ok[best] - (np.cumsum(sizes) - sizes)[chosen]
-    at = value_starts[chosen] + position
     for j, head in enumerate(chosen.tolist()):
-        pair = values[at[j] : at[j] + 2]
+        _, sorted_ranks, cuts, _ = heads[head]
+        row = cuts[position[j]]
+        pair = sorted_ranks[row : row + 2]
         out[head] = (float(gain[j]), float(split_info[j]), pair)
     return out
 

@@ -140,6 +140,9 @@ class _Split:
     gain: float
     split_info: float
     threshold: float = np.nan
+    #: the two values a cut of a ranked block separates, its threshold not
+    #: yet looked up (:meth:`C45Learner._with_threshold`)
+    between: np.ndarray | None = None
 
     @property
     def gain_ratio(self) -> float:
@@ -474,7 +477,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         average = sum(s.gain for s in scores) / len(scores)
         eligible = [s for s in scores if s.gain >= average - 1e-3]
         # max() keeps the first of equal ratios: ties go to the column order
-        return max(eligible, key=lambda s: s.gain_ratio)
+        return self._with_threshold(max(eligible, key=lambda s: s.gain_ratio))
 
     def _coded_tables(
         self, rows: np.ndarray, weights: np.ndarray, used: frozenset = frozenset()
@@ -626,7 +629,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
     ) -> _Split | None:
         if block in self._ranks:
-            return self._score_ranked([block], rows, weights, total)[block]
+            split = self._score_ranked([block], rows, weights, total)[block]
+            return self._with_threshold(split)
         bounds = self._data[block][rows]
         known = ~np.isnan(bounds[:, 0])
         low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
@@ -719,9 +723,16 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             if cut is not None:
                 gain, split_info, pair = cut
                 values = self._ranks[block][1][pair]
-                threshold = self._threshold(block, values, 0)
-                out[block] = _Split(block, gain, split_info, threshold)
+                out[block] = _Split(block, gain, split_info, between=values)
         return out
+
+    def _with_threshold(self, split: _Split | None) -> _Split | None:
+        """The split with its threshold (looked up for the chosen split
+        only, not for every block's best cut at every node)."""
+        if split is None or split.between is None:
+            return split
+        threshold = self._threshold(split.block, split.between, 0)
+        return _Split(split.block, split.gain, split.split_info, threshold)
 
     def _known_totals(
         self, weights: np.ndarray, class_weights: np.ndarray
