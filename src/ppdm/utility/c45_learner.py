@@ -46,10 +46,15 @@ on purpose. Both share :func:`ppdm.trees.c45.entropy` and
 
 Fitting reads indexes built once: a block of plain categories as one integer
 a row, value sets through their stored entries, numbers through their ranks;
-a node's tables are one :func:`numpy.bincount` and all its blocks are scored
-in one pass. Every sum is the general path's (a CSR slice and product, a
-float sort, one block at a time; kept for wide blocks, dense input and
-ranges), term by term in the same order: the same trees to the last bit.
+a node's tables are one :func:`numpy.bincount` over the blocks it may still
+split on, and all its blocks are scored in one pass
+(:mod:`ppdm.utility._c45_splits`). Values whose columns are equal (the
+members of a released set no other cell holds, as in a release generalized
+over a hierarchy) are counted once, and their branches, the same rows with
+the same weights, grown once and copied. Every sum is the general path's (a
+CSR slice and product, a float sort, one block at a time, every branch grown;
+kept for wide blocks, dense input and ranges), term by term in the same
+order: the same trees to the last bit.
 
 No library fits: scikit-learn's trees are binary, have no nominal splits,
 and send every missing value to one learned side; Weka is Java.
@@ -73,6 +78,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from ppdm.exceptions import InvalidParameterError
 from ppdm.trees.c45 import added_errors, entropy
+from ppdm.utility._c45_splits import (
+    WEKA_SMALL,
+    best_cuts,
+    min_split,
+    nominal_scores,
+    range_left_weights,
+    ranked_cuts,
+)
 from ppdm.utility._sparse import Matrix, as_matrix, row_sums, split_blocks
 
 __all__ = ["C45Learner"]
@@ -82,10 +95,6 @@ _EPS = 1e-12
 #: cannot change a split or a leaf's majority; without a floor an instance with
 #: many unknown values fans out over every branch below it).
 _MIN_WEIGHT = 1e-6
-#: Weka's tolerance when it compares weights (``Utils.SMALL``).
-_WEKA_SMALL = 1e-6
-#: J48's cap on the minimum weight of each side of a numeric split.
-_MAX_SPLIT_WEIGHT = 25.0
 #: Membership blocks wider than this are scored on the values a node's rows
 #: hold (:meth:`C45Learner._present_table`); narrower ones on the whole domain,
 #: as they always were (the same figures to the last digit).
@@ -112,12 +121,28 @@ class _Node:
         return float(self.distribution.sum())
 
 
+def _copy_into(copy: _Node, node: _Node) -> None:
+    """Make ``copy`` a copy of the subtree of ``node`` (new nodes; the
+    distribution and fraction arrays, never written after a node is made,
+    shared)."""
+    stack = [(copy, node)]
+    while stack:
+        target, source = stack.pop()
+        target.block, target.threshold = source.block, source.threshold
+        target.fractions = source.fractions
+        target.children = [_Node(child.distribution) for child in source.children]
+        stack.extend(zip(target.children, source.children))
+
+
 @dataclass(frozen=True)
 class _Split:
     block: int
     gain: float
     split_info: float
     threshold: float = np.nan
+    #: the two values a cut of a ranked block separates, its threshold not
+    #: yet looked up (:meth:`C45Learner._with_threshold`)
+    between: np.ndarray | None = None
 
     @property
     def gain_ratio(self) -> float:
@@ -247,15 +272,20 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         each stored entry to its (value, class) cell in row order;
         :func:`numpy.bincount` adds the same products in the same order. A
         block whose rows hold one value of membership 1 or none (unknown) is
-        "coded": one integer a row, a column of ``_coded_keys`` (the cell's
+        "coded": one integer a row, a line of ``_coded_keys`` (the cell's
         offset in the concatenated tables; unknown rows go past the end).
-        Other blocks (value sets) keep their entries (``_entries``) and, side
-        by side, ``_set_entries`` (each with its cell's offset): one bincount
-        a node counts every table.
+        Other blocks (value sets) keep their entries (``_entries``) and, block
+        after block, ``_set_entries`` (each with its cell's offset): one
+        bincount a node counts the tables of every block it may still split
+        on. The blocks are laid out block by block, not row by row, so that a
+        node reads only those (a block's cells are its own: leaving the other
+        blocks out changes no sum, and each cell still adds its rows in row
+        order).
         """
         n, n_classes = len(self._y), self._n_classes
         self._codes: dict[int, np.ndarray] = {}
         self._entries: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        self._aliases: dict[int, np.ndarray] = {}
         self._known_rows: dict[int, np.ndarray] = {}
         self._coded_slices: dict[int, tuple[int, int]] = {}
         columns, offset = [], 0
@@ -276,36 +306,74 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 columns.append((block, offset))
                 offset += width
             else:
-                self._entries[block] = (indptr, indices, data.data)
+                self._entries[block] = self._first_columns(block, data)
         sets = []
         for block in self._entries:
             width = self._data[block].shape[1] * n_classes
             self._coded_slices[block] = (offset, width)
             sets.append((block, offset))
             offset += width
-        if sets:
-            together = sp.hstack([self._data[b] for b, _ in sets], format="csr")
-            together.sort_indices()  # a row's entries block by block
-            cell = np.concatenate(
-                [
-                    start + np.arange(self._data[b].shape[1]) * n_classes
-                    for b, start in sets
-                ]
-            )
-            self._set_entries = (
-                together.indptr.astype(np.int64),
-                cell[together.indices],
-                together.data,
-            )
-        else:
-            self._set_entries = None
+        self._set_blocks = np.array([block for block, _ in sets], dtype=np.int64)
+        # (set blocks, n + 1): each block's row pointers into the arrays of
+        # every set block's entries, one block after the other
+        starts = np.cumsum([0] + [len(self._entries[b][1]) for b, _ in sets])
+        self._set_entries = (
+            np.array(
+                [self._entries[b][0] + first for (b, _), first in zip(sets, starts)],
+                dtype=np.int64,
+            ).reshape(len(sets), n + 1),
+            np.concatenate(
+                [np.empty(0, dtype=np.int64)]
+                + [cell + self._entries[b][1] * n_classes for b, cell in sets]
+            ),
+            np.concatenate([np.empty(0)] + [self._entries[b][2] for b, _ in sets]),
+        )
         self._coded_width = offset
-        self._coded_keys = np.empty((n, len(columns)), dtype=np.int64)
+        self._coded_blocks = np.array([block for block, _ in columns], dtype=np.int64)
+        self._coded_keys = np.empty((len(columns), n), dtype=np.int64)
         for j, (block, start) in enumerate(columns):
             code = self._codes[block]  # unknown rows land past every table
-            self._coded_keys[:, j] = np.where(
-                code >= 0, start + code * n_classes, offset
-            )
+            self._coded_keys[j] = np.where(code >= 0, start + code * n_classes, offset)
+        # a block no row knows has an empty table at every node: no split
+        self._never_split = frozenset(
+            block for block, known in self._known_rows.items() if not known.any()
+        )
+
+    def _first_columns(
+        self, block: int, data: sp.csr_matrix
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The stored entries of a block of value sets, those of the first of
+        each run of equal columns only.
+
+        Two values whose columns are equal (the same rows, with the same
+        memberships) have the same (value, class) weights at every node, sum
+        for sum, and the same branch below a split (the same rows with the
+        same weights). A release generalized over a hierarchy has many: each
+        released set holds values no other cell holds, so the 17 countries of
+        one set have one column, read once (``_aliases``: each value's first
+        equal value) rather than 17 times.
+        """
+        columns = data.tocsc()
+        columns.sort_indices()
+        first: dict[tuple[bytes, bytes], int] = {}
+        alias = np.empty(data.shape[1], dtype=np.int64)
+        for value in range(data.shape[1]):
+            lo, hi = columns.indptr[value], columns.indptr[value + 1]
+            key = (columns.indices[lo:hi].tobytes(), columns.data[lo:hi].tobytes())
+            alias[value] = first.setdefault(key, value)
+        indptr = data.indptr.astype(np.int64)
+        indices = data.indices.astype(np.int64)
+        if np.array_equal(alias, np.arange(len(alias))):
+            return indptr, indices, data.data
+        self._aliases[block] = alias
+        keep = alias[indices] == indices
+        row = np.repeat(np.arange(data.shape[0]), np.diff(indptr))
+        kept = np.bincount(row[keep], minlength=data.shape[0])
+        return (
+            np.concatenate([[0], np.cumsum(kept)]).astype(np.int64),
+            indices[keep],
+            data.data[keep],
+        )
 
     def split_scores(
         self, x: np.ndarray, y: np.ndarray
@@ -336,7 +404,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         rows = np.arange(x.shape[0], dtype=np.int64)
         weights = np.ones(x.shape[0])
         self.tree_ = self._distribution_node(rows, weights)
-        stack = [(self.tree_, rows, weights, frozenset())]
+        stack = [(self.tree_, rows, weights, self._never_split)]
+        twins: list[tuple[_Node, _Node]] = []
         while stack:
             node, rows, weights, used = stack.pop()
             split = self._best_split(node, rows, weights, used)
@@ -344,18 +413,33 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 continue
             node.block, node.threshold = split.block, split.threshold
             child_used = used if self._numeric[split.block] else used | {split.block}
-            for child_rows, child_weights in self._partition(node, rows, weights):
+            grown: dict[int, _Node] = {}
+            for part in self._partition(node, rows, weights):
+                if id(part) in grown:
+                    # a branch given as the same rows and weights as an
+                    # earlier one (equal values of a value set): the same
+                    # subtree, grown once and copied below
+                    twin = grown[id(part)]
+                    node.children.append(_Node(twin.distribution))
+                    twins.append((node.children[-1], twin))
+                    continue
+                child_rows, child_weights = part
                 keep = child_weights >= _MIN_WEIGHT
                 child_rows, child_weights = child_rows[keep], child_weights[keep]
                 child = self._distribution_node(child_rows, child_weights)
                 node.children.append(child)
+                grown[id(part)] = child
                 if child.weight > 0:
                     stack.append((child, child_rows, child_weights, child_used))
+        # a copy recorded later lies deeper (its parent was split later): the
+        # copies inside a subtree are made before the subtree is copied
+        for copy, twin in reversed(twins):
+            _copy_into(copy, twin)
         self._prune(self.tree_)
         self.n_leaves_ = self._count_leaves(self.tree_)
         del self._data, self._y, self._onehot_y, self._sorted_values
         del self._codes, self._entries, self._known_rows, self._coded_keys
-        del self._set_entries, self._ranks, self._known_ranks
+        del self._set_entries, self._ranks, self._never_split, self._aliases
         return self
 
     def _distribution_node(self, rows: np.ndarray, weights: np.ndarray) -> _Node:
@@ -370,7 +454,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         if total < 2 * self.min_obj or node.distribution.max() >= total - _EPS:
             return None
         scores = []
-        coded = self._coded_tables(rows, weights)
+        coded = self._coded_tables(rows, weights, used)
         ranked = self._score_ranked(list(self._ranks), rows, weights, total)
         nominal = [
             block
@@ -393,39 +477,52 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         average = sum(s.gain for s in scores) / len(scores)
         eligible = [s for s in scores if s.gain >= average - 1e-3]
         # max() keeps the first of equal ratios: ties go to the column order
-        return max(eligible, key=lambda s: s.gain_ratio)
+        return self._with_threshold(max(eligible, key=lambda s: s.gain_ratio))
 
-    def _coded_tables(self, rows: np.ndarray, weights: np.ndarray) -> np.ndarray:
-        """The (value, class) weights of every indexed nominal block,
-        concatenated (see :meth:`_index_nominal_blocks`)."""
-        if not self._coded_slices:
-            return np.empty(0)
+    def _coded_tables(
+        self, rows: np.ndarray, weights: np.ndarray, used: frozenset = frozenset()
+    ) -> np.ndarray | None:
+        """The (value, class) weights of every indexed nominal block not in
+        ``used``, at their places in the concatenated tables (see
+        :meth:`_index_nominal_blocks`; the places of the others are left
+        empty); None when every indexed block is used."""
+        coded = np.flatnonzero([b not in used for b in self._coded_blocks.tolist()])
+        sets = np.flatnonzero([b not in used for b in self._set_blocks.tolist()])
+        if len(coded) == 0 and len(sets) == 0:
+            return None
         classes = self._y[rows]
-        keys = (self._coded_keys[rows] + classes[:, None]).ravel()
-        shares = np.repeat(weights, self._coded_keys.shape[1])
-        if self._set_entries is not None:
-            position, at = self._stored_entries(self._set_entries[0], rows)
-            keys = np.concatenate([keys, self._set_entries[1][at] + classes[position]])
-            shares = np.concatenate(
-                [shares, self._set_entries[2][at] * weights[position]]
-            )
+        keys = (self._coded_keys[coded[:, None], rows] + classes).ravel()
+        shares = np.tile(weights, len(coded))
+        if len(sets):
+            indptr, cell, member = self._set_entries
+            starts = indptr[sets[:, None], rows].ravel()
+            counts = indptr[sets[:, None], rows + 1].ravel() - starts
+            at = self._entries_at(starts, counts)
+            position = np.repeat(np.tile(np.arange(len(rows)), len(sets)), counts)
+            keys = np.concatenate([keys, cell[at] + classes[position]])
+            shares = np.concatenate([shares, member[at] * weights[position]])
         return np.bincount(
             keys, weights=shares, minlength=self._coded_width + self._n_classes
         )
 
     @staticmethod
+    def _entries_at(starts: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """The indexes of ``counts[i]`` stored entries from ``starts[i]``,
+        one run after the other."""
+        return np.arange(int(counts.sum())) + np.repeat(
+            starts - np.cumsum(counts) + counts, counts
+        )
+
+    @classmethod
     def _stored_entries(
-        indptr: np.ndarray, rows: np.ndarray
+        cls, indptr: np.ndarray, rows: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """The stored entries of ``rows`` in row order: each one's position
         in ``rows`` and its index in the stored arrays."""
         starts = indptr[rows]
         counts = indptr[rows + 1] - starts
         position = np.repeat(np.arange(len(rows)), counts)
-        at = np.arange(int(counts.sum())) + np.repeat(
-            starts - np.cumsum(counts) + counts, counts
-        )
-        return position, at
+        return position, cls._entries_at(starts, counts)
 
     def _node_entries(
         self, block: int, rows: np.ndarray
@@ -460,6 +557,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
                 coded = self._coded_tables(rows, weights)
             start, width = self._coded_slices[block]
             table = coded[start : start + width].reshape(-1, self._n_classes)
+            if block in self._aliases:
+                table = np.take(table, self._aliases[block], axis=0)
         elif sp.issparse(data) and data.shape[1] > _WIDE:
             table = self._present_table(data[rows], rows, weights)
         elif sp.issparse(data):
@@ -474,51 +573,12 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self, blocks: list[int], tables: list[np.ndarray], total: float
     ) -> dict[int, _Split | None]:
         """The multiway split of each nominal block from its (value, class)
-        table: row-wise figures (a value's size, its entropy) on the tables
-        stacked, each sum over a block's values on its slice (a contiguous
-        slice sums as the array it holds would), as one block at a time.
-        """
-        out: dict[int, _Split | None] = dict.fromkeys(blocks)
-        if not blocks:
-            return out
-        widths = [len(table) for table in tables]
-        stacked = np.concatenate(tables)
-        sizes = stacked.sum(axis=1)
-        terms = sizes * entropy(stacked)
-        large = np.flatnonzero(sizes >= self.min_obj - _WEKA_SMALL)
-        segment = np.repeat(np.arange(len(blocks)), widths)
-        n_large = np.bincount(segment[large], minlength=len(blocks))
-        base = entropy(np.array([table.sum(axis=0) for table in tables]))
-        ends = np.cumsum(widths)
-        starts = ends - widths
-        scored = []
-        for j, block in enumerate(blocks):
-            if n_large[j] < 2:
-                continue
-            known = float(sizes[starts[j] : ends[j]].sum())
-            info = float(terms[starts[j] : ends[j]].sum()) / known
-            gain = known / total * (float(base[j]) - info)
-            scored.append((j, block, known, gain))
-        if not scored:
-            return out
-        # split information: the entropy of (sizes..., unknown) of each block
-        chosen = [j for j, _, _, _ in scored]
-        unknown = [max(total - known, 0.0) for _, _, known, _ in scored]
-        parts = np.concatenate(
-            [
-                np.append(sizes[starts[j] : ends[j]], rest)
-                for j, rest in zip(chosen, unknown)
-            ]
-        )
-        part_ends = np.cumsum([widths[j] + 1 for j in chosen])
-        part_starts = part_ends - [widths[j] + 1 for j in chosen]
-        part_totals = [float(parts[a:b].sum()) for a, b in zip(part_starts, part_ends)]
-        repeated = np.repeat(part_totals, [widths[j] + 1 for j in chosen])
-        p = parts / np.where(repeated > 0, repeated, 1.0)
-        plogp = p * np.log2(np.where(p > 0, p, 1.0))
-        for (_, block, _, gain), a, b in zip(scored, part_starts, part_ends):
-            out[block] = _Split(block, gain, float(-plogp[a:b].sum()))
-        return out
+        table (:func:`ppdm.utility._c45_splits.nominal_scores`)."""
+        scores = nominal_scores(tables, total, self.min_obj)
+        return {
+            block: None if score is None else _Split(block, *score)
+            for block, score in zip(blocks, scores)
+        }
 
     def _present_table(
         self, members: sp.csr_matrix, rows: np.ndarray, weights: np.ndarray
@@ -549,7 +609,7 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         the ranks of the values instead gives the same order (the same keys in
         the same order, ties kept in row order) and numpy sorts 16-bit integers
         by radix, in linear time. A block with a released range keeps the
-        float path (:meth:`_range_left_weights`).
+        float path (:func:`ppdm.utility._c45_splits.range_left_weights`).
         """
         self._ranks: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray | None]] = {}
         for block, numeric in enumerate(self._numeric):
@@ -564,29 +624,24 @@ class C45Learner(ClassifierMixin, BaseEstimator):
             ranks = np.zeros(len(low), dtype=dtype)
             ranks[known] = rank
             self._ranks[block] = (ranks, distinct, None if known.all() else known)
-        # the blocks every row knows, side by side: a node sorts them together
-        self._known_blocks = [b for b, r in self._ranks.items() if r[2] is None]
-        columns = [self._ranks[b][0] for b in self._known_blocks]
-        self._known_ranks = (
-            np.column_stack(columns) if columns else np.empty((len(self._y), 0))
-        )
 
     def _score_numeric(
         self, block: int, rows: np.ndarray, weights: np.ndarray, total: float
     ) -> _Split | None:
         if block in self._ranks:
-            return self._score_ranked([block], rows, weights, total)[block]
+            split = self._score_ranked([block], rows, weights, total)[block]
+            return self._with_threshold(split)
         bounds = self._data[block][rows]
         known = ~np.isnan(bounds[:, 0])
         low, high, w = bounds[known, 0], bounds[known, 1], weights[known]
         known_weight = float(w.sum())
-        min_split = self._min_split(known_weight)
-        if known_weight < 2 * min_split:
+        least = min_split(known_weight, self._n_classes, self.min_obj)
+        if known_weight < 2 * least:
             return None
         class_weights = self._onehot_y[rows[known]] * w[:, None]
         spans = high > low
         if spans.any():
-            candidates, left = self._range_left_weights(low, high, spans, class_weights)
+            candidates, left = range_left_weights(low, high, spans, class_weights)
         else:
             order = np.argsort(low, kind="stable")
             sorted_values = low[order]
@@ -600,8 +655,8 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         class_total = class_weights.sum(axis=0)
         left_weight = left[cut].sum(axis=1)
         # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
-        ok = (left_weight >= min_split - _WEKA_SMALL) & (
-            known_weight - left_weight >= min_split - _WEKA_SMALL
+        ok = (left_weight >= least - WEKA_SMALL) & (
+            known_weight - left_weight >= least - WEKA_SMALL
         )
         cut, left_weight = cut[ok], left_weight[ok]
         if len(cut) == 0:
@@ -632,181 +687,64 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         self, blocks: list[int], rows: np.ndarray, weights: np.ndarray, total: float
     ) -> dict[int, _Split | None]:
         """:meth:`_score_numeric` of the ranked blocks at a node, all at once:
-        the blocks every row knows sorted together (:meth:`_sorted_heads`),
-        each other block on its known rows, then every block's cuts in one
-        pass (:meth:`_best_cuts`)."""
+        each block's class weights left of its cuts, on the rows that know it
+        (:func:`ppdm.utility._c45_splits.ranked_cuts`), then every block's
+        cuts in one pass (:func:`ppdm.utility._c45_splits.best_cuts`)."""
         out: dict[int, _Split | None] = dict.fromkeys(blocks)
-        heads = []
-        together = [b for b in self._known_blocks if b in out]
-        if together:
-            ranks = self._known_ranks[rows]
-            if len(together) < len(self._known_blocks):
-                ranks = ranks[:, [self._known_blocks.index(b) for b in together]]
-            heads.append(self._sorted_heads(together, ranks, rows, weights))
+        # a row gather of a 2-D array by take, not by [rows] (several times
+        # faster in numpy; the same values)
+        class_weights = np.take(self._onehot_y, rows, axis=0)
+        class_weights *= weights[:, None]
+        every_row = None  # the figures of the blocks every row knows, once
+        heads, scored = [], []
         for block in blocks:
             ranks, _, known_column = self._ranks[block]
-            if known_column is not None:
-                known = known_column[rows]
-                known_rows = rows[known]
-                heads.append(
-                    self._sorted_heads(
-                        [block], ranks[known_rows][:, None], known_rows, weights[known]
-                    )
+            if known_column is None:
+                if every_row is None:
+                    every_row = self._known_totals(weights, class_weights)
+                totals, block_ranks, block_weights = (
+                    every_row,
+                    ranks[rows],
+                    class_weights,
                 )
-        heads = [head for head in heads if head[0]]
-        if heads:
-            out.update(self._best_cuts(heads, total))
-        return out
-
-    def _min_split(self, known_weight: float) -> float:
-        """J48's least weight on each side of a numeric split."""
-        # J48's rule, including its order of the two bounds
-        min_split = 0.1 * known_weight / self._n_classes
-        if min_split <= self.min_obj:
-            return self.min_obj
-        if min_split > _MAX_SPLIT_WEIGHT:
-            return _MAX_SPLIT_WEIGHT
-        return min_split
-
-    def _sorted_heads(
-        self,
-        blocks: list[int],
-        ranks: np.ndarray,
-        rows: np.ndarray,
-        weights: np.ndarray,
-    ) -> tuple:
-        """The class weights left of every cut of ``blocks``, whose ranks at
-        ``rows`` (all known) are the columns of ``ranks``: a stable sort of a
-        column is the sort of its block, a cumulative sum down it the sum.
-
-        Returns ``(blocks, cuts per block, class weights left of each cut,
-        ranks of each block's values, (known weight, min split, class total,
-        its entropy))``, blocks of one value left out.
-        """
-        known_weight = float(weights.sum())
-        min_split = self._min_split(known_weight)
-        if known_weight < 2 * min_split:
-            return ([], [], None, None, None)
-        class_weights = self._onehot_y[rows] * weights[:, None]
-        class_total = class_weights.sum(axis=0)
-        base = float(entropy(class_total))
-        order = np.argsort(ranks, axis=0, kind="stable")
-        sorted_ranks = np.take_along_axis(ranks, order, axis=0)
-        change = np.empty(ranks.shape, dtype=bool)
-        np.not_equal(sorted_ranks[:-1], sorted_ranks[1:], out=change[:-1])
-        change[-1] = True
-        # each block's values, block by block: (block, row) of each last row
-        column, row = np.nonzero(change.T)
-        n_values = np.bincount(column, minlength=len(blocks))
-        several = n_values >= 2
-        if not several.all():  # a block of one value has no cut
-            keep = several[column]
-            column, row = column[keep], row[keep]
-        cut = row != len(rows) - 1  # every value but the last
-        # (rows, blocks, classes): each block's class weights in its order
-        left = np.cumsum(class_weights[order], axis=0)[row[cut], column[cut]]
-        return (
-            [b for b, ok in zip(blocks, several) if ok],
-            n_values[several] - 1,
-            left,
-            sorted_ranks[row, column],
-            (known_weight, min_split, class_total, base),
-        )
-
-    def _best_cuts(self, heads: list[tuple], total: float) -> dict[int, _Split | None]:
-        """Each block's best cut from its sorted class weights, the cuts of
-        all blocks in one pass (``heads`` as :meth:`_sorted_heads` returns)."""
-        blocks = [b for head in heads for b in head[0]]
-        sizes = np.concatenate([np.asarray(head[1], dtype=np.int64) for head in heads])
-        left = np.concatenate([head[2] for head in heads])
-        values = np.concatenate([head[3] for head in heads])
-        n_blocks = [len(head[0]) for head in heads]
-        weight = np.repeat([head[4][0] for head in heads], n_blocks)
-        split = np.repeat([head[4][1] for head in heads], n_blocks)
-        class_total = np.repeat([head[4][2] for head in heads], n_blocks, axis=0)
-        base = np.repeat([head[4][3] for head in heads], n_blocks)
-        segment = np.repeat(np.arange(len(blocks)), sizes)
-        known_weight = weight[segment]
-        min_split = split[segment]
-        left_weight = left.sum(axis=1)
-        # Weka compares weights with a tolerance of 1e-6 (Utils.grOrEq)
-        ok = np.flatnonzero(
-            (left_weight >= min_split - _WEKA_SMALL)
-            & (known_weight - left_weight >= min_split - _WEKA_SMALL)
-        )
-        out: dict[int, _Split | None] = dict.fromkeys(blocks)
-        if len(ok) == 0:
+            else:
+                known = known_column[rows]
+                block_weights = class_weights[known]
+                totals = self._known_totals(weights[known], block_weights)
+                block_ranks = ranks[rows[known]]
+            if totals is not None:
+                cuts = ranked_cuts(block_ranks, block_weights)
+                if cuts is not None:
+                    heads.append((*cuts, totals))
+                    scored.append(block)
+        if not heads:
             return out
-        lcounts = left[ok]
-        rcounts = class_total[segment[ok]] - lcounts
-        left_weight = left_weight[ok]
-        right_weight = known_weight[ok] - left_weight
-        # both sides' entropies in one call (an entropy is a row's own)
-        sides = np.split(entropy(np.concatenate([lcounts, rcounts])), [len(ok)])
-        info = (left_weight * sides[0] + right_weight * sides[1]) / known_weight[ok]
-        # C4.5 picks the threshold by gain: each block's first least info
-        n_cuts = np.bincount(segment[ok], minlength=len(blocks))
-        chosen = np.flatnonzero(n_cuts)
-        by_info = np.lexsort((info, segment[ok]))
-        best = by_info[(np.cumsum(n_cuts) - n_cuts)[chosen]]
-        w = weight[chosen]
-        gain = w / total * (base[chosen] - info[best]) - np.log2(n_cuts[chosen]) / w
-        parts = np.column_stack(
-            [left_weight[best], right_weight[best], np.maximum(total - w, 0.0)]
-        )
-        split_info = entropy(parts)
-        # the cut's position among its block's values
-        value_starts = np.cumsum(sizes + 1) - (sizes + 1)
-        position = ok[best] - (np.cumsum(sizes) - sizes)[chosen]
-        at = value_starts[chosen] + position
-        for j, block in enumerate(np.asarray(blocks)[chosen].tolist()):
-            distinct = self._ranks[block][1]
-            threshold = self._threshold(block, distinct[values[at[j] : at[j] + 2]], 0)
-            out[block] = _Split(block, float(gain[j]), float(split_info[j]), threshold)
+        for block, cut in zip(scored, best_cuts(heads, total)):
+            if cut is not None:
+                gain, split_info, pair = cut
+                values = self._ranks[block][1][pair]
+                out[block] = _Split(block, gain, split_info, between=values)
         return out
 
-    @staticmethod
-    def _range_left_weights(
-        low: np.ndarray, high: np.ndarray, spans: np.ndarray, class_weights: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Candidate thresholds and the class weights at or below each.
+    def _with_threshold(self, split: _Split | None) -> _Split | None:
+        """The split with its threshold (looked up for the chosen split
+        only, not for every block's best cut at every node)."""
+        if split is None or split.between is None:
+            return split
+        threshold = self._threshold(split.block, split.between, 0)
+        return _Split(split.block, split.gain, split.split_info, threshold)
 
-        A point counts wholly on its side. A released range ``[a, b]`` is read
-        as a value spread uniformly over it (as naive Bayes spreads it over its
-        bins), so at threshold ``t`` the fraction ``clip((t - a) / (b - a), 0,
-        1)`` of its weight is on the left. Summed over ranges this is
-        ``t * A1(t) - A2(t) - (t * B1(t) - B2(t))`` with ``A1`` / ``A2`` the sums
-        of ``w / (b - a)`` and ``w a / (b - a)`` over the ranges with ``a < t``
-        (``B`` the same over ``b < t``): cumulative sums over the sorted ends,
-        no loop over rows.
-        """
-        candidates = np.unique(np.concatenate([low[~spans], low[spans], high[spans]]))
-        points = ~spans
-        left = np.zeros((len(candidates), class_weights.shape[1]))
-        if points.any():
-            order = np.argsort(low[points], kind="stable")
-            values = low[points][order]
-            cumulative = np.vstack(
-                [
-                    np.zeros(class_weights.shape[1]),
-                    np.cumsum(class_weights[points][order], axis=0),
-                ]
-            )
-            left += cumulative[np.searchsorted(values, candidates, side="right")]
-        a, b, cw = low[spans], high[spans], class_weights[spans]
-        density = cw / (b - a)[:, None]
-        for ends, sign in ((a, 1.0), (b, -1.0)):
-            order = np.argsort(ends, kind="stable")
-            e = ends[order]
-            slope = np.vstack(
-                [np.zeros(cw.shape[1]), np.cumsum(density[order], axis=0)]
-            )
-            offset = np.vstack(
-                [np.zeros(cw.shape[1]), np.cumsum(density[order] * e[:, None], axis=0)]
-            )
-            below = np.searchsorted(e, candidates, side="left")
-            left += sign * (candidates[:, None] * slope[below] - offset[below])
-        return candidates, left
+    def _known_totals(
+        self, weights: np.ndarray, class_weights: np.ndarray
+    ) -> tuple | None:
+        """``(known weight, min split, class total, its entropy)`` of the rows
+        that know a numeric block; None when they weigh too little to split."""
+        known_weight = float(weights.sum())
+        least = min_split(known_weight, self._n_classes, self.min_obj)
+        if known_weight < 2 * least:
+            return None
+        class_total = class_weights.sum(axis=0)
+        return (known_weight, least, class_total, float(entropy(class_total)))
 
     def _threshold(self, block: int, v: np.ndarray, position: int) -> float:
         """J48's split point: the largest training value (of the whole column)
@@ -842,6 +780,9 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         position, value, share = self._node_entries(block, rows)
         weight = weights[position] if share is None else share * weights[position]
         branch_weight = np.bincount(value, weights=weight, minlength=width)
+        alias = self._aliases.get(block)
+        if alias is not None:
+            branch_weight = branch_weight[alias]
         node.fractions = branch_weight / max(float(branch_weight.sum()), _EPS)
         unknown = np.flatnonzero(~self._known_rows[block][rows])
         if share is not None:
@@ -851,13 +792,22 @@ class C45Learner(ClassifierMixin, BaseEstimator):
         ends = np.cumsum(np.bincount(value, minlength=width))
         by_value = np.split(order, ends[:-1])
         unknown_rows, unknown_weights = rows[unknown], weights[unknown]
-        return [
-            (
-                np.concatenate([rows[position[hit]], unknown_rows]),
-                np.concatenate([weight[hit], unknown_weights * node.fractions[branch]]),
+        out = []
+        for branch, hit in enumerate(by_value):
+            if alias is not None and alias[branch] != branch:
+                # the branch of an equal value: the same object (fit grows
+                # it once)
+                out.append(out[alias[branch]])
+                continue
+            out.append(
+                (
+                    np.concatenate([rows[position[hit]], unknown_rows]),
+                    np.concatenate(
+                        [weight[hit], unknown_weights * node.fractions[branch]]
+                    ),
+                )
             )
-            for branch, hit in enumerate(by_value)
-        ]
+        return out
 
     @staticmethod
     def _route(

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ppdm.exceptions import InvalidParameterError
+from ppdm.utility._c45_splits import range_left_weights
 from ppdm.utility.c45_learner import C45Learner
 from ppdm.utility.features import CellFeaturizer
 
@@ -259,7 +260,7 @@ def test_range_weights_left_of_each_threshold_match_row_by_row(
     class_weights = (
         np.eye(2)[rng.integers(0, 2, len(low))] * rng.uniform(0.1, 1, len(low))[:, None]
     )
-    candidates, left = C45Learner._range_left_weights(low, high, spans, class_weights)
+    candidates, left = range_left_weights(low, high, spans, class_weights)
     for t, got in zip(candidates, left):
         expected = np.zeros(2)
         for a, b, w in zip(low, high, class_weights):

@@ -257,3 +257,146 @@ def test_the_same_trees_on_adult_and_german_and_their_releases(
         y = frame[target].astype(str).to_numpy()
         learner = _assert_same_trees(featurizer.blocks_, x, y, x_test)
         assert learner.n_leaves_ > 5
+
+
+def _partition_labels(rng: np.random.Generator, domain: list[str]) -> dict[str, str]:
+    """Each value's released cell under a random cut of the domain into
+    disjoint groups (a hierarchy level): ``{a|b|c}``, or the value alone."""
+    order = rng.permutation(domain)
+    cuts = np.sort(rng.choice(np.arange(1, len(domain)), 2, replace=False))
+    out = {}
+    for group in np.split(order, cuts):
+        label = str(group[0]) if len(group) == 1 else "{" + "|".join(group) + "}"
+        out.update(dict.fromkeys(group.tolist(), label))
+    return out
+
+
+def _full_domain_release(
+    rng: np.random.Generator, n: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """A table and a release of it generalized as a full-domain (lattice)
+    release is: every nominal cell at one level of a hierarchy (disjoint
+    value sets, so values with equal columns), ranges of one width, a column
+    suppressed whole, suppressed and missing cells."""
+    colours = [f"c{i}" for i in range(7)]
+    shapes = [f"s{i}" for i in range(5)]
+    colour = rng.choice(colours, n)
+    shape = rng.choice(shapes, n)
+    size = rng.integers(0, 40, n)
+    signal = np.where(
+        np.isin(colour, ["c0", "c1", "c2"]), size > 20, np.isin(shape, ["s0", "s1"])
+    ) ^ (rng.random(n) < 0.1)
+    label = np.where(signal, "yes", np.where(rng.random(n) < 0.3, "maybe", "no"))
+    original = pd.DataFrame(
+        {
+            "colour": colour,
+            "shape": shape,
+            "kind": rng.choice(["k0", "k1"], n),
+            "size": size,
+            "label": label,
+        }
+    )
+    released = original.astype(object)
+    for name, domain in (("colour", colours), ("shape", shapes)):
+        released[name] = original[name].map(_partition_labels(rng, domain))
+    released["kind"] = "*"  # no row knows it: it never splits
+    width = int(rng.choice([5, 10]))
+    low = size // width * width
+    released["size"] = [f"[{a}, {a + width})" for a in low]
+    suppressed = rng.random(n) < 0.03
+    released.loc[suppressed, ["colour", "shape", "size"]] = "*"
+    released.loc[rng.random(n) < 0.05, "shape"] = None
+    return original, released
+
+
+class _Unpruned(C45Learner):
+    def _prune(self, root: _Node) -> None:
+        pass
+
+
+class _GeneralUnpruned(_GeneralPaths):
+    def _prune(self, root: _Node) -> None:
+        pass
+
+
+def _shared_subtrees(learner: C45Learner) -> int:
+    """How many split nodes have two children grown as one: equal branches of
+    a value set (their subtrees must be copies, never the same nodes)."""
+    shared, seen, stack = 0, set(), [learner.tree_]
+    while stack:
+        node = stack.pop()
+        assert id(node) not in seen  # a tree, each node once
+        seen.add(id(node))
+        twins = {
+            (child.distribution.tobytes(), len(child.children))
+            for child in node.children
+            if child.children
+        }
+        shared += len(twins) < sum(1 for child in node.children if child.children)
+        stack.extend(node.children)
+    return shared
+
+
+@pytest.mark.parametrize("view", ["midpoint", "bounds"])
+def test_full_domain_releases_grow_the_same_trees_by_both_paths(view):
+    # A value set of a hierarchy level holds values no other cell holds:
+    # their columns are equal, read once, and their branches grown once and
+    # copied. The general path reads every value and grows every branch.
+    rng = np.random.default_rng(20261130)
+    shared = 0
+    for _ in range(6):
+        original, released = _full_domain_release(rng, int(rng.integers(300, 700)))
+        featurizer = CellFeaturizer(exclude=["label"], numeric_ranges=view).fit(
+            original
+        )
+        x = featurizer.transform(released)
+        y = released["label"].astype(str).to_numpy()
+        x_test = featurizer.transform(original.iloc[::3])
+        min_obj = float(rng.choice([1, 2]))
+        _assert_same_trees(featurizer.blocks_, x, y, x_test, min_obj=min_obj)
+        # the grown trees before pruning, every node of them
+        grown = [
+            learner(blocks=featurizer.blocks_, min_obj=min_obj).fit(x, y)
+            for learner in (_Unpruned, _GeneralUnpruned)
+        ]
+        assert _nodes(grown[0]) == _nodes(grown[1])
+        shared += _shared_subtrees(grown[0])
+        prepared = C45Learner(blocks=featurizer.blocks_)
+        prepared._prepare(x, y)
+        names = [s.name for s in featurizer.specs_]
+        assert names.index("kind") in prepared._never_split
+        assert set(prepared._aliases) <= set(prepared._entries)
+        assert prepared._aliases  # some value sets held equal columns
+    assert shared > 0  # the copies were made and compared
+
+
+def test_the_tables_of_a_node_leave_out_only_the_used_blocks():
+    # the tables of the blocks a node may still split on are those of a
+    # node that counts every block, bit for bit; the others are not counted
+    rng = np.random.default_rng(3)
+    original, released = _full_domain_release(rng, 500)
+    featurizer = CellFeaturizer(exclude=["label"]).fit(original)
+    learner = C45Learner(blocks=featurizer.blocks_)
+    learner._prepare(
+        featurizer.transform(released), released["label"].astype(str).to_numpy()
+    )
+    indexed = sorted(learner._coded_slices)
+    assert len(learner._codes) >= 1 and len(learner._entries) >= 1
+    for _ in range(20):
+        rows = np.sort(rng.choice(500, int(rng.integers(5, 500)), replace=False))
+        weights = rng.choice([1.0, 0.5, 1 / 3, 0.3711, 1 / 7], len(rows))
+        full = learner._coded_tables(rows, weights)
+        used = frozenset(b for b in indexed if rng.random() < 0.5)
+        part = learner._coded_tables(rows, weights, used)
+        if used == frozenset(indexed):
+            assert part is None
+            continue
+        for block in indexed:
+            start, width = learner._coded_slices[block]
+            if block in used:
+                assert not part[start : start + width].any()
+            else:
+                assert (
+                    part[start : start + width].tobytes()
+                    == full[start : start + width].tobytes()
+                )
