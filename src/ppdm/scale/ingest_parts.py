@@ -23,6 +23,11 @@ chunks (a sibling directory of ``out_dir``, removed at the end):
    :func:`~ppdm.prepare.ingest.load_source` decides on the whole table, and
    write the partitions.
 
+With workers (``map_parts``), the second pass mostly happens during the
+first: each partition whose rows are kept is written as soon as they are,
+with the types read so far, and kept when those are the settled types
+(:class:`_WritingAhead`).
+
 How each reader's whole-source types are reproduced:
 
 - CSV: pandas' C parser infers types per block of rows (``low_memory``:
