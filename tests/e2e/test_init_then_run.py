@@ -110,4 +110,10 @@ def test_init_then_run_releases_with_every_algorithm(
         if "diagnosis" in columns:
             distinct = released.groupby(qis, sort=False)["diagnosis"].nunique()
             assert distinct.min() >= L, path.name
-        assert len(released) >= ROWS * 0.95  # whole rows suppressed: a few at most
+        if ALGORITHMS[algorithm]().privacy_cost(ROWS) is None:
+            assert len(released) >= ROWS * 0.95  # whole rows suppressed: a few at most
+        else:
+            # A differentially private release is a random sample of the rows
+            # (each kept with probability beta, drawn from a secret, not the
+            # seed), then k-suppressed: no bound near ROWS holds.
+            assert len(released) > 0
